@@ -1,0 +1,151 @@
+//! Bearer tokens (spec 5, DECISIONS "Auth"): `nop_` + 40 base62 characters; only the
+//! SHA-256 is stored; lookups compare in constant time.
+
+use axum::extract::FromRequestParts;
+use chrono::{DateTime, Utc};
+use http::request::Parts;
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::ApiError;
+use crate::routes::Route;
+use crate::scope::Scope;
+use crate::store::{DynStore, StoreError, TokenRecord};
+
+pub const TOKEN_PREFIX: &str = "nop_";
+const TOKEN_CHARS: usize = 40;
+const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// A fresh random token.
+pub fn generate_token() -> String {
+    let mut rng = rand::rng();
+    let body: String = (0..TOKEN_CHARS)
+        .map(|_| BASE62[rng.random_range(0..BASE62.len())] as char)
+        .collect();
+    format!("{TOKEN_PREFIX}{body}")
+}
+
+/// Hex SHA-256 of a token: the only form kept in storage.
+pub fn hash_token(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Creates and stores a token; returns the secret, shown once.
+pub async fn create_token(
+    store: &DynStore,
+    tenant: &str,
+    name: &str,
+    scopes: Vec<Scope>,
+    ttl: chrono::Duration,
+) -> Result<(String, TokenRecord), StoreError> {
+    let secret = generate_token();
+    let now = Utc::now().timestamp();
+    let record = TokenRecord {
+        hash: hash_token(&secret),
+        tenant: tenant.to_owned(),
+        name: name.to_owned(),
+        scopes,
+        created_at: now,
+        expires_at: now + ttl.num_seconds(),
+        revoked_at: None,
+    };
+    store.insert_token(&record).await?;
+    Ok((secret, record))
+}
+
+/// The authenticated caller of a route, placed in the request by the auth layer after the
+/// token, rate-limit and scope checks. Handlers take it to learn their tenant: no tenant
+/// data can be read without it.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub tenant: String,
+    pub token_name: String,
+    pub token_hash: String,
+    pub scopes: Vec<Scope>,
+    pub expires_at: DateTime<Utc>,
+    pub route: &'static Route,
+    pub request_id: String,
+    /// The request path, as logged for writes.
+    pub path: String,
+    /// The body of a write request (empty for reads).
+    pub body: crate::write::WriteBody,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or_else(|| ApiError::internal(&"route served without the auth layer"))
+    }
+}
+
+/// Checks the `Authorization` header against the store: every 401 case of spec 5.
+pub async fn authenticate(
+    store: &DynStore,
+    header: Option<&http::HeaderValue>,
+    now: i64,
+) -> Result<TokenRecord, ApiError> {
+    let Some(value) = header else {
+        return Err(ApiError::unauthorized(
+            "Jeton manquant : envoyez l'en-tête Authorization: Bearer <jeton>.",
+            "Missing token: send the header Authorization: Bearer <token>.",
+        ));
+    };
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            let (scheme, rest) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        })
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::unauthorized(
+                "En-tête Authorization mal formé : attendu « Bearer <jeton> ».",
+                "Malformed Authorization header: expected 'Bearer <token>'.",
+            )
+        })?;
+    let unknown = || ApiError::unauthorized("Jeton inconnu.", "Unknown token.");
+    if !token.starts_with(TOKEN_PREFIX) || token.len() != TOKEN_PREFIX.len() + TOKEN_CHARS {
+        return Err(unknown());
+    }
+    let hash = hash_token(token);
+    let record = store.token_by_hash(&hash).await?.ok_or_else(unknown)?;
+    if !bool::from(record.hash.as_bytes().ct_eq(hash.as_bytes())) {
+        return Err(unknown());
+    }
+    if record.revoked_at.is_some() {
+        return Err(ApiError::unauthorized(
+            "Jeton révoqué : créez-en un nouveau.",
+            "Token revoked: create a new one.",
+        ));
+    }
+    if record.expires_at <= now {
+        return Err(ApiError::unauthorized(
+            "Jeton expiré : créez-en un nouveau.",
+            "Token expired: create a new one.",
+        ));
+    }
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_have_the_documented_shape() {
+        let t = generate_token();
+        assert!(t.starts_with("nop_"));
+        assert_eq!(t.len(), 44);
+        assert!(t[4..].bytes().all(|b| b.is_ascii_alphanumeric()));
+        assert_ne!(t, generate_token());
+        assert_eq!(hash_token("abc").len(), 64);
+    }
+}

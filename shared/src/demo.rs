@@ -1,0 +1,315 @@
+//! The deterministic demo generator's common ground: the two tenants, their sites, machines
+//! and accounts. Each module crate writes its own data from this roster, so the same hosts
+//! and accounts appear in every module. Times are relative to `now`.
+
+use chrono::{DateTime, Duration, Utc};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use sha2::{Digest, Sha256};
+
+use crate::store::DynStore;
+
+#[derive(Debug)]
+pub struct Site {
+    pub code: &'static str,
+    pub city: &'static str,
+    /// Second octet of the site's 10.x.0.0/16.
+    pub subnet: u8,
+}
+
+#[derive(Debug)]
+pub struct Tenant {
+    pub id: &'static str,
+    pub name: &'static str,
+    /// Numeric ids of this tenant start here, so the tenants never share an id.
+    pub id_base: i64,
+    pub domain: &'static str,
+    pub sites: &'static [Site],
+    pub first_names: &'static [&'static str],
+    pub last_names: &'static [&'static str],
+    /// Upper-case `PAR-LT-0001` style, or lower-case `gx-nyc-lt001` style.
+    pub upper_hostnames: bool,
+}
+
+pub const ACME: Tenant = Tenant {
+    id: "acme",
+    name: "Acme Industries",
+    id_base: 1000,
+    domain: "acme.local",
+    sites: &[
+        Site { code: "PAR", city: "Paris", subnet: 10 },
+        Site { code: "LYO", city: "Lyon", subnet: 20 },
+        Site { code: "NTE", city: "Nantes", subnet: 30 },
+        Site { code: "BDX", city: "Bordeaux", subnet: 40 },
+    ],
+    first_names: &[
+        "julie", "thomas", "camille", "nicolas", "léa", "antoine", "manon", "hugo", "chloé", "lucas",
+        "sarah", "mathieu", "émilie", "julien", "pauline", "maxime", "laura", "romain", "inès", "baptiste",
+    ],
+    last_names: &[
+        "martin", "bernard", "dubois", "thomas", "robert", "richard", "petit", "durand", "leroy", "moreau",
+        "simon", "laurent", "lefèvre", "michel", "garcia", "david", "bertrand", "roux", "vincent", "fournier",
+    ],
+    upper_hostnames: true,
+};
+
+pub const GLOBEX: Tenant = Tenant {
+    id: "globex",
+    name: "Globex Corporation",
+    id_base: 500_000,
+    domain: "globex.corp",
+    sites: &[
+        Site { code: "NYC", city: "New York", subnet: 110 },
+        Site { code: "CHI", city: "Chicago", subnet: 120 },
+        Site { code: "SFO", city: "San Francisco", subnet: 130 },
+    ],
+    first_names: &[
+        "james", "mary", "robert", "patricia", "john", "jennifer", "michael", "linda", "david", "susan",
+    ],
+    last_names: &[
+        "smith", "johnson", "williams", "brown", "jones", "miller", "davis", "wilson", "anderson", "taylor",
+    ],
+    upper_hostnames: false,
+};
+
+pub const TENANTS: &[&Tenant] = &[&ACME, &GLOBEX];
+
+pub fn tenant(id: &str) -> Option<&'static Tenant> {
+    TENANTS.iter().copied().find(|t| t.id == id)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MachineKind {
+    Laptop,
+    Workstation,
+    Server,
+}
+
+impl MachineKind {
+    pub fn code(self) -> &'static str {
+        match self {
+            MachineKind::Laptop => "LT",
+            MachineKind::Workstation => "WS",
+            MachineKind::Server => "SRV",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MachineSeed {
+    pub id: i64,
+    pub hostname: String,
+    pub fqdn: String,
+    pub ip: String,
+    pub os: String,
+    pub agent_version: String,
+    pub online: bool,
+    pub last_seen_at: DateTime<Utc>,
+    pub modules: Vec<&'static str>,
+    pub site: &'static Site,
+    pub kind: MachineKind,
+    /// Login of the usual user (none for servers).
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub login: String,
+    pub display_name: String,
+    pub admin: bool,
+    pub service: bool,
+}
+
+/// Everything a module's generator needs for one tenant.
+pub struct SeedCtx {
+    pub store: DynStore,
+    pub tenant: &'static Tenant,
+    pub now: DateTime<Utc>,
+    /// Days of history to generate.
+    pub days: u32,
+    pub seed: u64,
+    pub machines: Vec<MachineSeed>,
+    pub accounts: Vec<Account>,
+}
+
+/// Default size of a demo tenant.
+pub const DEMO_MACHINES: usize = 60;
+pub const DEMO_DAYS: u32 = 30;
+
+/// Deterministic generator for a label (one per module or data set).
+pub fn rng_for(seed: u64, tenant: &str, label: &str) -> StdRng {
+    let digest = Sha256::digest(format!("{seed}/{tenant}/{label}").as_bytes());
+    let mut bytes = [0u8; 32];
+    bytes.copy_from_slice(&digest);
+    StdRng::from_seed(bytes)
+}
+
+fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> &'a T {
+    &items[rng.random_range(0..items.len())]
+}
+
+impl SeedCtx {
+    pub fn new(
+        store: DynStore,
+        tenant: &'static Tenant,
+        now: DateTime<Utc>,
+        machines: usize,
+        days: u32,
+        seed: u64,
+    ) -> Self {
+        let accounts = accounts(tenant, seed, (machines * 5 / 4).max(20));
+        let machines = roster(tenant, seed, machines, now, &accounts);
+        Self {
+            store,
+            tenant,
+            now,
+            days,
+            seed,
+            machines,
+            accounts,
+        }
+    }
+
+    pub fn rng(&self, label: &str) -> StdRng {
+        rng_for(self.seed, self.tenant.id, label)
+    }
+
+    /// The start of the generated history.
+    pub fn start(&self) -> DateTime<Utc> {
+        self.now - Duration::days(i64::from(self.days))
+    }
+}
+
+fn accounts(tenant: &Tenant, seed: u64, n: usize) -> Vec<Account> {
+    let mut rng = rng_for(seed, tenant.id, "accounts");
+    let mut out: Vec<Account> = vec![
+        Account {
+            login: "administrateur".into(),
+            display_name: "Administrateur".into(),
+            admin: true,
+            service: false,
+        },
+        Account {
+            login: "svc-backup".into(),
+            display_name: "Service sauvegarde".into(),
+            admin: true,
+            service: true,
+        },
+    ];
+    let mut seen = std::collections::HashSet::new();
+    while out.len() < n {
+        let first = *pick(&mut rng, tenant.first_names);
+        let last = *pick(&mut rng, tenant.last_names);
+        let mut login = format!("{}.{}", first, last);
+        let mut k = 2;
+        while !seen.insert(login.clone()) {
+            login = format!("{first}.{last}{k}");
+            k += 1;
+        }
+        let cap = |s: &str| {
+            let mut c = s.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
+        };
+        out.push(Account {
+            display_name: format!("{} {}", cap(first), cap(last).to_uppercase()),
+            admin: rng.random_bool(0.04),
+            service: false,
+            login,
+        });
+    }
+    out
+}
+
+fn roster(tenant: &'static Tenant, seed: u64, n: usize, now: DateTime<Utc>, accounts: &[Account]) -> Vec<MachineSeed> {
+    let mut rng = rng_for(seed, tenant.id, "machines");
+    let mut counters = std::collections::HashMap::new();
+    let people: Vec<&Account> = accounts.iter().filter(|a| !a.service).collect();
+    (0..n)
+        .map(|i| {
+            let site = &tenant.sites[i % tenant.sites.len()];
+            let kind = match i % 20 {
+                0..=2 => MachineKind::Server,
+                3..=7 => MachineKind::Workstation,
+                _ => MachineKind::Laptop,
+            };
+            let number = counters.entry((site.code, kind.code())).or_insert(0u32);
+            *number += 1;
+            let hostname = if tenant.upper_hostnames {
+                format!("{}-{}-{:04}", site.code, kind.code(), number)
+            } else {
+                format!("gx-{}-{}{:03}", site.code, kind.code(), number).to_lowercase()
+            };
+            let os = match kind {
+                MachineKind::Server => *pick(
+                    &mut rng,
+                    &["Windows Server 2022 Standard", "Windows Server 2019 Standard", "Ubuntu 22.04 LTS", "Windows Server 2022 Datacenter"],
+                ),
+                _ => *pick(
+                    &mut rng,
+                    &["Windows 11 Pro 23H2", "Windows 11 Pro 24H2", "Windows 11 Enterprise 24H2", "Windows 10 Pro 22H2", "macOS 14 Sonoma"],
+                ),
+            };
+            let vlan = match kind {
+                MachineKind::Server => 10,
+                MachineKind::Workstation => 20,
+                MachineKind::Laptop => 30 + rng.random_range(0..2) * 10,
+            };
+            let ip = format!("10.{}.{}.{}", site.subnet, vlan, 10 + (i / tenant.sites.len()) % 240);
+            let agent_version = *pick(&mut rng, &["4.12.3", "4.12.3", "4.12.3", "4.11.8", "4.10.2"]);
+            // The first machine is always online and the second always offline, so both
+            // states exist in every demo.
+            let online = match i {
+                0 => true,
+                1 => false,
+                _ => rng.random_bool(if kind == MachineKind::Server { 0.97 } else { 0.82 }),
+            };
+            let last_seen_at = if online {
+                now - Duration::seconds(rng.random_range(3..110))
+            } else {
+                now - Duration::minutes(rng.random_range(70..14 * 24 * 60))
+            };
+            let modules = match kind {
+                MachineKind::Server => vec!["netflow"],
+                _ if i % 7 == 6 => vec!["netflow"],
+                _ => vec!["netflow", "netdiag"],
+            };
+            let user = (kind != MachineKind::Server).then(|| people[i % people.len()].login.clone());
+            MachineSeed {
+                id: tenant.id_base + i as i64 + 1,
+                fqdn: format!("{}.{}", hostname.to_lowercase(), tenant.domain),
+                hostname,
+                ip,
+                os: os.to_owned(),
+                agent_version: agent_version.to_owned(),
+                online,
+                last_seen_at,
+                modules,
+                site,
+                kind,
+                user,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rosters_are_deterministic_and_distinct_per_tenant() {
+        let now: DateTime<Utc> = "2026-11-22T12:00:00Z".parse().expect("date");
+        let acc = accounts(&ACME, 7, 80);
+        let a = roster(&ACME, 7, 60, now, &acc);
+        let b = roster(&ACME, 7, 60, now, &acc);
+        assert_eq!(a.iter().map(|m| &m.hostname).collect::<Vec<_>>(), b.iter().map(|m| &m.hostname).collect::<Vec<_>>());
+        assert_eq!(a[0].hostname, "PAR-SRV-0001");
+        let g = roster(&GLOBEX, 7, 60, now, &accounts(&GLOBEX, 7, 80));
+        assert!(a.iter().all(|m| g.iter().all(|x| x.hostname != m.hostname && x.id != m.id)));
+        assert!(a.iter().any(|m| m.online) && a.iter().any(|m| !m.online));
+        let names: std::collections::HashSet<_> = a.iter().map(|m| &m.hostname).collect();
+        assert_eq!(names.len(), 60);
+    }
+}

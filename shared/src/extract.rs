@@ -1,0 +1,192 @@
+//! Our own `Query`, `Json` and `Path` extractors: every rejection becomes the API's error
+//! shape, naming the parameter or field at fault.
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use bytes::Bytes;
+use http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// Maximum request body (DECISIONS "Errors").
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// Decoded `name=value` pairs of a query string; empty values count as absent.
+pub fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    form_pairs(query.unwrap_or("").as_bytes())
+}
+
+fn form_pairs(raw: &[u8]) -> Vec<(String, String)> {
+    serde_urlencoded::from_bytes::<Vec<(String, String)>>(raw)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .collect()
+}
+
+/// Turns serde's English reason into a short French one.
+fn french_reason(en: &str) -> String {
+    if en.starts_with("unknown variant")
+        && let Some(idx) = en.find("expected ")
+    {
+        let allowed = en[idx + "expected ".len()..]
+            .trim_start_matches("one of ")
+            .replace('`', "")
+            .replace(" or ", ", ");
+        return format!("valeurs admises : {allowed}");
+    }
+    if en.contains("invalid digit") || en.contains("expected i") || en.contains("expected u") {
+        return "nombre entier attendu".into();
+    }
+    if en.contains("invalid float") || en.contains("expected f") {
+        return "nombre attendu".into();
+    }
+    if en.contains("too large") || en.contains("too small") || en.contains("out of range") {
+        return "nombre hors limites".into();
+    }
+    if en.contains("duplicate field") {
+        return "donné plusieurs fois".into();
+    }
+    if en.contains("missing field") {
+        return "obligatoire".into();
+    }
+    "valeur invalide".into()
+}
+
+/// The query string deserialized into one `#[derive(Deserialize)]` struct per route.
+/// Unknown parameters are ignored; a bad value gives 400 naming its parameter.
+#[derive(Debug, Clone, Default)]
+pub struct Query<T>(pub T);
+
+pub fn parse_query<T: DeserializeOwned>(query: Option<&str>) -> Result<T, ApiError> {
+    let pairs = query_pairs(query);
+    let encoded = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let name = e.path().to_string();
+        let reason = e.inner().to_string();
+        let name = if name == "." {
+            // serde reports a missing field on the root.
+            reason
+                .split('`')
+                .nth(1)
+                .unwrap_or("query")
+                .to_owned()
+        } else {
+            name
+        };
+        ApiError::invalid_parameter(&name, &french_reason(&reason), &reason)
+    })
+}
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parse_query(parts.uri.query()).map(Query)
+    }
+}
+
+/// Path parameters; a value of the wrong type gives 400.
+#[derive(Debug, Clone)]
+pub struct Path<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Path<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| Path(p.0))
+            .map_err(|_| {
+                ApiError::invalid_parameter(
+                    "id",
+                    "identifiant de chemin invalide (un entier est attendu)",
+                    "invalid path identifier (an integer is expected)",
+                )
+            })
+    }
+}
+
+/// A JSON object body, at most [`BODY_LIMIT`] bytes; anything else is 400 `invalid_body`
+/// (or 413 when too large).
+#[derive(Debug, Clone)]
+pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::payload_too_large()
+            } else {
+                ApiError::invalid_body("lecture impossible", "unreadable")
+            }
+        })?;
+        if bytes.len() > BODY_LIMIT {
+            return Err(ApiError::payload_too_large());
+        }
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| {
+            ApiError::invalid_body("ce n'est pas du JSON valide", "not valid JSON")
+        })?;
+        if !value.is_object() {
+            return Err(ApiError::invalid_body(
+                "un objet JSON est attendu",
+                "a JSON object is expected",
+            ));
+        }
+        serde_path_to_error::deserialize(value).map(Json).map_err(|e| {
+            let field = e.path().to_string();
+            let reason = e.inner().to_string();
+            ApiError::invalid_body(
+                format!("champ « {field} » : {}", french_reason(&reason)),
+                format!("field '{field}': {reason}"),
+            )
+            .with("field", field)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Proto {
+        #[serde(rename = "TCP")]
+        Tcp,
+        #[serde(rename = "UDP")]
+        Udp,
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Q {
+        status: Option<String>,
+        remote_port: Option<u16>,
+        protocol: Option<Proto>,
+    }
+
+    #[test]
+    fn names_the_bad_parameter_in_both_languages() {
+        let q: Q = parse_query(Some("status=online&remote_port=443&protocol=TCP&other=1")).expect("q");
+        assert_eq!(q.status.as_deref(), Some("online"));
+        assert_eq!(q.remote_port, Some(443));
+        assert_eq!(q.protocol, Some(Proto::Tcp));
+        let e = parse_query::<Q>(Some("remote_port=abc")).expect_err("bad");
+        assert_eq!(e.extra["parameter"], "remote_port");
+        assert!(e.message.fr.contains("entier"));
+        let e = parse_query::<Q>(Some("protocol=ICMP")).expect_err("bad");
+        assert!(e.message.fr.contains("TCP, UDP"), "{}", e.message.fr);
+        let q: Q = parse_query(Some("status=&remote_port=")).expect("empty values are absent");
+        assert!(q.status.is_none() && q.remote_port.is_none());
+        let q: Q = parse_query(Some("status=a%20b%2Bc")).expect("decoded");
+        assert_eq!(q.status.as_deref(), Some("a b+c"));
+    }
+}

@@ -1,0 +1,216 @@
+//! The HTTP shell shared by every function and the local process: the versioned base, the
+//! gate (request id, language, body size, token, rate limit, route, scope), JSON 404/405.
+//!
+//! Order of checks (DECISIONS): token (401), rate limit (429), scope (403), then the handler's
+//! own validation (400) and lookups (404).
+
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use chrono::{DateTime, Utc};
+use http::{HeaderName, HeaderValue};
+use tracing::Instrument;
+
+use crate::auth::{Caller, authenticate};
+use crate::error::{ApiError, Rendered};
+use crate::extract::BODY_LIMIT;
+use crate::lang::Lang;
+use crate::routes::{self, Access, BASE_PATH, Kind, Match};
+use crate::write::{Logged, WriteBody, log_refusal};
+use crate::state::AppState;
+
+pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+pub const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+pub const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// The full application: `router` (paths relative to the base) mounted under `/api/v1`.
+pub fn app(router: Router<AppState>, state: AppState) -> Router {
+    Router::new()
+        .nest(BASE_PATH, router)
+        .fallback(|| async { ApiError::unknown_path() })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(state.clone(), gate))
+        .with_state(state)
+}
+
+/// Rate-limit state of the caller for this request.
+#[derive(Debug, Clone, Copy)]
+struct Quota {
+    limit: u64,
+    remaining: u64,
+    reset: i64,
+    exceeded: bool,
+}
+
+fn request_id(req: &Request) -> String {
+    // Under Lambda, API Gateway's request id ties our log to its own.
+    if let Some(ctx) = req.extensions().get::<lambda_http::request::RequestContext>()
+        && let lambda_http::request::RequestContext::ApiGatewayV2(c) = ctx
+        && let Some(id) = &c.request_id
+    {
+        return id.clone();
+    }
+    format!("{:016x}", rand::random::<u64>())
+}
+
+async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let id = request_id(&req);
+    let lang = Lang::from_headers(req.headers());
+    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path());
+    async move {
+        let now = Utc::now();
+        let (outcome, quota) = admit(&state, &mut req, &id, now).await;
+        let caller = req.extensions().get::<Caller>().cloned();
+        let mut res = match outcome {
+            Ok(()) => next.run(req).await,
+            Err(e) => e.to_response(lang),
+        };
+        if let Some(c) = &caller
+            && c.route.kind == Kind::Write
+            && res.extensions().get::<Logged>().is_none()
+        {
+            log_refusal(&state, c, res.status()).await;
+        }
+        if lang == Lang::En
+            && let Some(Rendered(e)) = res.extensions().get::<Rendered>().cloned()
+        {
+            let headers = res.headers().clone();
+            res = e.to_response(Lang::En);
+            for (k, v) in &headers {
+                if k != http::header::CONTENT_LENGTH {
+                    res.headers_mut().insert(k, v.clone());
+                }
+            }
+        }
+        let status = res.status();
+        let h = res.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&id) {
+            h.insert(X_REQUEST_ID, v);
+        }
+        if let Some(q) = quota {
+            h.insert(X_RATELIMIT_LIMIT, HeaderValue::from(q.limit));
+            h.insert(X_RATELIMIT_REMAINING, HeaderValue::from(q.remaining));
+            h.insert(X_RATELIMIT_RESET, HeaderValue::from(q.reset));
+            if q.exceeded {
+                h.insert(http::header::RETRY_AFTER, HeaderValue::from(q.reset));
+            }
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            h.insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        tracing::info!(status = status.as_u16(), micros = started.elapsed().as_micros() as u64, "served");
+        res
+    }
+    .instrument(span)
+    .await
+}
+
+/// Runs every check before the handler; on success the [`Caller`] is in the request.
+async fn admit(
+    state: &AppState,
+    req: &mut Request,
+    request_id: &str,
+    now: DateTime<Utc>,
+) -> (Result<(), ApiError>, Option<Quota>) {
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > BODY_LIMIT) {
+        return (Err(ApiError::payload_too_large()), None);
+    }
+    let Some(rest) = req.uri().path().strip_prefix(BASE_PATH) else {
+        return (Err(ApiError::unknown_path()), None);
+    };
+    let found = routes::find(req.method(), if rest.is_empty() { "/" } else { rest });
+    if let Match::Found(route) = &found
+        && route.access == Access::Public
+    {
+        return (Ok(()), None);
+    }
+    let token = match authenticate(
+        &state.store,
+        req.headers().get(http::header::AUTHORIZATION),
+        now.timestamp(),
+    )
+    .await
+    {
+        Ok(t) => t,
+        Err(e) => return (Err(e), None),
+    };
+    let quota = match consume(state, &token.hash, now.timestamp()).await {
+        Ok(q) => q,
+        Err(e) => return (Err(e), None),
+    };
+    if quota.exceeded {
+        return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
+    }
+    let route = match found {
+        Match::Found(r) => r,
+        Match::NotFound => return (Err(ApiError::unknown_path()), Some(quota)),
+        Match::MethodNotAllowed(allowed) => {
+            let e = ApiError::method_not_allowed().with("allow", allowed.join(", "));
+            return (Err(e), Some(quota));
+        }
+    };
+    if let Access::Scoped(scope) = route.access
+        && !token.scopes.contains(&scope)
+    {
+        return (Err(ApiError::forbidden(scope)), Some(quota));
+    }
+    let body = if route.kind == Kind::Write {
+        match buffer_body(req).await {
+            Ok(b) => b,
+            Err(e) => return (Err(e), Some(quota)),
+        }
+    } else {
+        WriteBody::default()
+    };
+    let expires_at = DateTime::from_timestamp(token.expires_at, 0).unwrap_or(now);
+    let path = req.uri().path().to_owned();
+    tracing::Span::current().record("tenant", token.tenant.as_str());
+    req.extensions_mut().insert(Caller {
+        tenant: token.tenant,
+        token_name: token.name,
+        token_hash: token.hash,
+        scopes: token.scopes,
+        expires_at,
+        route,
+        request_id: request_id.to_owned(),
+        path,
+        body,
+    });
+    (Ok(()), Some(quota))
+}
+
+/// Counts this call against the token's window (600 calls per 60 s by default), in the
+/// store so that every function and instance shares the count.
+async fn consume(state: &AppState, token_hash: &str, now: i64) -> Result<Quota, ApiError> {
+    let window = state.config.rate_window_secs;
+    let start = now - now.rem_euclid(window);
+    let key = format!("rl:{}:{start}", &token_hash[..16.min(token_hash.len())]);
+    let count = state.store.incr(&key, start + window).await?;
+    let limit = state.config.rate_limit;
+    Ok(Quota {
+        limit,
+        remaining: limit.saturating_sub(count),
+        reset: (start + window - now).max(1),
+        exceeded: count > limit,
+    })
+}
+
+/// Reads a write's body (at most [`BODY_LIMIT`]) for the log, and puts it back.
+async fn buffer_body(req: &mut Request) -> Result<WriteBody, ApiError> {
+    let body = std::mem::take(req.body_mut());
+    let bytes = axum::body::to_bytes(body, BODY_LIMIT)
+        .await
+        .map_err(|_| ApiError::payload_too_large())?;
+    *req.body_mut() = axum::body::Body::from(bytes.clone());
+    Ok(WriteBody(bytes))
+}

@@ -1,0 +1,33 @@
+//! netops-shared: what every module function and the local process have in common —
+//! envelope, error codes, auth and scopes, rate limit, windows, paging and cursors, the route
+//! table, configuration, telemetry, and the storage ports with their adapters.
+
+pub mod auth;
+pub mod config;
+pub mod cursor;
+pub mod demo;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod http;
+pub mod lambda;
+pub mod lang;
+pub mod module;
+pub mod paging;
+pub mod routes;
+pub mod scope;
+pub mod state;
+pub mod store;
+pub mod telemetry;
+pub mod window;
+pub mod write;
+
+pub use auth::Caller;
+pub use envelope::{ApiResult, Envelope, Meta, ok};
+pub use error::{ApiError, Msg};
+pub use extract::{Json, Path, Query};
+pub use module::Module;
+pub use paging::Page;
+pub use scope::Scope;
+pub use state::AppState;
+pub use window::Window;

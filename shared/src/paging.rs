@@ -1,0 +1,187 @@
+//! The one paging helper (DECISIONS "Paging"): limit default, max and clamp from the route
+//! table; opaque signed cursors; 400 on a bad limit or cursor.
+
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use http::request::Parts;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::auth::Caller;
+use crate::cursor::{CursorCodec, fingerprint};
+use crate::envelope::Meta;
+use crate::error::ApiError;
+use crate::extract::query_pairs;
+use crate::state::AppState;
+use crate::store::{Doc, Filter, Position, Record, SeriesQuery};
+use crate::window::Window;
+
+/// The page asked for: `limit` validated and clamped, `cursor` not yet decoded (it is bound
+/// to the filters, which only the handler knows).
+#[derive(Clone)]
+pub struct Page {
+    pub limit: u32,
+    cursor: Option<String>,
+    codec: Arc<CursorCodec>,
+    tenant: String,
+    op: &'static str,
+}
+
+/// Parses `limit` for a route: 400 unless a positive integer; clamped to `max`.
+pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
+    match raw {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<i64>() {
+            Ok(n) if n >= 1 => Ok(n.min(i64::from(max)) as u32),
+            _ => Err(ApiError::invalid_parameter(
+                "limit",
+                "entier supérieur ou égal à 1 attendu",
+                "expected an integer of at least 1",
+            )),
+        },
+    }
+}
+
+impl FromRequestParts<AppState> for Page {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        let rule = caller
+            .route
+            .paging
+            .ok_or_else(|| ApiError::internal(&format!("route {} has no paging rule", caller.route.op)))?;
+        let pairs = query_pairs(parts.uri.query());
+        let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let limit = parse_limit(get("limit").as_deref(), rule.default, rule.max)?;
+        Ok(Page {
+            limit,
+            // On routes without cursor paging, `cursor` is an unknown parameter: ignored.
+            cursor: if rule.cursor { get("cursor") } else { None },
+            codec: state.cursors.clone(),
+            tenant: caller.tenant,
+            op: caller.route.op,
+        })
+    }
+}
+
+impl Page {
+    /// The position the cursor points at, checked against the current filters.
+    pub fn resume<P: DeserializeOwned>(&self, filters: &impl Serialize) -> Result<Option<P>, ApiError> {
+        match &self.cursor {
+            None => Ok(None),
+            Some(c) => self
+                .codec
+                .decode(c, self.op, &self.tenant, &fingerprint(filters))
+                .map(Some)
+                .ok_or_else(ApiError::invalid_cursor),
+        }
+    }
+
+    /// A cursor for the next page.
+    pub fn cursor_for<P: Serialize>(&self, filters: &impl Serialize, position: &P) -> String {
+        self.codec.encode(self.op, &self.tenant, &fingerprint(filters), position)
+    }
+
+    /// `meta.limit` and `meta.next_cursor`.
+    pub fn meta<P: Serialize>(&self, filters: &impl Serialize, next: Option<&P>) -> Meta {
+        Meta::new()
+            .limit(self.limit)
+            .next_cursor(next.map(|p| self.cursor_for(filters, p)))
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct SeriesCursor {
+    /// The window of the first page, kept so every page reads the same window.
+    w: (i64, i64),
+    p: Position,
+}
+
+/// What a series list reads.
+pub struct SeriesSpec<'a> {
+    pub series: &'a str,
+    pub partition: Option<&'a str>,
+    pub filter: &'a Filter,
+}
+
+/// One newest-first page of a series within the window. The cursor keeps the first page's
+/// window, so a sliding period does not shift between pages.
+pub async fn series_page(
+    state: &AppState,
+    caller: &Caller,
+    page: &Page,
+    window: &Window,
+    spec: SeriesSpec<'_>,
+    filters: &impl Serialize,
+) -> Result<(Vec<Record>, Meta), ApiError> {
+    let resumed: Option<SeriesCursor> = page.resume(filters)?;
+    let mut applied = *window;
+    if let Some(c) = &resumed {
+        applied.from = chrono::DateTime::from_timestamp_millis(c.w.0).unwrap_or(window.from);
+        applied.to = chrono::DateTime::from_timestamp_millis(c.w.1).unwrap_or(window.to);
+    }
+    let result = state
+        .store
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series: spec.series,
+            partition: spec.partition,
+            from: applied.from_ms(),
+            to: applied.to_ms(),
+            filter: spec.filter,
+            after: resumed.as_ref().map(|c| &c.p),
+            limit: page.limit as usize,
+        })
+        .await?;
+    let next = result.next.map(|p| SeriesCursor {
+        w: (applied.from_ms(), applied.to_ms()),
+        p,
+    });
+    Ok((result.records, page.meta(filters, next.as_ref()).window(&applied)))
+}
+
+/// One page of documents in key order.
+pub async fn docs_page(
+    state: &AppState,
+    caller: &Caller,
+    page: &Page,
+    collection: &str,
+    filter: &Filter,
+    filters: &impl Serialize,
+) -> Result<(Vec<Doc>, Meta), ApiError> {
+    let after: Option<String> = page.resume(filters)?;
+    let mut docs = state
+        .store
+        .list_docs(
+            &caller.tenant,
+            collection,
+            filter,
+            after.as_deref(),
+            page.limit as usize + 1,
+        )
+        .await?;
+    let next = if docs.len() > page.limit as usize {
+        docs.truncate(page.limit as usize);
+        docs.last().map(|d| d.key.clone())
+    } else {
+        None
+    };
+    Ok((docs, page.meta(filters, next.as_ref())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_default_clamp_and_reject() {
+        assert_eq!(parse_limit(None, 100, 500).expect("l"), 100);
+        assert_eq!(parse_limit(Some("7"), 100, 500).expect("l"), 7);
+        assert_eq!(parse_limit(Some("9999"), 100, 500).expect("l"), 500);
+        for bad in ["0", "-1", "abc", "1.5"] {
+            assert!(parse_limit(Some(bad), 100, 500).is_err(), "{bad}");
+        }
+    }
+}

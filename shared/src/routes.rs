@@ -1,0 +1,365 @@
+//! The route table, declared once (spec 4, DECISIONS "Shape").
+//!
+//! Every route's method, path, Lambda function, scope, paging rule and window rule live
+//! here. The auth layer enforces scopes from it, the paging and window extractors read
+//! their defaults and caps from it, the OpenAPI document, the MCP tool list, the SAM
+//! template and the `cargo lambda watch` router are checked against it by tests.
+
+use http::Method;
+
+use crate::scope::Scope;
+
+/// One Lambda function per module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Function {
+    Fleet,
+    Flows,
+    Netdiag,
+    Alerts,
+    Inventory,
+    Operations,
+    Security,
+    Databases,
+    Firewall,
+    Dns,
+    Files,
+    Network,
+    Mcp,
+    Docs,
+}
+
+impl Function {
+    pub const ALL: &'static [Function] = &[
+        Function::Fleet,
+        Function::Flows,
+        Function::Netdiag,
+        Function::Alerts,
+        Function::Inventory,
+        Function::Operations,
+        Function::Security,
+        Function::Databases,
+        Function::Firewall,
+        Function::Dns,
+        Function::Files,
+        Function::Network,
+        Function::Mcp,
+        Function::Docs,
+    ];
+
+    /// The crate folder under `functions/` and the function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Function::Fleet => "fleet",
+            Function::Flows => "flows",
+            Function::Netdiag => "netdiag",
+            Function::Alerts => "alerts",
+            Function::Inventory => "inventory",
+            Function::Operations => "operations",
+            Function::Security => "security",
+            Function::Databases => "databases",
+            Function::Firewall => "firewall",
+            Function::Dns => "dns",
+            Function::Files => "files",
+            Function::Network => "network",
+            Function::Mcp => "mcp",
+            Function::Docs => "docs",
+        }
+    }
+}
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No token: `/openapi.json` and `/docs` hold no tenant data.
+    Public,
+    /// Any valid token (`/me`, `/mcp`).
+    Token,
+    /// A valid token holding this scope.
+    Scoped(Scope),
+}
+
+/// What a route answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A JSON read: one MCP tool each.
+    Read,
+    /// A write, logged with its body.
+    Write,
+    /// A non-JSON read (the PDF report).
+    Document,
+    /// Protocol endpoints (MCP) and self-description.
+    Service,
+}
+
+/// Page size rule: default, maximum, and whether the route pages with a cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    pub default: u32,
+    pub max: u32,
+    pub cursor: bool,
+}
+
+/// Time window rule (parameter set W): default length and optional cap, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowRule {
+    pub default_secs: i64,
+    pub max_secs: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Route {
+    /// operationId and MCP tool name, snake_case.
+    pub op: &'static str,
+    pub method: Method,
+    /// Path below the versioned base, axum syntax (`/machines/{hostname}`).
+    pub path: &'static str,
+    pub function: Function,
+    pub access: Access,
+    pub kind: Kind,
+    pub paging: Option<Paging>,
+    pub window: Option<WindowRule>,
+}
+
+impl Route {
+    pub fn scope(&self) -> Option<Scope> {
+        match self.access {
+            Access::Scoped(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// The versioned base every route sits under.
+pub const BASE_PATH: &str = "/api/v1";
+
+const H: i64 = 3600;
+const D: i64 = 24 * H;
+
+const fn page(default: u32, max: u32) -> Option<Paging> {
+    Some(Paging {
+        default,
+        max,
+        cursor: false,
+    })
+}
+const fn cursor(default: u32, max: u32) -> Option<Paging> {
+    Some(Paging {
+        default,
+        max,
+        cursor: true,
+    })
+}
+const fn win(default_days_or_hours: i64, max: Option<i64>) -> Option<WindowRule> {
+    Some(WindowRule {
+        default_secs: default_days_or_hours,
+        max_secs: max,
+    })
+}
+const W24: Option<WindowRule> = win(24 * H, None);
+
+macro_rules! routes {
+    ($($op:ident $method:ident $path:literal $func:ident $access:expr, $kind:ident, $paging:expr, $window:expr;)*) => {
+        /// Every route of the API.
+        pub static ROUTES: &[Route] = &[$(Route {
+            op: stringify!($op),
+            method: Method::$method,
+            path: $path,
+            function: Function::$func,
+            access: $access,
+            kind: Kind::$kind,
+            paging: $paging,
+            window: $window,
+        }),*];
+    };
+}
+
+use Access::{Public, Token};
+const fn s(scope: Scope) -> Access {
+    Access::Scoped(scope)
+}
+use Scope::*;
+
+routes! {
+    // Token (4.2) and fleet (4.3)
+    get_me GET "/me" Fleet Token, Read, None, None;
+    list_machines GET "/machines" Fleet s(ReadMachines), Read, cursor(100, 500), None;
+    get_machine GET "/machines/{hostname}" Fleet s(ReadMachines), Read, None, None;
+    // Network flows (4.4)
+    list_flows GET "/flows" Flows s(ReadFlows), Read, cursor(100, 500), win(24 * H, Some(7 * D));
+    list_flow_destinations GET "/flows/destinations" Flows s(ReadFlows), Read, page(100, 500), win(24 * H, Some(31 * D));
+    get_flow_summary GET "/flows/summary" Flows s(ReadFlows), Read, None, win(24 * H, Some(31 * D));
+    list_flow_talkers GET "/flows/talkers" Flows s(ReadFlows), Read, page(50, 200), win(24 * H, Some(31 * D));
+    list_blocked_flows GET "/flows/blocked" Flows s(ReadFlows), Read, page(100, 1000), W24;
+    explore_flows GET "/flows/explore" Flows s(ReadFlows), Read, None, None;
+    // NetDiag (4.5)
+    list_netdiag_machines GET "/netdiag/machines" Netdiag s(ReadNetdiag), Read, None, None;
+    get_netdiag_summary GET "/netdiag/machines/{hostname}/summary" Netdiag s(ReadNetdiag), Read, None, W24;
+    list_netdiag_events GET "/netdiag/machines/{hostname}/events" Netdiag s(ReadNetdiag), Read, cursor(200, 1000), W24;
+    list_netdiag_apps GET "/netdiag/machines/{hostname}/apps" Netdiag s(ReadNetdiag), Read, None, W24;
+    get_netdiag_report GET "/netdiag/machines/{hostname}/report.pdf" Netdiag s(ReportPdf), Document, None, W24;
+    update_netdiag_settings PUT "/netdiag/machines/{hostname}/settings" Netdiag s(WriteNetdiag), Write, None, None;
+    start_netdiag_action POST "/netdiag/machines/{hostname}/actions" Netdiag s(WriteNetdiag), Write, None, None;
+    // Alerts and availability (4.6)
+    list_alerts GET "/alerts" Alerts s(ReadAlerts), Read, page(200, 500), W24;
+    acknowledge_alert POST "/alerts/{id}/ack" Alerts s(WriteAlerts), Write, None, None;
+    list_monitors GET "/monitors" Alerts s(ReadMonitors), Read, None, None;
+    get_monitor GET "/monitors/{id}" Alerts s(ReadMonitors), Read, None, None;
+    list_monitor_incidents GET "/monitors/{id}/incidents" Alerts s(ReadMonitors), Read, page(100, 500), win(30 * D, None);
+    // Inventory (4.7)
+    list_assets GET "/inventory/assets" Inventory s(ReadInventory), Read, cursor(100, 500), None;
+    get_asset GET "/inventory/assets/{id}" Inventory s(ReadInventory), Read, None, None;
+    list_software GET "/inventory/software" Inventory s(ReadInventory), Read, cursor(200, 1000), None;
+    list_cves GET "/inventory/cves" Inventory s(ReadInventory), Read, cursor(200, 1000), None;
+    // Operations (4.8)
+    list_maintenance_windows GET "/maintenance" Operations s(ReadMonitors), Read, None, None;
+    list_heartbeats GET "/heartbeats" Operations s(ReadMonitors), Read, None, None;
+    list_profiles GET "/profiles" Operations s(ReadMonitors), Read, None, None;
+    get_profile GET "/profiles/{id}" Operations s(ReadMonitors), Read, None, None;
+    compare_profile_deployment GET "/profiles/deployments/{id}/compare" Operations s(ReadMonitors), Read, None, None;
+    // Security (4.9)
+    list_logons GET "/security/logons" Security s(ReadSecurity), Read, cursor(100, 500), win(24 * H, Some(7 * D));
+    list_lockouts GET "/security/lockouts" Security s(ReadSecurity), Read, None, win(7 * D, Some(90 * D));
+    list_account_changes GET "/security/account-changes" Security s(ReadSecurity), Read, cursor(100, 500), win(7 * D, Some(90 * D));
+    list_risky_accounts GET "/security/risky-accounts" Security s(ReadSecurity), Read, page(50, 200), None;
+    list_security_anomalies GET "/security/anomalies" Security s(ReadSecurity), Read, None, W24;
+    list_security_incidents GET "/security/incidents" Security s(ReadSecurity), Read, page(100, 500), W24;
+    get_security_incident GET "/security/incidents/{id}" Security s(ReadSecurity), Read, None, None;
+    list_security_rules GET "/security/rules" Security s(ReadSecurity), Read, None, None;
+    // Databases (4.10)
+    list_database_instances GET "/databases/instances" Databases s(ReadDatabases), Read, None, None;
+    get_database_metrics GET "/databases/instances/{id}/metrics" Databases s(ReadDatabases), Read, None, win(24 * H, Some(31 * D));
+    list_slow_queries GET "/databases/instances/{id}/slow-queries" Databases s(ReadDatabases), Read, page(50, 500), W24;
+    list_top_queries GET "/databases/instances/{id}/top-queries" Databases s(ReadDatabases), Read, page(20, 200), win(24 * H, Some(7 * D));
+    list_database_sessions GET "/databases/instances/{id}/sessions" Databases s(ReadDatabases), Read, page(100, 500), W24;
+    list_blocking_chains GET "/databases/instances/{id}/blocking" Databases s(ReadDatabases), Read, None, W24;
+    list_database_alerts GET "/databases/alerts" Databases s(ReadDatabases), Read, None, W24;
+    list_database_checks GET "/databases/checks" Databases s(ReadDatabases), Read, None, None;
+    list_database_check_results GET "/databases/checks/{id}/results" Databases s(ReadDatabases), Read, None, W24;
+    // Firewall (4.11)
+    list_firewall_devices GET "/firewall/devices" Firewall s(ReadFirewall), Read, None, None;
+    list_firewall_events GET "/firewall/events" Firewall s(ReadFirewall), Read, page(100, 1000), win(24 * H, Some(7 * D));
+    get_firewall_traffic GET "/firewall/traffic" Firewall s(ReadFirewall), Read, page(20, 200), win(24 * H, Some(31 * D));
+    list_firewall_threats GET "/firewall/threats" Firewall s(ReadFirewall), Read, page(100, 500), win(30 * D, None);
+    get_firewall_report GET "/firewall/report" Firewall s(ReadFirewall), Read, None, None;
+    // DNS (4.12)
+    list_dns_resolutions GET "/dns/resolutions" Dns s(ReadDns), Read, page(100, 1000), win(24 * H, Some(7 * D));
+    list_dns_top_domains GET "/dns/top-domains" Dns s(ReadDns), Read, page(50, 500), W24;
+    list_dns_threats GET "/dns/threats" Dns s(ReadDns), Read, None, W24;
+    list_dns_server_queries GET "/dns/server-queries" Dns s(ReadDns), Read, None, W24;
+    // Files (4.13)
+    list_file_events GET "/files/events" Files s(ReadFiles), Read, cursor(100, 1000), win(24 * H, Some(31 * D));
+    get_file_summary GET "/files/summary" Files s(ReadFiles), Read, None, W24;
+    // Network infrastructure (4.14)
+    list_sites GET "/network/sites" Network s(ReadNetwork), Read, None, None;
+    list_network_devices GET "/network/devices" Network s(ReadNetwork), Read, cursor(100, 500), None;
+    get_network_device GET "/network/devices/{id}" Network s(ReadNetwork), Read, None, None;
+    get_network_device_metrics GET "/network/devices/{id}/metrics" Network s(ReadNetwork), Read, None, W24;
+    list_tunnels GET "/network/tunnels" Network s(ReadNetwork), Read, None, None;
+    list_network_alerts GET "/network/alerts" Network s(ReadNetwork), Read, None, W24;
+    list_network_ports GET "/network/ports" Network s(ReadNetwork), Read, page(200, 1000), None;
+    // AI-assistant entry point (4.15) and self-description (4.16)
+    mcp POST "/mcp" Mcp Token, Service, None, None;
+    get_openapi GET "/openapi.json" Docs Public, Service, None, None;
+    get_docs GET "/docs" Docs Public, Service, None, None;
+}
+
+/// The outcome of matching a request against the table.
+#[derive(Debug)]
+pub enum Match {
+    Found(&'static Route),
+    /// The path exists with other methods (listed for the `Allow` header).
+    MethodNotAllowed(Vec<&'static str>),
+    NotFound,
+}
+
+/// Finds the route for `method` and `path` (the path below [`BASE_PATH`]). Literal
+/// segments beat placeholders, so `/flows/summary` never reads as a parameter.
+pub fn find(method: &Method, path: &str) -> Match {
+    let path = path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(path);
+    let mut best: Option<(&'static Route, usize)> = None;
+    let mut allowed = Vec::new();
+    for route in ROUTES {
+        let Some(params) = matches(route.path, path) else {
+            continue;
+        };
+        if route.method != *method {
+            allowed.push(route.method.as_str());
+            continue;
+        }
+        if best.is_none_or(|(_, p)| params < p) {
+            best = Some((route, params));
+        }
+    }
+    match best {
+        Some((route, _)) => Match::Found(route),
+        None if !allowed.is_empty() => Match::MethodNotAllowed(allowed),
+        None => Match::NotFound,
+    }
+}
+
+/// The route with this operation id.
+pub fn by_op(op: &str) -> Option<&'static Route> {
+    ROUTES.iter().find(|r| r.op == op)
+}
+
+/// Number of placeholders if `template` matches `path`.
+fn matches(template: &str, path: &str) -> Option<usize> {
+    let mut t = template.split('/');
+    let mut p = path.split('/');
+    let mut params = 0;
+    loop {
+        match (t.next(), p.next()) {
+            (None, None) => return Some(params),
+            (Some(ts), Some(ps)) if ts.starts_with('{') => {
+                if ps.is_empty() {
+                    return None;
+                }
+                params += 1;
+            }
+            (Some(ts), Some(ps)) if ts == ps => {}
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_ids_are_unique_snake_case() {
+        let mut seen = std::collections::HashSet::new();
+        for r in ROUTES {
+            assert!(seen.insert(r.op), "duplicate op {}", r.op);
+            assert!(r.op.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+            if let Some(p) = r.paging {
+                assert!(p.default >= 1 && p.default <= p.max, "{}", r.op);
+            }
+        }
+    }
+
+    #[test]
+    fn literal_segments_win_over_placeholders() {
+        let Match::Found(r) = find(&Method::GET, "/profiles/deployments/7/compare") else {
+            panic!("no match")
+        };
+        assert_eq!(r.op, "compare_profile_deployment");
+        let Match::Found(r) = find(&Method::GET, "/machines/PAR-LT-0001") else {
+            panic!("no match")
+        };
+        assert_eq!(r.op, "get_machine");
+        assert!(matches!(find(&Method::GET, "/nope"), Match::NotFound));
+        assert!(matches!(find(&Method::GET, "/machines/"), Match::Found(_)));
+        match find(&Method::DELETE, "/mcp") {
+            Match::MethodNotAllowed(m) => assert_eq!(m, vec!["POST"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_scope_guards_at_least_one_route() {
+        for scope in Scope::ALL {
+            assert!(ROUTES.iter().any(|r| r.scope() == Some(*scope)), "{scope}");
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Token scopes (spec 5.2). Never strings in handlers: a route's scope is a [`Scope`].
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! scopes {
+    ($($variant:ident => $s:literal,)*) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Scope { $(#[serde(rename = $s)] $variant),* }
+
+        impl Scope {
+            pub const ALL: &'static [Scope] = &[$(Scope::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Scope::$variant => $s),* }
+            }
+
+            pub fn parse(s: &str) -> Option<Scope> {
+                match s { $($s => Some(Scope::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+scopes! {
+    ReadMachines => "read:machines",
+    ReadNetdiag => "read:netdiag",
+    ReportPdf => "report:pdf",
+    WriteNetdiag => "write:netdiag",
+    ReadFlows => "read:flows",
+    ReadAlerts => "read:alerts",
+    WriteAlerts => "write:alerts",
+    ReadMonitors => "read:monitors",
+    ReadInventory => "read:inventory",
+    ReadSecurity => "read:security",
+    ReadDatabases => "read:databases",
+    ReadFirewall => "read:firewall",
+    ReadDns => "read:dns",
+    ReadFiles => "read:files",
+    ReadNetwork => "read:network",
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Parses a comma-separated scope list, or `all` for every scope.
+pub fn parse_list(list: &str) -> Result<Vec<Scope>, String> {
+    if list.trim() == "all" {
+        return Ok(Scope::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let scope = Scope::parse(s).ok_or_else(|| format!("unknown scope '{s}'"))?;
+        if !out.contains(&scope) {
+            out.push(scope);
+        }
+    }
+    if out.is_empty() {
+        return Err("empty scope list".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lists_and_all() {
+        assert_eq!(parse_list("all").expect("all").len(), 15);
+        assert_eq!(
+            parse_list("read:flows, read:dns,read:flows").expect("list"),
+            vec![Scope::ReadFlows, Scope::ReadDns]
+        );
+        assert!(parse_list("read:everything").is_err());
+        assert!(parse_list(" ").is_err());
+    }
+}

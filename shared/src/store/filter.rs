@@ -1,0 +1,129 @@
+//! Simple predicates over a record's JSON fields, evaluated by the adapter (SQL in SQLite,
+//! a filter expression or a client-side check in DynamoDB). All predicates must hold.
+
+use serde_json::Value;
+
+/// A predicate on a field named by a dotted path (`remote.port`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pred {
+    /// Equal (numbers compare by value).
+    Eq(&'static str, Value),
+    /// Not equal; a missing field counts as not equal.
+    Ne(&'static str, Value),
+    /// Equal to one of the values.
+    In(&'static str, Vec<Value>),
+    /// The string field starts with the text.
+    Prefix(&'static str, String),
+    /// One of the string fields contains the text, case-insensitively.
+    Contains(Vec<&'static str>, String),
+    /// The number is at least the bound.
+    Gte(&'static str, f64),
+    /// The number is at most the bound.
+    Lte(&'static str, f64),
+    /// The array field holds the value.
+    Has(&'static str, Value),
+}
+
+/// A conjunction of predicates. The empty filter matches everything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter(pub Vec<Pred>);
+
+impl Filter {
+    pub fn all() -> Self {
+        Filter(Vec::new())
+    }
+
+    pub fn and(mut self, pred: Pred) -> Self {
+        self.0.push(pred);
+        self
+    }
+
+    /// Adds the predicate when the option is set.
+    pub fn and_some<T>(self, value: Option<T>, pred: impl FnOnce(T) -> Pred) -> Self {
+        match value {
+            Some(v) => self.and(pred(v)),
+            None => self,
+        }
+    }
+
+    pub fn matches(&self, body: &Value) -> bool {
+        self.0.iter().all(|p| p.matches(body))
+    }
+}
+
+/// The value at a dotted path.
+pub fn field<'a>(body: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(body, |v, k| v.get(k))
+}
+
+fn same(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+impl Pred {
+    pub fn matches(&self, body: &Value) -> bool {
+        match self {
+            Pred::Eq(f, v) => field(body, f).is_some_and(|x| same(x, v)),
+            Pred::Ne(f, v) => !field(body, f).is_some_and(|x| same(x, v)),
+            Pred::In(f, vs) => field(body, f).is_some_and(|x| vs.iter().any(|v| same(x, v))),
+            Pred::Prefix(f, p) => field(body, f)
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.starts_with(p.as_str())),
+            Pred::Contains(fs, needle) => {
+                let needle = needle.to_lowercase();
+                fs.iter().any(|f| {
+                    field(body, f)
+                        .and_then(Value::as_str)
+                        .is_some_and(|s| s.to_lowercase().contains(&needle))
+                })
+            }
+            Pred::Gte(f, n) => field(body, f).and_then(Value::as_f64).is_some_and(|x| x >= *n),
+            Pred::Lte(f, n) => field(body, f).and_then(Value::as_f64).is_some_and(|x| x <= *n),
+            Pred::Has(f, v) => field(body, f)
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|x| same(x, v))),
+        }
+    }
+
+    /// Field paths the predicate reads.
+    pub fn fields(&self) -> Vec<&'static str> {
+        match self {
+            Pred::Eq(f, _)
+            | Pred::Ne(f, _)
+            | Pred::In(f, _)
+            | Pred::Prefix(f, _)
+            | Pred::Gte(f, _)
+            | Pred::Lte(f, _)
+            | Pred::Has(f, _) => vec![f],
+            Pred::Contains(fs, _) => fs.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn predicates_match_as_documented() {
+        let body = json!({"status": "online", "port": 443, "host": {"name": "PAR-LT-0001"}, "modules": ["netflow"], "ok": true});
+        assert!(Pred::Eq("status", json!("online")).matches(&body));
+        assert!(Pred::Eq("port", json!(443.0)).matches(&body));
+        assert!(Pred::Eq("ok", json!(true)).matches(&body));
+        assert!(Pred::Ne("status", json!("offline")).matches(&body));
+        assert!(Pred::Ne("missing", json!(1)).matches(&body));
+        assert!(Pred::In("port", vec![json!(80), json!(443)]).matches(&body));
+        assert!(Pred::Prefix("host.name", "PAR-".into()).matches(&body));
+        assert!(Pred::Contains(vec!["status", "host.name"], "lt-00".into()).matches(&body));
+        assert!(!Pred::Contains(vec!["status"], "lt-00".into()).matches(&body));
+        assert!(Pred::Gte("port", 443.0).matches(&body));
+        assert!(!Pred::Lte("port", 80.0).matches(&body));
+        assert!(Pred::Has("modules", json!("netflow")).matches(&body));
+        assert!(!Pred::Has("modules", json!("netdiag")).matches(&body));
+        assert!(Filter::all().matches(&body));
+    }
+}

@@ -1,0 +1,215 @@
+//! Storage ports. Modules never write backend code: they use these primitives, which each
+//! adapter implements once. They follow DynamoDB's access patterns so that every primitive
+//! maps onto a key lookup or a partition + sort-key range:
+//!
+//! - **documents** by `(tenant, collection, key)`, versioned for conditional updates;
+//! - **series**: time-ordered records by `(tenant, series, partition)`, read newest first over
+//!   a time range with simple predicates, resumable from a [`Position`];
+//! - **rollups**: hourly aggregates by `(tenant, series, hour, dimension key)`, measures added;
+//! - **counters**: atomic increments with an expiry (the rate limit);
+//! - **writes**: conditional state changes committed together with their write-log entry.
+
+pub mod filter;
+pub mod sqlite;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use filter::{Filter, Pred};
+
+use crate::scope::Scope;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backend failed (I/O, SQL, SDK). Never shown to callers.
+    #[error("store backend: {0}")]
+    Backend(String),
+    /// A conditional change found another state than expected; nothing was written.
+    #[error("condition failed")]
+    ConditionFailed,
+    /// A stored item does not have the expected shape.
+    #[error("stored data: {0}")]
+    Data(String),
+    /// An item that must be unique exists already.
+    #[error("already exists")]
+    Exists,
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A token as stored: only the SHA-256 of the secret is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub hash: String,
+    pub tenant: String,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+/// A versioned JSON document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    pub key: String,
+    pub version: u64,
+    pub body: Value,
+}
+
+/// One time-ordered record. `ts` is in milliseconds since the epoch; `id` breaks ties.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub partition: String,
+    pub ts: i64,
+    pub id: String,
+    pub body: Value,
+}
+
+/// Where a newest-first read stopped: the last record returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    pub ts: i64,
+    pub id: String,
+}
+
+/// A newest-first read of one series.
+#[derive(Debug, Clone)]
+pub struct SeriesQuery<'a> {
+    pub tenant: &'a str,
+    pub series: &'a str,
+    /// `None` reads every partition of the series.
+    pub partition: Option<&'a str>,
+    /// Inclusive lower bound, ms.
+    pub from: i64,
+    /// Exclusive upper bound, ms.
+    pub to: i64,
+    pub filter: &'a Filter,
+    pub after: Option<&'a Position>,
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SeriesPage {
+    pub records: Vec<Record>,
+    /// Set when more records may follow.
+    pub next: Option<Position>,
+}
+
+/// An hourly aggregate: measures summed over one hour and one combination of dimensions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rollup {
+    /// Start of the hour, ms.
+    pub hour: i64,
+    /// Identifies the combination of dimensions within the hour.
+    pub key: String,
+    pub dims: Value,
+    pub measures: BTreeMap<String, f64>,
+}
+
+/// What a conditional change expects to find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    Any,
+    Absent,
+    Version(u64),
+}
+
+/// One state change of a write.
+#[derive(Debug, Clone)]
+pub enum Change {
+    PutDoc {
+        collection: String,
+        key: String,
+        body: Value,
+        expect: Expect,
+    },
+    Append {
+        series: String,
+        record: Record,
+    },
+}
+
+/// One entry of the write log (spec 1: every write is logged with its request body).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteLogEntry {
+    pub tenant: String,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub request_id: String,
+    pub token_name: String,
+    pub method: String,
+    pub path: String,
+    pub body: Value,
+    pub status: u16,
+}
+
+/// The store: every primitive the modules use.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // Tokens.
+    async fn token_by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>>;
+    /// Fails with [`StoreError::Exists`] when the tenant has an active token of that name.
+    async fn insert_token(&self, token: &TokenRecord) -> StoreResult<()>;
+    /// Revokes the tenant's active token of that name; false when there is none.
+    async fn revoke_token(&self, tenant: &str, name: &str, at: i64) -> StoreResult<bool>;
+    async fn list_tokens(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>>;
+
+    // Counters.
+    /// Adds one to `key` and returns the new value; the counter is dropped after `expires_at` (s).
+    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64>;
+
+    // Documents.
+    async fn get_doc(&self, tenant: &str, collection: &str, key: &str) -> StoreResult<Option<Doc>>;
+    /// Documents in key order, after `after`, matching `filter`, at most `limit`.
+    async fn list_docs(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<Doc>>;
+    /// Unconditional puts (seeding, collection).
+    async fn put_docs(&self, tenant: &str, collection: &str, docs: Vec<(String, Value)>) -> StoreResult<()>;
+
+    // Series.
+    async fn append(&self, tenant: &str, series: &str, records: Vec<Record>) -> StoreResult<()>;
+    async fn scan(&self, query: &SeriesQuery<'_>) -> StoreResult<SeriesPage>;
+
+    // Rollups.
+    /// Adds the measures into the existing aggregates (or creates them).
+    async fn add_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()>;
+    /// Aggregates with `from <= hour < to`, matching `filter` on their dimensions.
+    async fn rollups(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+    ) -> StoreResult<Vec<Rollup>>;
+
+    // Writes.
+    /// Commits the log entry and the changes together, or nothing. With a failed
+    /// expectation nothing is written and [`StoreError::ConditionFailed`] is returned.
+    async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()>;
+    /// The tenant's write log, oldest first.
+    async fn write_log(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>>;
+
+    // Settings of the deployment itself.
+    /// A random secret of 32 bytes created on first use and kept (cursor signing).
+    async fn secret(&self, name: &str) -> StoreResult<Vec<u8>>;
+    /// True when the store holds no tenant data yet.
+    async fn is_empty(&self) -> StoreResult<bool>;
+}
+
+pub type DynStore = Arc<dyn Store>;
+
+/// Milliseconds of a date-time.
+pub fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_millis()
+}

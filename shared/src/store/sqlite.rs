@@ -1,0 +1,801 @@
+//! The embedded adapter: one SQLite file (WAL), schema created on open.
+//!
+//! Connections are pooled; every call runs on the blocking pool so a slow read never
+//! stalls the async workers. Filters become SQL over `json_extract`, so only matching
+//! rows leave SQLite.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
+use serde_json::Value;
+
+use super::*;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS tokens (
+    hash TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    name TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS tokens_by_name ON tokens (tenant, name);
+CREATE TABLE IF NOT EXISTS counters (
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS docs (
+    tenant TEXT NOT NULL,
+    coll TEXT NOT NULL,
+    key TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, coll, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS series (
+    tenant TEXT NOT NULL,
+    series TEXT NOT NULL,
+    part TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, series, part, ts, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS series_by_time ON series (tenant, series, ts, id);
+CREATE TABLE IF NOT EXISTS rollups (
+    tenant TEXT NOT NULL,
+    series TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    dims TEXT NOT NULL,
+    measures TEXT NOT NULL,
+    PRIMARY KEY (tenant, series, hour, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS writes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant TEXT NOT NULL,
+    entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS writes_by_tenant ON writes (tenant, seq);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+);
+"#;
+
+/// The embedded store.
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn open(path: &Path) -> StoreResult<Connection> {
+    let conn = Connection::open(path).map_err(backend)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
+         PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 1073741824;",
+    )
+    .map_err(backend)?;
+    Ok(conn)
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database file and its schema.
+    pub fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
+        let path = path.as_ref().to_path_buf();
+        let conn = open(&path)?;
+        conn.execute_batch(SCHEMA).map_err(backend)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path,
+                pool: Mutex::new(vec![conn]),
+            }),
+        })
+    }
+
+    /// Runs `f` with a pooled connection on the blocking pool.
+    async fn with<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let pooled = inner.pool.lock().map_err(backend)?.pop();
+            let mut conn = match pooled {
+                Some(c) => c,
+                None => open(&inner.path)?,
+            };
+            let out = f(&mut conn);
+            if let Ok(mut pool) = inner.pool.lock()
+                && pool.len() < 16
+            {
+                pool.push(conn);
+            }
+            out
+        })
+        .await
+        .map_err(backend)?
+    }
+}
+
+fn json_text(v: &Value) -> String {
+    v.to_string()
+}
+
+fn parse_json(s: &str) -> StoreResult<Value> {
+    serde_json::from_str(s).map_err(|e| StoreError::Data(e.to_string()))
+}
+
+fn sql_of(v: &Value) -> SqlValue {
+    match v {
+        Value::Null => SqlValue::Null,
+        Value::Bool(b) => SqlValue::Integer(i64::from(*b)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => SqlValue::Integer(i),
+            None => SqlValue::Real(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => SqlValue::Text(s.clone()),
+        other => SqlValue::Text(other.to_string()),
+    }
+}
+
+fn json_path(field: &str) -> StoreResult<String> {
+    if field.is_empty()
+        || !field
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        return Err(StoreError::Data(format!("bad field name {field}")));
+    }
+    Ok(format!("'$.{field}'"))
+}
+
+/// SQL for `filter` over the JSON column `col`, with its parameters appended to `args`.
+fn filter_sql(filter: &Filter, col: &str, args: &mut Vec<SqlValue>) -> StoreResult<String> {
+    let mut sql = String::new();
+    for pred in &filter.0 {
+        let clause = match pred {
+            Pred::Eq(f, v) => {
+                args.push(sql_of(v));
+                format!("json_extract({col}, {}) = ?", json_path(f)?)
+            }
+            Pred::Ne(f, v) => {
+                args.push(sql_of(v));
+                format!("json_extract({col}, {}) IS NOT ?", json_path(f)?)
+            }
+            Pred::In(f, vs) => {
+                let marks = vec!["?"; vs.len()].join(",");
+                args.extend(vs.iter().map(sql_of));
+                format!("json_extract({col}, {}) IN ({marks})", json_path(f)?)
+            }
+            Pred::Prefix(f, p) => {
+                args.push(SqlValue::Integer(p.chars().count() as i64));
+                args.push(SqlValue::Text(p.clone()));
+                format!("substr(json_extract({col}, {}), 1, ?) = ?", json_path(f)?)
+            }
+            Pred::Contains(fs, needle) => {
+                let mut ors = Vec::new();
+                for f in fs {
+                    args.push(SqlValue::Text(needle.to_lowercase()));
+                    ors.push(format!(
+                        "instr(lower(json_extract({col}, {})), ?) > 0",
+                        json_path(f)?
+                    ));
+                }
+                format!("({})", ors.join(" OR "))
+            }
+            Pred::Gte(f, n) => {
+                args.push(SqlValue::Real(*n));
+                format!("json_extract({col}, {}) >= ?", json_path(f)?)
+            }
+            Pred::Lte(f, n) => {
+                args.push(SqlValue::Real(*n));
+                format!("json_extract({col}, {}) <= ?", json_path(f)?)
+            }
+            Pred::Has(f, v) => {
+                args.push(sql_of(v));
+                format!(
+                    "EXISTS (SELECT 1 FROM json_each({col}, {}) WHERE value = ?)",
+                    json_path(f)?
+                )
+            }
+        };
+        sql.push_str(" AND ");
+        sql.push_str(&clause);
+    }
+    Ok(sql)
+}
+
+fn token_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TokenRecord> {
+    let scopes: String = row.get(3)?;
+    Ok(TokenRecord {
+        hash: row.get(0)?,
+        tenant: row.get(1)?,
+        name: row.get(2)?,
+        scopes: scopes.split(',').filter_map(Scope::parse).collect(),
+        created_at: row.get(4)?,
+        expires_at: row.get(5)?,
+        revoked_at: row.get(6)?,
+    })
+}
+
+const TOKEN_COLS: &str = "hash, tenant, name, scopes, created_at, expires_at, revoked_at";
+
+fn put_doc(
+    tx: &rusqlite::Transaction<'_>,
+    tenant: &str,
+    coll: &str,
+    key: &str,
+    body: &Value,
+    expect: Expect,
+) -> StoreResult<()> {
+    let current: Option<u64> = tx
+        .query_row(
+            "SELECT version FROM docs WHERE tenant = ?1 AND coll = ?2 AND key = ?3",
+            params![tenant, coll, key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(backend)?;
+    let ok = match expect {
+        Expect::Any => true,
+        Expect::Absent => current.is_none(),
+        Expect::Version(v) => current == Some(v),
+    };
+    if !ok {
+        return Err(StoreError::ConditionFailed);
+    }
+    tx.execute(
+        "INSERT INTO docs (tenant, coll, key, version, body) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (tenant, coll, key) DO UPDATE SET version = excluded.version, body = excluded.body",
+        params![tenant, coll, key, current.unwrap_or(0) + 1, json_text(body)],
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+fn append_records(
+    tx: &rusqlite::Transaction<'_>,
+    tenant: &str,
+    series: &str,
+    records: &[Record],
+) -> StoreResult<()> {
+    let mut stmt = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO series (tenant, series, part, ts, id, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(backend)?;
+    for r in records {
+        stmt.execute(params![tenant, series, r.partition, r.ts, r.id, json_text(&r.body)])
+            .map_err(backend)?;
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn token_by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
+        let hash = hash.to_owned();
+        self.with(move |c| {
+            c.prepare_cached(&format!("SELECT {TOKEN_COLS} FROM tokens WHERE hash = ?1"))
+                .and_then(|mut s| s.query_row([hash], token_row).optional())
+                .map_err(backend)
+        })
+        .await
+    }
+
+    async fn insert_token(&self, token: &TokenRecord) -> StoreResult<()> {
+        let t = token.clone();
+        self.with(move |c| {
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let active: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM tokens WHERE tenant = ?1 AND name = ?2 AND revoked_at IS NULL AND expires_at > ?3)",
+                    params![t.tenant, t.name, t.created_at],
+                    |r| r.get(0),
+                )
+                .map_err(backend)?;
+            if active {
+                return Err(StoreError::Exists);
+            }
+            let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
+            tx.execute(
+                &format!("INSERT INTO tokens ({TOKEN_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+                params![t.hash, t.tenant, t.name, scopes.join(","), t.created_at, t.expires_at, t.revoked_at],
+            )
+            .map_err(backend)?;
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn revoke_token(&self, tenant: &str, name: &str, at: i64) -> StoreResult<bool> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.with(move |c| {
+            let n = c
+                .execute(
+                    "UPDATE tokens SET revoked_at = ?3 WHERE tenant = ?1 AND name = ?2 AND revoked_at IS NULL",
+                    params![tenant, name, at],
+                )
+                .map_err(backend)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn list_tokens(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>> {
+        let tenant = tenant.to_owned();
+        self.with(move |c| {
+            let mut s = c
+                .prepare(&format!(
+                    "SELECT {TOKEN_COLS} FROM tokens WHERE tenant = ?1 ORDER BY created_at, name"
+                ))
+                .map_err(backend)?;
+            let rows = s.query_map([tenant], token_row).map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        })
+        .await
+    }
+
+    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
+        let key = key.to_owned();
+        self.with(move |c| {
+            let value: i64 = c
+                .prepare_cached(
+                    "INSERT INTO counters (key, value, expires_at) VALUES (?1, 1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value",
+                )
+                .and_then(|mut s| s.query_row(params![key, expires_at], |r| r.get(0)))
+                .map_err(backend)?;
+            if value == 1 {
+                // A new window: drop the counters whose windows have ended.
+                c.execute(
+                    "DELETE FROM counters WHERE expires_at < ?1",
+                    [expires_at - 3600],
+                )
+                .map_err(backend)?;
+            }
+            Ok(value as u64)
+        })
+        .await
+    }
+
+    async fn get_doc(&self, tenant: &str, collection: &str, key: &str) -> StoreResult<Option<Doc>> {
+        let (tenant, coll, key) = (tenant.to_owned(), collection.to_owned(), key.to_owned());
+        self.with(move |c| {
+            let row: Option<(u64, String)> = c
+                .prepare_cached(
+                    "SELECT version, body FROM docs WHERE tenant = ?1 AND coll = ?2 AND key = ?3",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![tenant, coll, key], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .optional()
+                })
+                .map_err(backend)?;
+            row.map(|(version, body)| {
+                Ok(Doc {
+                    key,
+                    version,
+                    body: parse_json(&body)?,
+                })
+            })
+            .transpose()
+        })
+        .await
+    }
+
+    async fn list_docs(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<Doc>> {
+        let mut args = vec![
+            SqlValue::Text(tenant.to_owned()),
+            SqlValue::Text(collection.to_owned()),
+        ];
+        let mut sql = String::from("SELECT key, version, body FROM docs WHERE tenant = ? AND coll = ?");
+        if let Some(a) = after {
+            sql.push_str(" AND key > ?");
+            args.push(SqlValue::Text(a.to_owned()));
+        }
+        sql.push_str(&filter_sql(filter, "body", &mut args)?);
+        sql.push_str(" ORDER BY key LIMIT ?");
+        args.push(SqlValue::Integer(limit.min(i64::MAX as usize) as i64));
+        self.with(move |c| {
+            let mut s = c.prepare_cached(&sql).map_err(backend)?;
+            let rows = s
+                .query_map(params_from_iter(args), |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, u64>(1)?, r.get::<_, String>(2)?))
+                })
+                .map_err(backend)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (key, version, body) = row.map_err(backend)?;
+                out.push(Doc {
+                    key,
+                    version,
+                    body: parse_json(&body)?,
+                });
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn put_docs(&self, tenant: &str, collection: &str, docs: Vec<(String, Value)>) -> StoreResult<()> {
+        let (tenant, coll) = (tenant.to_owned(), collection.to_owned());
+        self.with(move |c| {
+            let tx = c.transaction().map_err(backend)?;
+            for (key, body) in &docs {
+                put_doc(&tx, &tenant, &coll, key, body, Expect::Any)?;
+            }
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn append(&self, tenant: &str, series: &str, records: Vec<Record>) -> StoreResult<()> {
+        let (tenant, series) = (tenant.to_owned(), series.to_owned());
+        self.with(move |c| {
+            let tx = c.transaction().map_err(backend)?;
+            append_records(&tx, &tenant, &series, &records)?;
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn scan(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
+        let mut args = vec![
+            SqlValue::Text(q.tenant.to_owned()),
+            SqlValue::Text(q.series.to_owned()),
+        ];
+        let mut sql = String::from("SELECT part, ts, id, body FROM series WHERE tenant = ? AND series = ?");
+        if let Some(p) = q.partition {
+            sql.push_str(" AND part = ?");
+            args.push(SqlValue::Text(p.to_owned()));
+        }
+        sql.push_str(" AND ts >= ? AND ts < ?");
+        args.push(SqlValue::Integer(q.from));
+        args.push(SqlValue::Integer(q.to));
+        if let Some(pos) = q.after {
+            sql.push_str(" AND (ts < ? OR (ts = ? AND id < ?))");
+            args.push(SqlValue::Integer(pos.ts));
+            args.push(SqlValue::Integer(pos.ts));
+            args.push(SqlValue::Text(pos.id.clone()));
+        }
+        sql.push_str(&filter_sql(q.filter, "body", &mut args)?);
+        sql.push_str(" ORDER BY ts DESC, id DESC LIMIT ?");
+        // One more than asked tells whether another page follows.
+        let limit = q.limit;
+        args.push(SqlValue::Integer(limit as i64 + 1));
+        self.with(move |c| {
+            let mut s = c.prepare_cached(&sql).map_err(backend)?;
+            let rows = s
+                .query_map(params_from_iter(args), |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })
+                .map_err(backend)?;
+            let mut records = Vec::new();
+            for row in rows {
+                let (partition, ts, id, body) = row.map_err(backend)?;
+                records.push(Record {
+                    partition,
+                    ts,
+                    id,
+                    body: parse_json(&body)?,
+                });
+            }
+            let next = if records.len() > limit {
+                records.truncate(limit);
+                records.last().map(|r| Position {
+                    ts: r.ts,
+                    id: r.id.clone(),
+                })
+            } else {
+                None
+            };
+            Ok(SeriesPage { records, next })
+        })
+        .await
+    }
+
+    async fn add_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
+        let (tenant, series) = (tenant.to_owned(), series.to_owned());
+        self.with(move |c| {
+            let tx = c.transaction().map_err(backend)?;
+            {
+                let mut get = tx
+                    .prepare_cached(
+                        "SELECT measures FROM rollups WHERE tenant = ?1 AND series = ?2 AND hour = ?3 AND key = ?4",
+                    )
+                    .map_err(backend)?;
+                let mut put = tx
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO rollups (tenant, series, hour, key, dims, measures) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )
+                    .map_err(backend)?;
+                for row in rows {
+                    let existing: Option<String> = get
+                        .query_row(params![tenant, series, row.hour, row.key], |r| r.get(0))
+                        .optional()
+                        .map_err(backend)?;
+                    let mut measures = row.measures;
+                    if let Some(text) = existing {
+                        let old: BTreeMap<String, f64> =
+                            serde_json::from_str(&text).map_err(|e| StoreError::Data(e.to_string()))?;
+                        for (k, v) in old {
+                            *measures.entry(k).or_insert(0.0) += v;
+                        }
+                    }
+                    let measures = serde_json::to_string(&measures).map_err(|e| StoreError::Data(e.to_string()))?;
+                    put.execute(params![tenant, series, row.hour, row.key, json_text(&row.dims), measures])
+                        .map_err(backend)?;
+                }
+            }
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn rollups(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+    ) -> StoreResult<Vec<Rollup>> {
+        let mut args = vec![
+            SqlValue::Text(tenant.to_owned()),
+            SqlValue::Text(series.to_owned()),
+            SqlValue::Integer(from),
+            SqlValue::Integer(to),
+        ];
+        let mut sql = String::from(
+            "SELECT hour, key, dims, measures FROM rollups WHERE tenant = ? AND series = ? AND hour >= ? AND hour < ?",
+        );
+        sql.push_str(&filter_sql(filter, "dims", &mut args)?);
+        sql.push_str(" ORDER BY hour, key");
+        self.with(move |c| {
+            let mut s = c.prepare_cached(&sql).map_err(backend)?;
+            let rows = s
+                .query_map(params_from_iter(args), |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })
+                .map_err(backend)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (hour, key, dims, measures) = row.map_err(backend)?;
+                out.push(Rollup {
+                    hour,
+                    key,
+                    dims: parse_json(&dims)?,
+                    measures: serde_json::from_str(&measures).map_err(|e| StoreError::Data(e.to_string()))?,
+                });
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
+        self.with(move |c| {
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            for change in &changes {
+                match change {
+                    Change::PutDoc {
+                        collection,
+                        key,
+                        body,
+                        expect,
+                    } => put_doc(&tx, &log.tenant, collection, key, body, *expect)?,
+                    Change::Append { series, record } => {
+                        append_records(&tx, &log.tenant, series, std::slice::from_ref(record))?
+                    }
+                }
+            }
+            let entry = serde_json::to_string(&log).map_err(|e| StoreError::Data(e.to_string()))?;
+            tx.execute(
+                "INSERT INTO writes (tenant, entry) VALUES (?1, ?2)",
+                params![log.tenant, entry],
+            )
+            .map_err(backend)?;
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn write_log(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
+        let tenant = tenant.to_owned();
+        self.with(move |c| {
+            let mut s = c
+                .prepare("SELECT entry FROM writes WHERE tenant = ?1 ORDER BY seq")
+                .map_err(backend)?;
+            let rows = s.query_map([tenant], |r| r.get::<_, String>(0)).map_err(backend)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let text = row.map_err(backend)?;
+                out.push(serde_json::from_str(&text).map_err(|e| StoreError::Data(e.to_string()))?);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn secret(&self, name: &str) -> StoreResult<Vec<u8>> {
+        let key = format!("secret:{name}");
+        self.with(move |c| {
+            let fresh: [u8; 32] = rand::random();
+            c.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES (?1, ?2)",
+                params![key, fresh.to_vec()],
+            )
+            .map_err(backend)?;
+            c.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .map_err(backend)
+        })
+        .await
+    }
+
+    async fn is_empty(&self) -> StoreResult<bool> {
+        self.with(|c| {
+            c.query_row("SELECT NOT EXISTS (SELECT 1 FROM docs)", [], |r| r.get(0))
+                .map_err(backend)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn store() -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(dir.path().join("t.db")).expect("open");
+        (dir, store)
+    }
+
+    fn entry(tenant: &str) -> WriteLogEntry {
+        WriteLogEntry {
+            tenant: tenant.into(),
+            at: chrono::Utc::now(),
+            request_id: "r1".into(),
+            token_name: "t".into(),
+            method: "POST".into(),
+            path: "/x".into(),
+            body: json!({}),
+            status: 200,
+        }
+    }
+
+    #[tokio::test]
+    async fn scan_pages_newest_first_without_gaps() {
+        let (_d, s) = store();
+        let recs = (0..25)
+            .map(|i| Record {
+                partition: format!("m{}", i % 3),
+                ts: 1000 + (i / 2) as i64,
+                id: format!("{i:03}"),
+                body: json!({"n": i, "even": i % 2 == 0}),
+            })
+            .collect();
+        s.append("a", "ev", recs).await.expect("append");
+        let filter = Filter::all().and(Pred::Eq("even", json!(true)));
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let page = s
+                .scan(&SeriesQuery {
+                    tenant: "a",
+                    series: "ev",
+                    partition: None,
+                    from: 0,
+                    to: i64::MAX,
+                    filter: &filter,
+                    after: after.as_ref(),
+                    limit: 4,
+                })
+                .await
+                .expect("scan");
+            seen.extend(page.records.iter().map(|r| r.body["n"].as_i64().unwrap_or(-1)));
+            match page.next {
+                Some(p) => after = Some(p),
+                None => break,
+            }
+        }
+        let expected: Vec<i64> = (0..25).rev().filter(|i| i % 2 == 0).collect();
+        assert_eq!(seen, expected);
+        let other = s
+            .scan(&SeriesQuery {
+                tenant: "b",
+                series: "ev",
+                partition: None,
+                from: 0,
+                to: i64::MAX,
+                filter: &Filter::all(),
+                after: None,
+                limit: 10,
+            })
+            .await
+            .expect("scan");
+        assert!(other.records.is_empty());
+    }
+
+    #[tokio::test]
+    async fn conditional_commit_writes_all_or_nothing() {
+        let (_d, s) = store();
+        let put = |expect| Change::PutDoc {
+            collection: "inc".into(),
+            key: "1".into(),
+            body: json!({"state": "ack"}),
+            expect,
+        };
+        s.commit(entry("a"), vec![put(Expect::Absent)]).await.expect("first");
+        let doc = s.get_doc("a", "inc", "1").await.expect("get").expect("doc");
+        assert_eq!(doc.version, 1);
+        let err = s.commit(entry("a"), vec![put(Expect::Version(7))]).await;
+        assert!(matches!(err, Err(StoreError::ConditionFailed)));
+        assert_eq!(s.write_log("a").await.expect("log").len(), 1);
+        s.commit(entry("a"), vec![put(Expect::Version(1))]).await.expect("second");
+        assert_eq!(s.get_doc("a", "inc", "1").await.expect("get").expect("doc").version, 2);
+        assert_eq!(s.write_log("a").await.expect("log").len(), 2);
+        assert!(s.write_log("b").await.expect("log").is_empty());
+    }
+
+    #[tokio::test]
+    async fn rollups_add_up_and_counters_count() {
+        let (_d, s) = store();
+        let row = |b: f64| Rollup {
+            hour: 3_600_000,
+            key: "tcp".into(),
+            dims: json!({"proto": "TCP"}),
+            measures: [("bytes".to_string(), b)].into_iter().collect(),
+        };
+        s.add_rollups("a", "f", vec![row(2.0)]).await.expect("add");
+        s.add_rollups("a", "f", vec![row(3.0)]).await.expect("add");
+        let rows = s
+            .rollups("a", "f", 0, i64::MAX, &Filter::all().and(Pred::Eq("proto", json!("TCP"))))
+            .await
+            .expect("read");
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].measures["bytes"], 5.0);
+        assert_eq!(s.incr("k", 100).await.expect("incr"), 1);
+        assert_eq!(s.incr("k", 100).await.expect("incr"), 2);
+        assert_eq!(s.secret("c").await.expect("s"), s.secret("c").await.expect("s"));
+    }
+}
