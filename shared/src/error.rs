@@ -80,6 +80,8 @@ pub struct ApiError {
     pub scope: Option<Scope>,
     /// Extra fields of the body, e.g. `admitted_keys` on a settings error.
     pub extra: Map<String, Value>,
+    /// On a 405: the methods of the path, for the `Allow` header.
+    pub allow: Option<String>,
 }
 
 impl ApiError {
@@ -89,6 +91,7 @@ impl ApiError {
             message,
             scope: None,
             extra: Map::new(),
+            allow: None,
         }
     }
 
@@ -173,14 +176,16 @@ impl ApiError {
         )
     }
 
-    pub fn method_not_allowed() -> Self {
-        Self::new(
+    pub fn method_not_allowed(allow: String) -> Self {
+        let mut e = Self::new(
             ErrorCode::MethodNotAllowed,
             Msg::new(
                 "Méthode non autorisée sur cette route.",
                 "Method not allowed on this route.",
             ),
-        )
+        );
+        e.allow = Some(allow);
+        e
     }
 
     pub fn payload_too_large() -> Self {
@@ -249,8 +254,7 @@ impl ApiError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        if self.code == ErrorCode::MethodNotAllowed
-            && let Some(Value::String(allow)) = self.extra.get("allow")
+        if let Some(allow) = &self.allow
             && let Ok(v) = HeaderValue::from_str(allow)
         {
             res.headers_mut().insert(header::ALLOW, v);
@@ -258,6 +262,19 @@ impl ApiError {
         res.extensions_mut().insert(Rendered(Arc::new(self.clone())));
         res
     }
+}
+
+/// The error body, as documented.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// Stable error code, e.g. `invalid_parameter`, `forbidden`, `not_found`.
+    #[schema(example = "forbidden")]
+    pub error: String,
+    /// Human text, in French unless `Accept-Language` prefers English.
+    pub message: String,
+    /// On a 403: the scope that was required.
+    #[schema(example = "read:machines")]
+    pub scope: Option<String>,
 }
 
 /// Marks a response rendered from an [`ApiError`], so the outer layer can render it again

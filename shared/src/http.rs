@@ -155,7 +155,7 @@ async fn admit(
         Match::Found(r) => r,
         Match::NotFound => return (Err(ApiError::unknown_path()), Some(quota)),
         Match::MethodNotAllowed(allowed) => {
-            let e = ApiError::method_not_allowed().with("allow", allowed.join(", "));
+            let e = ApiError::method_not_allowed(allowed.join(", "));
             return (Err(e), Some(quota));
         }
     };

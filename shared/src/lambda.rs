@@ -6,6 +6,8 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::config::Config;
 use crate::state::AppState;
 
+pub use lambda_http::Error;
+
 pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Error> {
     let config = Config::from_env()?;
     crate::telemetry::init(config.json_logs);

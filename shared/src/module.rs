@@ -19,4 +19,7 @@ pub struct Module {
     pub routes: fn() -> OpenApiRouter<AppState>,
     /// Writes this module's demo data for one tenant.
     pub seed: for<'a> fn(&'a SeedCtx) -> BoxFuture<'a, StoreResult<()>>,
+    /// A background task the local process runs beside the server (e.g. the agent
+    /// simulator that completes queued diagnostic actions). Lambda functions run none.
+    pub worker: Option<fn(AppState) -> BoxFuture<'static, ()>>,
 }

@@ -1,1 +1,20 @@
+//! Black-box tests over the whole API, as a user sees it: one file per module.
 
+mod helpers;
+
+mod alerts;
+mod databases;
+mod dns;
+mod events;
+mod files;
+mod firewall;
+mod fleet;
+mod flows;
+mod foundation;
+mod inventory;
+mod mcp;
+mod netdiag;
+mod network;
+mod operations;
+mod security;
+mod serve;

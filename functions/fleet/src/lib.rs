@@ -1,1 +1,26 @@
-//! x
+//! Fleet module (spec 4.2, 4.3): the token's identity and the agent-equipped machines.
+
+mod handlers;
+mod model;
+mod seed;
+
+use netops_shared::routes::Function;
+use netops_shared::{AppState, Module};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use model::{Identity, Machine};
+
+pub const MODULE: Module = Module {
+    function: Function::Fleet,
+    routes,
+    seed: seed::seed,
+    worker: None,
+};
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(handlers::get_me))
+        .routes(routes!(handlers::list_machines))
+        .routes(routes!(handlers::get_machine))
+}

@@ -205,6 +205,8 @@ pub trait Store: Send + Sync + 'static {
     async fn secret(&self, name: &str) -> StoreResult<Vec<u8>>;
     /// True when the store holds no tenant data yet.
     async fn is_empty(&self) -> StoreResult<bool>;
+    /// Removes a tenant's data (documents, series, rollups); tokens and the write log stay.
+    async fn clear_tenant(&self, tenant: &str) -> StoreResult<()>;
 }
 
 pub type DynStore = Arc<dyn Store>;

@@ -670,6 +670,19 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
+        let tenant = tenant.to_owned();
+        self.with(move |c| {
+            let tx = c.transaction().map_err(backend)?;
+            for table in ["docs", "series", "rollups"] {
+                tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [&tenant])
+                    .map_err(backend)?;
+            }
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
     async fn is_empty(&self) -> StoreResult<bool> {
         self.with(|c| {
             c.query_row("SELECT NOT EXISTS (SELECT 1 FROM docs)", [], |r| r.get(0))

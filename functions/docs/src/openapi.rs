@@ -1,0 +1,188 @@
+//! The OpenAPI 3.1 document. Each module's operations come from its handlers' annotations
+//! (route-specific parameters, bodies, descriptions); what every route shares comes from the
+//! route table — security and scope, paging and window parameters with their defaults and
+//! caps, the common error answers — so the document says what the code does.
+
+use netops_shared::error::ErrorBody;
+use netops_shared::routes::{Access, ROUTES, Route, WindowRule};
+use netops_shared::window::PERIODS;
+use serde_json::{Map, Value, json};
+use utoipa::PartialSchema;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::MODULES;
+
+const DESCRIPTION: &str = "Interface HTTP/JSON des données d'un produit de supervision d'infrastructure : \
+parc d'ordinateurs équipés de l'agent, diagnostic réseau par poste (NetDiag), flux réseau, alertes et moniteurs \
+de disponibilité, inventaire et vulnérabilités, sécurité, bases de données, DNS, accès aux fichiers partagés, \
+infrastructure réseau et pare-feux. Lecture seule, sauf trois écritures : acquitter une alerte, modifier les \
+réglages NetDiag d'un poste, lancer une action de diagnostic.\n\n\
+**Authentification** : en-tête `Authorization: Bearer <jeton>` sur toutes les routes sauf `/openapi.json` et \
+`/docs`. Jeton absent, inconnu, expiré ou révoqué : 401. Portée manquante : 403, le corps nomme la portée dans `scope`.\n\n\
+**Ordre des contrôles** : jeton (401), limite de débit (429), portée (403), paramètres (400), existence (404).\n\n\
+**Erreurs** : corps `{error, message}` (plus `scope` sur un 403). Codes stables : `invalid_parameter`, \
+`invalid_cursor`, `invalid_body`, `unauthorized`, `forbidden`, `not_found`, `conflict`, `method_not_allowed`, \
+`payload_too_large`, `rate_limited`, `internal_error`, `service_unavailable`. Message en français, en anglais si \
+`Accept-Language` préfère `en`. Les paramètres inconnus sont ignorés ; une valeur invalide d'un paramètre connu \
+donne 400 en le nommant. Corps de requête : 64 Kio au plus (413).\n\n\
+**Limite de débit** : 600 appels par fenêtre de 60 s et par jeton, partagée par toutes les fonctions. Chaque \
+réponse porte `X-RateLimit-Limit`, `X-RateLimit-Remaining` et `X-RateLimit-Reset` (secondes jusqu'à la fin de la \
+fenêtre) ; au-delà, 429 avec `Retry-After`.\n\n\
+**Fenêtres (W)** : `period` parmi 1h, 3h, 6h, 12h, 24h, 3d, 7d, 30d (fenêtre glissante finissant maintenant) ; \
+`from`/`to` en RFC 3339. Avec `from` et `to`, `period` est ignoré ; avec `from` seul, de `from` à maintenant ; avec \
+`to` seul, la période par défaut finissant à `to`. Une fenêtre plus longue que le maximum de la route est ramenée \
+à sa partie la plus récente et `meta.window_capped` vaut true (clé absente sinon). Chaque route fenêtrée renvoie \
+`meta.window` : la fenêtre appliquée.\n\n\
+**Pagination** : `limit` entier ≥ 1, ramené au maximum de la route s'il le dépasse (`meta.limit` donne la taille \
+appliquée). `cursor` est opaque et signé, lié au compte, à la route et aux filtres : modifié ou réutilisé avec \
+d'autres filtres, il donne 400 `invalid_cursor`. `meta.next_cursor` vaut null sur la dernière page. Les listes \
+datées vont du plus récent au plus ancien, sans doublon ni trou entre les pages ; le curseur conserve la fenêtre \
+de la première page.";
+
+fn secs_label(secs: i64) -> String {
+    if secs % 86400 == 0 {
+        format!("{} jours", secs / 86400)
+    } else {
+        format!("{} h", secs / 3600)
+    }
+}
+
+fn window_params(rule: WindowRule) -> Vec<Value> {
+    let cap = rule
+        .max_secs
+        .map(|m| format!(" Fenêtre de {} au plus : au-delà, ramenée à sa partie la plus récente, avec `meta.window_capped`.", secs_label(m)))
+        .unwrap_or_default();
+    let periods: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
+    vec![
+        json!({"name": "period", "in": "query", "required": false,
+            "description": format!("Fenêtre glissante finissant maintenant ; par défaut {}. Ignorée si `from` et `to` sont donnés.{cap}", secs_label(rule.default_secs)),
+            "schema": {"type": "string", "enum": periods}}),
+        json!({"name": "from", "in": "query", "required": false,
+            "description": "Début de la fenêtre (RFC 3339). Seul : jusqu'à maintenant.",
+            "schema": {"type": "string", "format": "date-time"}}),
+        json!({"name": "to", "in": "query", "required": false,
+            "description": "Fin de la fenêtre (RFC 3339), après `from`. Seul : la période par défaut finissant à `to`.",
+            "schema": {"type": "string", "format": "date-time"}}),
+    ]
+}
+
+fn common_params(route: &Route) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(p) = route.paging {
+        out.push(json!({"name": "limit", "in": "query", "required": false,
+            "description": format!("Taille de page : {} par défaut, {} au plus (une valeur plus grande est ramenée à {}).", p.default, p.max, p.max),
+            "schema": {"type": "integer", "minimum": 1, "default": p.default}}));
+        if p.cursor {
+            out.push(json!({"name": "cursor", "in": "query", "required": false,
+                "description": "Le `meta.next_cursor` de la page précédente, avec les mêmes filtres.",
+                "schema": {"type": "string"}}));
+        }
+    }
+    if let Some(w) = route.window {
+        out.extend(window_params(w));
+    }
+    out
+}
+
+fn error_response(description: &str) -> Value {
+    json!({"description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}})
+}
+
+fn rate_headers() -> Value {
+    json!({
+        "X-RateLimit-Limit": {"$ref": "#/components/headers/X-RateLimit-Limit"},
+        "X-RateLimit-Remaining": {"$ref": "#/components/headers/X-RateLimit-Remaining"},
+        "X-RateLimit-Reset": {"$ref": "#/components/headers/X-RateLimit-Reset"},
+        "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"},
+    })
+}
+
+/// Completes one operation from its route-table entry.
+fn complete(op: &mut Map<String, Value>, route: &Route) {
+    let params = op.entry("parameters").or_insert_with(|| json!([]));
+    if let Some(list) = params.as_array_mut() {
+        let mut common = common_params(route);
+        common.retain(|p| !list.iter().any(|q| q["name"] == p["name"]));
+        list.extend(common);
+    }
+    if op["parameters"].as_array().is_some_and(Vec::is_empty) {
+        op.remove("parameters");
+    }
+    if route.access == Access::Public {
+        op.insert("security".into(), json!([]));
+        return;
+    }
+    let has_input = op.contains_key("parameters") || op.contains_key("requestBody");
+    let scope = route.scope().map(|s| s.as_str());
+    let mut responses = match op.remove("responses") {
+        Some(Value::Object(r)) => r,
+        _ => Map::new(),
+    };
+    for (status, res) in responses.iter_mut() {
+        if status.starts_with('2')
+            && let Some(r) = res.as_object_mut()
+        {
+            r.insert("headers".into(), rate_headers());
+        }
+    }
+    if has_input {
+        responses
+            .entry("400")
+            .or_insert_with(|| error_response("Paramètre ou corps invalide (`invalid_parameter`, `invalid_cursor`, `invalid_body`)"));
+    }
+    responses.insert("401".into(), error_response("Jeton absent, inconnu, expiré ou révoqué (`unauthorized`)"));
+    if let Some(scope) = scope {
+        responses.insert(
+            "403".into(),
+            error_response(&format!("Le jeton n'a pas la portée `{scope}` (`forbidden`, champ `scope`)")),
+        );
+    }
+    responses.insert("429".into(), error_response("Limite de débit dépassée (`rate_limited`) : attendre `Retry-After` secondes"));
+    responses
+        .entry("500")
+        .or_insert_with(|| error_response("Erreur interne (`internal_error`) : réessayer plus tard"));
+    op.insert("responses".into(), Value::Object(responses));
+    op.insert("security".into(), json!([{"bearer": scope.into_iter().collect::<Vec<_>>()}]));
+    op.insert("x-scope".into(), json!(scope.unwrap_or("")));
+}
+
+/// The whole document, as JSON.
+pub fn openapi() -> Value {
+    let mut router = OpenApiRouter::new().merge(crate::routes());
+    for module in MODULES {
+        router = router.merge((module.routes)());
+    }
+    let (_, api) = router.split_for_parts();
+    let mut doc = serde_json::to_value(api).unwrap_or_default();
+    doc["info"] = json!({
+        "title": "Network Operations Public API",
+        "version": "1.7.0",
+        "description": DESCRIPTION,
+    });
+    doc["servers"] = json!([{"url": "/api/v1", "description": "Base versionnée de cette console"}]);
+    for route in ROUTES {
+        let method = route.method.as_str().to_lowercase();
+        if let Some(op) = doc["paths"][route.path][&method].as_object_mut() {
+            complete(op, route);
+        }
+    }
+    let components = doc
+        .as_object_mut()
+        .map(|d| d.entry("components").or_insert_with(|| json!({})));
+    if let Some(c) = components {
+        c["securitySchemes"] = json!({"bearer": {"type": "http", "scheme": "bearer",
+            "description": "Jeton d'accès `nop_…` d'un compte client, avec sa liste de portées."}});
+        c["headers"] = json!({
+            "X-RateLimit-Limit": {"description": "Appels permis par fenêtre de 60 s", "schema": {"type": "integer"}},
+            "X-RateLimit-Remaining": {"description": "Appels restants dans la fenêtre", "schema": {"type": "integer"}},
+            "X-RateLimit-Reset": {"description": "Secondes jusqu'à la fin de la fenêtre", "schema": {"type": "integer"}},
+            "X-Request-Id": {"description": "Identifiant de la requête, repris dans les journaux", "schema": {"type": "string"}},
+        });
+        if c.get("schemas").is_none() {
+            c["schemas"] = json!({});
+        }
+        c["schemas"]["ErrorBody"] = serde_json::to_value(ErrorBody::schema()).unwrap_or_default();
+    }
+    doc
+}

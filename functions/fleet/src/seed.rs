@@ -1,0 +1,30 @@
+//! Fleet demo data: one document per machine of the roster.
+
+use netops_shared::demo::SeedCtx;
+use netops_shared::module::BoxFuture;
+use netops_shared::store::StoreResult;
+
+use crate::model::{MACHINES, Machine};
+
+pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
+    Box::pin(async move {
+        let docs = ctx
+            .machines
+            .iter()
+            .map(|m| {
+                let machine = Machine {
+                    id: m.id,
+                    hostname: m.hostname.clone(),
+                    ip: m.ip.clone(),
+                    os: m.os.clone(),
+                    agent_version: m.agent_version.clone(),
+                    status: if m.online { "online" } else { "offline" }.into(),
+                    last_seen_at: m.last_seen_at,
+                    modules: m.modules.iter().map(|s| s.to_string()).collect(),
+                };
+                (m.hostname.clone(), serde_json::to_value(machine).unwrap_or_default())
+            })
+            .collect();
+        ctx.store.put_docs(ctx.tenant.id, MACHINES, docs).await
+    })
+}

@@ -1,0 +1,18 @@
+//! Operations module (spec 4.8): maintenance, heartbeats, profiles.
+//!
+//! Not yet implemented: its routes answer 404 until the module lands.
+
+use netops_shared::routes::Function;
+use netops_shared::{AppState, Module};
+use utoipa_axum::router::OpenApiRouter;
+
+pub const MODULE: Module = Module {
+    function: Function::Operations,
+    routes,
+    seed: |_| Box::pin(async { Ok(()) }),
+    worker: None,
+};
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+}

@@ -1,0 +1,318 @@
+//! The command line. Its interface is a contract that scripts rely on: keep it stable.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chrono::{Duration, Utc};
+use clap::{Args, Parser, Subcommand};
+use netops::{SeedSize, open_store, seed_demo};
+use netops_shared::config::Config;
+use netops_shared::scope::{Scope, parse_list};
+use netops_shared::store::{DynStore, StoreError};
+use netops_shared::AppState;
+
+#[derive(Parser)]
+#[command(name = "netops", version, about = "Network Operations Public API v1, on one machine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Args, Clone)]
+struct DbArg {
+    /// SQLite file of the embedded store.
+    #[arg(long, env = "NETOPS_DB", default_value = "netops.db")]
+    db: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the whole API (the default).
+    Serve {
+        /// Address to listen on.
+        #[arg(long, env = "NETOPS_ADDR", default_value = "127.0.0.1:8080")]
+        addr: SocketAddr,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Manage access tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// Replace the demo tenants' data with generated data (bigger for benchmarks).
+    Seed {
+        #[command(flatten)]
+        db: DbArg,
+        /// Machines of tenant acme.
+        #[arg(long, default_value_t = netops_shared::demo::DEMO_MACHINES)]
+        machines: usize,
+        /// Days of history.
+        #[arg(long, default_value_t = netops_shared::demo::DEMO_DAYS)]
+        days: u32,
+        /// Generator seed: the same seed gives the same data.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
+    /// Print a tenant's write log, one JSON object per line.
+    Writes {
+        #[arg(long)]
+        tenant: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token and print it alone on stdout.
+    Create {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        name: String,
+        /// Comma-separated scopes, or `all`.
+        #[arg(long)]
+        scopes: String,
+        /// Lifetime such as 90s, 30m, 12h or 30d.
+        #[arg(long, default_value = "90d")]
+        expires_in: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Revoke a tenant's active token by name.
+    Revoke {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// List a tenant's tokens.
+    List {
+        #[arg(long)]
+        tenant: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
+}
+
+/// A failure to report: message and exit code.
+struct Failure(String, u8);
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure(format!("store error: {e}"), 1)
+    }
+}
+
+fn usage(msg: impl Into<String>) -> Failure {
+    Failure(msg.into(), 2)
+}
+
+/// Parses `90s`, `30m`, `12h`, `30d`.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.len().checked_sub(1)?);
+    let n: i64 = num.parse().ok().filter(|n| *n > 0)?;
+    match unit {
+        "s" => Some(Duration::seconds(n)),
+        "m" => Some(Duration::minutes(n)),
+        "h" => Some(Duration::hours(n)),
+        "d" => Some(Duration::days(n)),
+        _ => None,
+    }
+}
+
+fn check_tenant(tenant: &str) -> Result<(), Failure> {
+    let ok = !tenant.is_empty()
+        && tenant.len() <= 64
+        && tenant.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if ok { Ok(()) } else { Err(usage(format!("invalid tenant id '{tenant}': use a-z, 0-9, '-' or '_'"))) }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("netops: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(msg, code)) => {
+            eprintln!("netops: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+async fn run(command: Option<Command>) -> Result<(), Failure> {
+    let config = Config::from_env().map_err(|e| usage(e.to_string()))?;
+    netops_shared::telemetry::init(config.json_logs);
+    let command = command.unwrap_or_else(|| Command::Serve {
+        addr: std::env::var("NETOPS_ADDR")
+            .ok()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+        db: DbArg { db: config.db_path.clone() },
+    });
+    match command {
+        Command::Serve { addr, db } => serve(addr, db.db, config).await,
+        Command::Token { command } => token(command).await,
+        Command::Seed { db, machines, days, seed } => {
+            if machines == 0 || days == 0 {
+                return Err(usage("--machines and --days must be at least 1"));
+            }
+            let store = open_store(&db.db)?;
+            let started = std::time::Instant::now();
+            seed_demo(&store, SeedSize { machines, days, seed }).await?;
+            eprintln!(
+                "netops: seeded acme ({machines} machines, {days} days) and globex in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
+        Command::Writes { tenant, db } => {
+            check_tenant(&tenant)?;
+            let store = open_store(&db.db)?;
+            for entry in store.write_log(&tenant).await? {
+                println!("{}", serde_json::to_string(&entry).unwrap_or_default());
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn token(command: TokenCommand) -> Result<(), Failure> {
+    match command {
+        TokenCommand::Create { tenant, name, scopes, expires_in, db } => {
+            check_tenant(&tenant)?;
+            if name.trim().is_empty() {
+                return Err(usage("--name must not be empty"));
+            }
+            let scopes = parse_list(&scopes).map_err(|e| {
+                let known: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+                usage(format!("--scopes: {e}; known scopes: {}, or all", known.join(", ")))
+            })?;
+            let ttl = parse_duration(&expires_in)
+                .ok_or_else(|| usage(format!("--expires-in: '{expires_in}' is not like 90s, 30m, 12h or 30d")))?;
+            let store = open_store(&db.db)?;
+            match netops_shared::auth::create_token(&store, &tenant, &name, scopes, ttl).await {
+                Ok((secret, _)) => {
+                    println!("{secret}");
+                    Ok(())
+                }
+                Err(StoreError::Exists) => Err(usage(format!(
+                    "tenant '{tenant}' already has an active token named '{name}': revoke it first"
+                ))),
+                Err(e) => Err(e.into()),
+            }
+        }
+        TokenCommand::Revoke { tenant, name, db } => {
+            check_tenant(&tenant)?;
+            let store = open_store(&db.db)?;
+            if store.revoke_token(&tenant, &name, Utc::now().timestamp()).await? {
+                eprintln!("netops: token '{name}' of tenant '{tenant}' revoked");
+                Ok(())
+            } else {
+                Err(Failure(format!("tenant '{tenant}' has no active token named '{name}'"), 1))
+            }
+        }
+        TokenCommand::List { tenant, db } => {
+            check_tenant(&tenant)?;
+            let store = open_store(&db.db)?;
+            let now = Utc::now().timestamp();
+            println!("NAME\tSTATE\tEXPIRES\tSCOPES");
+            for t in store.list_tokens(&tenant).await? {
+                let state = if t.revoked_at.is_some() {
+                    "revoked"
+                } else if t.expires_at <= now {
+                    "expired"
+                } else {
+                    "active"
+                };
+                let expires = chrono::DateTime::from_timestamp(t.expires_at, 0)
+                    .map(|d| d.to_rfc3339())
+                    .unwrap_or_default();
+                let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
+                println!("{}\t{state}\t{expires}\t{}", t.name, scopes.join(","));
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn demo_token(store: &DynStore) -> Result<String, Failure> {
+    let name = format!("demo-{}", Utc::now().format("%Y%m%d-%H%M%S"));
+    let (secret, _) =
+        netops_shared::auth::create_token(store, "acme", &name, Scope::ALL.to_vec(), Duration::days(90)).await?;
+    Ok(secret)
+}
+
+async fn serve(addr: SocketAddr, db: PathBuf, config: Config) -> Result<(), Failure> {
+    let store = open_store(&db)?;
+    if store.is_empty().await? {
+        eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
+        seed_demo(&store, SeedSize::default()).await?;
+    }
+    let state = AppState::new(store.clone(), Config { db_path: db, ..config }).await?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;
+    let local = listener.local_addr().map_err(|e| Failure(e.to_string(), 1))?;
+    let token = demo_token(&store).await?;
+    let base = format!("http://{local}/api/v1");
+    println!("netops: Network Operations API v1 listening");
+    println!("base URL: {base}");
+    println!("docs: {base}/docs");
+    println!("token: {token}");
+    println!("  (tenant acme, every scope, valid 90 days)");
+    println!("try: curl -H 'Authorization: Bearer {token}' {base}/machines?limit=5");
+    netops::spawn_workers(&state);
+    let app = netops::app(state);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown())
+        .await
+        .map_err(|e| Failure(format!("server error: {e}"), 1))?;
+    eprintln!("netops: stopped");
+    Ok(())
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_the_contract() {
+        assert_eq!(parse_duration("90s"), Some(Duration::seconds(90)));
+        assert_eq!(parse_duration("30m"), Some(Duration::minutes(30)));
+        assert_eq!(parse_duration("12h"), Some(Duration::hours(12)));
+        assert_eq!(parse_duration("30d"), Some(Duration::days(30)));
+        for bad in ["", "d", "0d", "-1d", "5w", "1.5h"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! netops, the one local process: the whole API in one server over the embedded store, the
+//! token commands, the demo seeder and the write log.
+
+use std::sync::Arc;
+
+use axum::Router;
+use chrono::Utc;
+use netops_shared::demo::{SeedCtx, TENANTS, Tenant};
+use netops_shared::store::{DynStore, StoreResult};
+use netops_shared::{AppState, Module};
+use utoipa_axum::router::OpenApiRouter;
+
+/// Every module served by the local process.
+pub fn modules() -> Vec<&'static Module> {
+    let mut all: Vec<&'static Module> = netops_docs::MODULES.to_vec();
+    all.push(&netops_docs::MODULE);
+    all.push(&netops_mcp::MODULE);
+    all
+}
+
+/// The whole API, every module mounted under `/api/v1`.
+pub fn app(state: AppState) -> Router {
+    let mut router = OpenApiRouter::new();
+    for module in modules() {
+        router = router.merge((module.routes)());
+    }
+    let (router, _) = router.split_for_parts();
+    netops_shared::http::app(router, state)
+}
+
+/// Starts the background workers of every module (the local process only).
+pub fn spawn_workers(state: &AppState) {
+    for module in modules() {
+        if let Some(worker) = module.worker {
+            tokio::spawn(worker(state.clone()));
+        }
+    }
+}
+
+/// How much demo data to write.
+#[derive(Debug, Clone, Copy)]
+pub struct SeedSize {
+    pub machines: usize,
+    pub days: u32,
+    pub seed: u64,
+}
+
+impl Default for SeedSize {
+    fn default() -> Self {
+        Self {
+            machines: netops_shared::demo::DEMO_MACHINES,
+            days: netops_shared::demo::DEMO_DAYS,
+            seed: 42,
+        }
+    }
+}
+
+/// Replaces one tenant's data with freshly generated demo data, module by module.
+pub async fn seed_tenant(store: &DynStore, tenant: &'static Tenant, size: SeedSize) -> StoreResult<()> {
+    store.clear_tenant(tenant.id).await?;
+    let ctx = SeedCtx::new(store.clone(), tenant, Utc::now(), size.machines, size.days, size.seed);
+    for module in modules() {
+        let started = std::time::Instant::now();
+        (module.seed)(&ctx).await?;
+        tracing::debug!(tenant = tenant.id, module = module.function.name(), ms = started.elapsed().as_millis() as u64, "seeded");
+    }
+    Ok(())
+}
+
+/// Seeds both demo tenants: `acme` at the given size, `globex` at the demo size.
+pub async fn seed_demo(store: &DynStore, size: SeedSize) -> StoreResult<()> {
+    for tenant in TENANTS {
+        let size = if tenant.id == "acme" { size } else { SeedSize { seed: size.seed, ..SeedSize::default() } };
+        seed_tenant(store, tenant, size).await?;
+    }
+    Ok(())
+}
+
+pub fn open_store(path: &std::path::Path) -> StoreResult<DynStore> {
+    Ok(Arc::new(netops_shared::store::sqlite::SqliteStore::open(path)?))
+}

@@ -1,0 +1,1 @@
+//! Tests of the alerts module (added with the module).

@@ -1,0 +1,1 @@
+//! Tests of the databases module (added with the module).

@@ -1,0 +1,1 @@
+//! Tests of the dns module (added with the module).

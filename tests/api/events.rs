@@ -1,0 +1,1 @@
+//! Tests of the events module (added with the module).

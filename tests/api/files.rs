@@ -1,0 +1,1 @@
+//! Tests of the files module (added with the module).

@@ -1,0 +1,1 @@
+//! Tests of the firewall module (added with the module).

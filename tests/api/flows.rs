@@ -1,0 +1,1 @@
+//! Tests of the flows module (added with the module).

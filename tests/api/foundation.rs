@@ -1,0 +1,1 @@
+//! Tests of the foundation module (added with the module).

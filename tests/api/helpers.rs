@@ -1,0 +1,187 @@
+//! The test application: the whole API in process over a seeded embedded store, called as a
+//! user would (HTTP requests through the router), plus the real `netops` binary.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::body::Body;
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use netops::SeedSize;
+use netops_shared::config::Config;
+use netops_shared::scope::Scope;
+use netops_shared::store::DynStore;
+use netops_shared::AppState;
+use serde_json::Value;
+use tower::ServiceExt;
+
+pub struct TestApp {
+    pub router: Router,
+    pub state: AppState,
+    pub store: DynStore,
+    pub dir: Arc<tempfile::TempDir>,
+}
+
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub bytes: Bytes,
+    /// The body as JSON (Null when it is not JSON).
+    pub body: Value,
+}
+
+impl TestResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// `data` of a successful answer, as an array.
+    pub fn items(&self) -> &Vec<Value> {
+        self.body["data"].as_array().unwrap_or_else(|| panic!("data is not an array: {}", self.body))
+    }
+
+    pub fn error(&self) -> &str {
+        self.body["error"].as_str().unwrap_or("")
+    }
+}
+
+static SHARED: OnceLock<TestApp> = OnceLock::new();
+
+impl TestApp {
+    /// A fresh app over a newly seeded store (for tests that write or need their own state).
+    pub async fn new() -> TestApp {
+        Self::with_config(Config::default()).await
+    }
+
+    pub async fn with_config(config: Config) -> TestApp {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("netops.db");
+        let store = netops::open_store(&path).expect("store");
+        netops::seed_demo(&store, SeedSize::default()).await.expect("seed");
+        let state = AppState::new(store.clone(), Config { db_path: path, ..config })
+            .await
+            .expect("state");
+        TestApp {
+            router: netops::app(state.clone()),
+            state,
+            store,
+            dir: Arc::new(dir),
+        }
+    }
+
+    /// One seeded app shared by the read-only tests of the whole binary.
+    pub fn shared() -> &'static TestApp {
+        SHARED.get_or_init(|| {
+            std::thread::spawn(|| {
+                tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime")
+                    .block_on(TestApp::new())
+            })
+            .join()
+            .expect("seeding thread")
+        })
+    }
+
+    /// A new token of `tenant` with `scopes`.
+    pub async fn token(&self, tenant: &str, scopes: &[Scope]) -> String {
+        let name = format!("test-{:016x}", rand_u64());
+        let (secret, _) = netops_shared::auth::create_token(
+            &self.store,
+            tenant,
+            &name,
+            scopes.to_vec(),
+            chrono::Duration::days(1),
+        )
+        .await
+        .expect("token");
+        secret
+    }
+
+    /// A token of tenant acme with every scope.
+    pub async fn full_token(&self) -> String {
+        self.token("acme", Scope::ALL).await
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> TestResponse {
+        self.request(Method::GET, path, Some(token), None, &[]).await
+    }
+
+    pub async fn send(&self, method: Method, path: &str, token: &str, body: Value) -> TestResponse {
+        self.request(method, path, Some(token), Some(body.to_string().into_bytes()), &[])
+            .await
+    }
+
+    /// Any request; `path` is below `/api/v1`.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Vec<u8>>,
+        headers: &[(&str, &str)],
+    ) -> TestResponse {
+        let mut req = Request::builder().method(method).uri(format!("/api/v1{path}"));
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        if body.is_some() {
+            req = req.header("content-type", "application/json");
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(body.map(Body::from).unwrap_or_else(Body::empty)).expect("request");
+        into_test_response(self.router.clone().oneshot(req).await.expect("infallible")).await
+    }
+}
+
+pub async fn into_test_response(res: http::Response<Body>) -> TestResponse {
+    let status = res.status();
+    let headers = res.headers().clone();
+    let bytes = res.into_body().collect().await.expect("body").to_bytes();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    TestResponse {
+        status,
+        headers,
+        bytes,
+        body,
+    }
+}
+
+pub fn rand_u64() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (N.fetch_add(1, Ordering::Relaxed) << 48) ^ u64::from(std::process::id())
+}
+
+/// Walks every page of a cursor-paged list; returns the items in order.
+pub async fn walk(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let sep = if path.contains('?') { '&' } else { '?' };
+    for _ in 0..10_000 {
+        let url = match &cursor {
+            Some(c) => format!("{path}{sep}cursor={c}"),
+            None => path.to_owned(),
+        };
+        let res = app.get(&url, token).await;
+        assert_eq!(res.status, StatusCode::OK, "{url}: {}", res.body);
+        items.extend(res.items().iter().cloned());
+        match res.body["meta"]["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => {
+                assert!(res.body["meta"]["next_cursor"].is_null(), "next_cursor must be null on the last page");
+                return items;
+            }
+        }
+    }
+    panic!("paging did not end");
+}

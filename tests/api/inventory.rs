@@ -1,0 +1,1 @@
+//! Tests of the inventory module (added with the module).

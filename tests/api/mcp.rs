@@ -1,0 +1,1 @@
+//! Tests of the mcp module (added with the module).

@@ -1,0 +1,1 @@
+//! Tests of the netdiag module (added with the module).

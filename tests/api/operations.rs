@@ -1,0 +1,1 @@
+//! Tests of the operations module (added with the module).

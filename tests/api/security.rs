@@ -1,0 +1,1 @@
+//! Tests of the security module (added with the module).

@@ -1,0 +1,1 @@
+//! Tests of the serve module (added with the module).
