@@ -157,7 +157,7 @@ impl SeedCtx {
         days: u32,
         seed: u64,
     ) -> Self {
-        let accounts = accounts(tenant, seed, (machines * 5 / 4).max(20));
+        let accounts = accounts(tenant, seed, (machines * 5).max(20));
         let machines = roster(tenant, seed, machines, now, &accounts);
         Self {
             store,

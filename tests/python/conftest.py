@@ -1,0 +1,60 @@
+"""Fixtures for the Python tests: the real `netops serve` on a free port, over a fresh store."""
+
+import os
+import pathlib
+import re
+import subprocess
+import tempfile
+import time
+
+import pytest
+import requests
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BINARY = pathlib.Path(os.environ.get("NETOPS_BIN", ROOT / "target" / "debug" / "netops"))
+
+
+class Server:
+    def __init__(self, base_url: str, token: str, db: str):
+        self.base_url = base_url
+        self.token = token
+        self.db = db
+
+    def headers(self, token=None):
+        return {"Authorization": f"Bearer {token or self.token}"}
+
+    def get(self, path, token=None, **kw):
+        return requests.get(self.base_url + path, headers=self.headers(token), timeout=30, **kw)
+
+    def create_token(self, scopes: str, name: str, tenant: str = "acme") -> str:
+        out = subprocess.run(
+            [str(BINARY), "token", "create", "--tenant", tenant, "--name", name, "--scopes", scopes, "--db", self.db],
+            check=True, capture_output=True, text=True,
+        )
+        return out.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def server():
+    workdir = tempfile.mkdtemp(prefix="netops-py-")
+    db = os.path.join(workdir, "netops.db")
+    proc = subprocess.Popen(
+        [str(BINARY), "serve", "--addr", "127.0.0.1:0", "--db", db],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    base, token = None, None
+    deadline = time.time() + 120
+    while time.time() < deadline and (base is None or token is None):
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if m := re.match(r"base URL: (\S+)", line):
+            base = m.group(1)
+        if m := re.match(r"token: (\S+)", line):
+            token = m.group(1)
+    if base is None or token is None:
+        proc.kill()
+        raise RuntimeError("netops serve did not start")
+    yield Server(base, token, db)
+    proc.terminate()
+    proc.wait(timeout=30)
