@@ -7,13 +7,17 @@ use std::process::ExitCode;
 use chrono::{Duration, Utc};
 use clap::{Args, Parser, Subcommand};
 use netops::{SeedSize, open_store, seed_demo};
+use netops_shared::AppState;
 use netops_shared::config::Config;
 use netops_shared::scope::{Scope, parse_list};
 use netops_shared::store::{DynStore, StoreError};
-use netops_shared::AppState;
 
 #[derive(Parser)]
-#[command(name = "netops", version, about = "Network Operations Public API v1, on one machine")]
+#[command(
+    name = "netops",
+    version,
+    about = "Network Operations Public API v1, on one machine"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -129,13 +133,24 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
 fn check_tenant(tenant: &str) -> Result<(), Failure> {
     let ok = !tenant.is_empty()
         && tenant.len() <= 64
-        && tenant.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
-    if ok { Ok(()) } else { Err(usage(format!("invalid tenant id '{tenant}': use a-z, 0-9, '-' or '_'"))) }
+        && tenant
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "invalid tenant id '{tenant}': use a-z, 0-9, '-' or '_'"
+        )))
+    }
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("netops: cannot start the runtime: {e}");
@@ -159,18 +174,33 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             .ok()
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
-        db: DbArg { db: config.db_path.clone() },
+        db: DbArg {
+            db: config.db_path.clone(),
+        },
     });
     match command {
         Command::Serve { addr, db } => serve(addr, db.db, config).await,
         Command::Token { command } => token(command).await,
-        Command::Seed { db, machines, days, seed } => {
+        Command::Seed {
+            db,
+            machines,
+            days,
+            seed,
+        } => {
             if machines == 0 || days == 0 {
                 return Err(usage("--machines and --days must be at least 1"));
             }
             let store = open_store(&db.db)?;
             let started = std::time::Instant::now();
-            seed_demo(&store, SeedSize { machines, days, seed }).await?;
+            seed_demo(
+                &store,
+                SeedSize {
+                    machines,
+                    days,
+                    seed,
+                },
+            )
+            .await?;
             eprintln!(
                 "netops: seeded acme ({machines} machines, {days} days) and globex in {:.1} s",
                 started.elapsed().as_secs_f64()
@@ -190,17 +220,29 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
 
 async fn token(command: TokenCommand) -> Result<(), Failure> {
     match command {
-        TokenCommand::Create { tenant, name, scopes, expires_in, db } => {
+        TokenCommand::Create {
+            tenant,
+            name,
+            scopes,
+            expires_in,
+            db,
+        } => {
             check_tenant(&tenant)?;
             if name.trim().is_empty() {
                 return Err(usage("--name must not be empty"));
             }
             let scopes = parse_list(&scopes).map_err(|e| {
                 let known: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-                usage(format!("--scopes: {e}; known scopes: {}, or all", known.join(", ")))
+                usage(format!(
+                    "--scopes: {e}; known scopes: {}, or all",
+                    known.join(", ")
+                ))
             })?;
-            let ttl = parse_duration(&expires_in)
-                .ok_or_else(|| usage(format!("--expires-in: '{expires_in}' is not like 90s, 30m, 12h or 30d")))?;
+            let ttl = parse_duration(&expires_in).ok_or_else(|| {
+                usage(format!(
+                    "--expires-in: '{expires_in}' is not like 90s, 30m, 12h or 30d"
+                ))
+            })?;
             let store = open_store(&db.db)?;
             match netops_shared::auth::create_token(&store, &tenant, &name, scopes, ttl).await {
                 Ok((secret, _)) => {
@@ -216,11 +258,17 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
         TokenCommand::Revoke { tenant, name, db } => {
             check_tenant(&tenant)?;
             let store = open_store(&db.db)?;
-            if store.revoke_token(&tenant, &name, Utc::now().timestamp()).await? {
+            if store
+                .revoke_token(&tenant, &name, Utc::now().timestamp())
+                .await?
+            {
                 eprintln!("netops: token '{name}' of tenant '{tenant}' revoked");
                 Ok(())
             } else {
-                Err(Failure(format!("tenant '{tenant}' has no active token named '{name}'"), 1))
+                Err(Failure(
+                    format!("tenant '{tenant}' has no active token named '{name}'"),
+                    1,
+                ))
             }
         }
         TokenCommand::List { tenant, db } => {
@@ -249,8 +297,14 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
 
 async fn demo_token(store: &DynStore) -> Result<String, Failure> {
     let name = format!("demo-{}", Utc::now().format("%Y%m%d-%H%M%S"));
-    let (secret, _) =
-        netops_shared::auth::create_token(store, "acme", &name, Scope::ALL.to_vec(), Duration::days(90)).await?;
+    let (secret, _) = netops_shared::auth::create_token(
+        store,
+        "acme",
+        &name,
+        Scope::ALL.to_vec(),
+        Duration::days(90),
+    )
+    .await?;
     Ok(secret)
 }
 
@@ -260,45 +314,65 @@ async fn serve(addr: SocketAddr, db: PathBuf, config: Config) -> Result<(), Fail
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
         seed_demo(&store, SeedSize::default()).await?;
     }
-    let state = AppState::new(store.clone(), Config { db_path: db, ..config }).await?;
+    let state = AppState::new(
+        store.clone(),
+        Config {
+            db_path: db,
+            ..config
+        },
+    )
+    .await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;
-    let local = listener.local_addr().map_err(|e| Failure(e.to_string(), 1))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Failure(e.to_string(), 1))?;
+    // Signal handlers are in place before the token is printed: a supervisor that reads
+    // the token and stops the server at once still gets a clean stop.
+    let stop =
+        shutdown().map_err(|e| Failure(format!("cannot install signal handlers: {e}"), 1))?;
     let token = demo_token(&store).await?;
     let base = format!("http://{local}/api/v1");
-    println!("netops: Network Operations API v1 listening");
-    println!("base URL: {base}");
-    println!("docs: {base}/docs");
-    println!("token: {token}");
-    println!("  (tenant acme, every scope, valid 90 days)");
-    println!("try: curl -H 'Authorization: Bearer {token}' {base}/machines?limit=5");
+    // One write, errors ignored: a closed stdout must not stop the server.
+    let banner = format!(
+        "netops: Network Operations API v1 listening\n\
+         base URL: {base}\n\
+         docs: {base}/docs\n\
+         token: {token}\n\
+         \x20 (tenant acme, every scope, valid 90 days)\n\
+         try: curl -H 'Authorization: Bearer {token}' {base}/machines?limit=5\n"
+    );
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
+    }
     netops::spawn_workers(&state);
     let app = netops::app(state);
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown())
+        .with_graceful_shutdown(stop)
         .await
         .map_err(|e| Failure(format!("server error: {e}"), 1))?;
     eprintln!("netops: stopped");
     Ok(())
 }
 
-async fn shutdown() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGINT or SIGTERM; the handlers are installed when this is called.
+fn shutdown() -> std::io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            s.recv().await;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    #[cfg(unix)]
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    Ok(async move {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 #[cfg(test)]

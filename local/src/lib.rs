@@ -56,13 +56,29 @@ impl Default for SeedSize {
 }
 
 /// Replaces one tenant's data with freshly generated demo data, module by module.
-pub async fn seed_tenant(store: &DynStore, tenant: &'static Tenant, size: SeedSize) -> StoreResult<()> {
+pub async fn seed_tenant(
+    store: &DynStore,
+    tenant: &'static Tenant,
+    size: SeedSize,
+) -> StoreResult<()> {
     store.clear_tenant(tenant.id).await?;
-    let ctx = SeedCtx::new(store.clone(), tenant, Utc::now(), size.machines, size.days, size.seed);
+    let ctx = SeedCtx::new(
+        store.clone(),
+        tenant,
+        Utc::now(),
+        size.machines,
+        size.days,
+        size.seed,
+    );
     for module in modules() {
         let started = std::time::Instant::now();
         (module.seed)(&ctx).await?;
-        tracing::debug!(tenant = tenant.id, module = module.function.name(), ms = started.elapsed().as_millis() as u64, "seeded");
+        tracing::debug!(
+            tenant = tenant.id,
+            module = module.function.name(),
+            ms = started.elapsed().as_millis() as u64,
+            "seeded"
+        );
     }
     Ok(())
 }
@@ -70,12 +86,21 @@ pub async fn seed_tenant(store: &DynStore, tenant: &'static Tenant, size: SeedSi
 /// Seeds both demo tenants: `acme` at the given size, `globex` at the demo size.
 pub async fn seed_demo(store: &DynStore, size: SeedSize) -> StoreResult<()> {
     for tenant in TENANTS {
-        let size = if tenant.id == "acme" { size } else { SeedSize { seed: size.seed, ..SeedSize::default() } };
+        let size = if tenant.id == "acme" {
+            size
+        } else {
+            SeedSize {
+                seed: size.seed,
+                ..SeedSize::default()
+            }
+        };
         seed_tenant(store, tenant, size).await?;
     }
     Ok(())
 }
 
 pub fn open_store(path: &std::path::Path) -> StoreResult<DynStore> {
-    Ok(Arc::new(netops_shared::store::sqlite::SqliteStore::open(path)?))
+    Ok(Arc::new(netops_shared::store::sqlite::SqliteStore::open(
+        path,
+    )?))
 }

@@ -44,7 +44,13 @@ impl CursorCodec {
         <Hmac<Sha256> as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!())
     }
 
-    pub fn encode<P: Serialize>(&self, route: &str, tenant: &str, filters: &str, position: &P) -> String {
+    pub fn encode<P: Serialize>(
+        &self,
+        route: &str,
+        tenant: &str,
+        filters: &str,
+        position: &P,
+    ) -> String {
         let payload = Payload {
             r: route,
             t: tenant,
@@ -59,7 +65,13 @@ impl CursorCodec {
     }
 
     /// The position, if the cursor is intact and was made for this route, tenant and filters.
-    pub fn decode<P: DeserializeOwned>(&self, cursor: &str, route: &str, tenant: &str, filters: &str) -> Option<P> {
+    pub fn decode<P: DeserializeOwned>(
+        &self,
+        cursor: &str,
+        route: &str,
+        tenant: &str,
+        filters: &str,
+    ) -> Option<P> {
         let bytes = URL_SAFE_NO_PAD.decode(cursor.trim()).ok()?;
         if bytes.len() <= MAC_LEN {
             return None;
@@ -85,13 +97,37 @@ mod tests {
             c.decode::<(String, i32)>(&s, "list_machines", "acme", "f1"),
             Some(("PAR-LT-0003".into(), 7))
         );
-        assert!(c.decode::<(String, i32)>(&s, "list_machines", "globex", "f1").is_none());
-        assert!(c.decode::<(String, i32)>(&s, "list_flows", "acme", "f1").is_none());
-        assert!(c.decode::<(String, i32)>(&s, "list_machines", "acme", "f2").is_none());
+        assert!(
+            c.decode::<(String, i32)>(&s, "list_machines", "globex", "f1")
+                .is_none()
+        );
+        assert!(
+            c.decode::<(String, i32)>(&s, "list_flows", "acme", "f1")
+                .is_none()
+        );
+        assert!(
+            c.decode::<(String, i32)>(&s, "list_machines", "acme", "f2")
+                .is_none()
+        );
         let mut bytes = URL_SAFE_NO_PAD.decode(&s).expect("b64");
         bytes[3] ^= 1;
-        assert!(c.decode::<(String, i32)>(&URL_SAFE_NO_PAD.encode(bytes), "list_machines", "acme", "f1").is_none());
-        assert!(CursorCodec::new(b"other".to_vec()).decode::<(String, i32)>(&s, "list_machines", "acme", "f1").is_none());
-        assert!(c.decode::<(String, i32)>("!!!", "list_machines", "acme", "f1").is_none());
+        assert!(
+            c.decode::<(String, i32)>(
+                &URL_SAFE_NO_PAD.encode(bytes),
+                "list_machines",
+                "acme",
+                "f1"
+            )
+            .is_none()
+        );
+        assert!(
+            CursorCodec::new(b"other".to_vec())
+                .decode::<(String, i32)>(&s, "list_machines", "acme", "f1")
+                .is_none()
+        );
+        assert!(
+            c.decode::<(String, i32)>("!!!", "list_machines", "acme", "f1")
+                .is_none()
+        );
     }
 }

@@ -37,18 +37,36 @@ pub const ACME: Tenant = Tenant {
     id_base: 1000,
     domain: "acme.local",
     sites: &[
-        Site { code: "PAR", city: "Paris", subnet: 10 },
-        Site { code: "LYO", city: "Lyon", subnet: 20 },
-        Site { code: "NTE", city: "Nantes", subnet: 30 },
-        Site { code: "BDX", city: "Bordeaux", subnet: 40 },
+        Site {
+            code: "PAR",
+            city: "Paris",
+            subnet: 10,
+        },
+        Site {
+            code: "LYO",
+            city: "Lyon",
+            subnet: 20,
+        },
+        Site {
+            code: "NTE",
+            city: "Nantes",
+            subnet: 30,
+        },
+        Site {
+            code: "BDX",
+            city: "Bordeaux",
+            subnet: 40,
+        },
     ],
     first_names: &[
-        "julie", "thomas", "camille", "nicolas", "léa", "antoine", "manon", "hugo", "chloé", "lucas",
-        "sarah", "mathieu", "émilie", "julien", "pauline", "maxime", "laura", "romain", "inès", "baptiste",
+        "julie", "thomas", "camille", "nicolas", "léa", "antoine", "manon", "hugo", "chloé",
+        "lucas", "sarah", "mathieu", "émilie", "julien", "pauline", "maxime", "laura", "romain",
+        "inès", "baptiste",
     ],
     last_names: &[
-        "martin", "bernard", "dubois", "thomas", "robert", "richard", "petit", "durand", "leroy", "moreau",
-        "simon", "laurent", "lefèvre", "michel", "garcia", "david", "bertrand", "roux", "vincent", "fournier",
+        "martin", "bernard", "dubois", "thomas", "robert", "richard", "petit", "durand", "leroy",
+        "moreau", "simon", "laurent", "lefèvre", "michel", "garcia", "david", "bertrand", "roux",
+        "vincent", "fournier",
     ],
     upper_hostnames: true,
 };
@@ -59,15 +77,29 @@ pub const GLOBEX: Tenant = Tenant {
     id_base: 500_000,
     domain: "globex.corp",
     sites: &[
-        Site { code: "NYC", city: "New York", subnet: 110 },
-        Site { code: "CHI", city: "Chicago", subnet: 120 },
-        Site { code: "SFO", city: "San Francisco", subnet: 130 },
+        Site {
+            code: "NYC",
+            city: "New York",
+            subnet: 110,
+        },
+        Site {
+            code: "CHI",
+            city: "Chicago",
+            subnet: 120,
+        },
+        Site {
+            code: "SFO",
+            city: "San Francisco",
+            subnet: 130,
+        },
     ],
     first_names: &[
-        "james", "mary", "robert", "patricia", "john", "jennifer", "michael", "linda", "david", "susan",
+        "james", "mary", "robert", "patricia", "john", "jennifer", "michael", "linda", "david",
+        "susan",
     ],
     last_names: &[
-        "smith", "johnson", "williams", "brown", "jones", "miller", "davis", "wilson", "anderson", "taylor",
+        "smith", "johnson", "williams", "brown", "jones", "miller", "davis", "wilson", "anderson",
+        "taylor",
     ],
     upper_hostnames: false,
 };
@@ -222,7 +254,13 @@ fn accounts(tenant: &Tenant, seed: u64, n: usize) -> Vec<Account> {
     out
 }
 
-fn roster(tenant: &'static Tenant, seed: u64, n: usize, now: DateTime<Utc>, accounts: &[Account]) -> Vec<MachineSeed> {
+fn roster(
+    tenant: &'static Tenant,
+    seed: u64,
+    n: usize,
+    now: DateTime<Utc>,
+    accounts: &[Account],
+) -> Vec<MachineSeed> {
     let mut rng = rng_for(seed, tenant.id, "machines");
     let mut counters = std::collections::HashMap::new();
     let people: Vec<&Account> = accounts.iter().filter(|a| !a.service).collect();
@@ -244,11 +282,22 @@ fn roster(tenant: &'static Tenant, seed: u64, n: usize, now: DateTime<Utc>, acco
             let os = match kind {
                 MachineKind::Server => *pick(
                     &mut rng,
-                    &["Windows Server 2022 Standard", "Windows Server 2019 Standard", "Ubuntu 22.04 LTS", "Windows Server 2022 Datacenter"],
+                    &[
+                        "Windows Server 2022 Standard",
+                        "Windows Server 2019 Standard",
+                        "Ubuntu 22.04 LTS",
+                        "Windows Server 2022 Datacenter",
+                    ],
                 ),
                 _ => *pick(
                     &mut rng,
-                    &["Windows 11 Pro 23H2", "Windows 11 Pro 24H2", "Windows 11 Enterprise 24H2", "Windows 10 Pro 22H2", "macOS 14 Sonoma"],
+                    &[
+                        "Windows 11 Pro 23H2",
+                        "Windows 11 Pro 24H2",
+                        "Windows 11 Enterprise 24H2",
+                        "Windows 10 Pro 22H2",
+                        "macOS 14 Sonoma",
+                    ],
                 ),
             };
             let vlan = match kind {
@@ -256,14 +305,26 @@ fn roster(tenant: &'static Tenant, seed: u64, n: usize, now: DateTime<Utc>, acco
                 MachineKind::Workstation => 20,
                 MachineKind::Laptop => 30 + rng.random_range(0..2) * 10,
             };
-            let ip = format!("10.{}.{}.{}", site.subnet, vlan, 10 + (i / tenant.sites.len()) % 240);
-            let agent_version = *pick(&mut rng, &["4.12.3", "4.12.3", "4.12.3", "4.11.8", "4.10.2"]);
+            let ip = format!(
+                "10.{}.{}.{}",
+                site.subnet,
+                vlan,
+                10 + (i / tenant.sites.len()) % 240
+            );
+            let agent_version = *pick(
+                &mut rng,
+                &["4.12.3", "4.12.3", "4.12.3", "4.11.8", "4.10.2"],
+            );
             // The first machine is always online and the second always offline, so both
             // states exist in every demo.
             let online = match i {
                 0 => true,
                 1 => false,
-                _ => rng.random_bool(if kind == MachineKind::Server { 0.97 } else { 0.82 }),
+                _ => rng.random_bool(if kind == MachineKind::Server {
+                    0.97
+                } else {
+                    0.82
+                }),
             };
             let last_seen_at = if online {
                 now - Duration::seconds(rng.random_range(3..110))
@@ -275,7 +336,8 @@ fn roster(tenant: &'static Tenant, seed: u64, n: usize, now: DateTime<Utc>, acco
                 _ if i % 7 == 6 => vec!["netflow"],
                 _ => vec!["netflow", "netdiag"],
             };
-            let user = (kind != MachineKind::Server).then(|| people[i % people.len()].login.clone());
+            let user =
+                (kind != MachineKind::Server).then(|| people[i % people.len()].login.clone());
             MachineSeed {
                 id: tenant.id_base + i as i64 + 1,
                 fqdn: format!("{}.{}", hostname.to_lowercase(), tenant.domain),
@@ -304,10 +366,16 @@ mod tests {
         let acc = accounts(&ACME, 7, 80);
         let a = roster(&ACME, 7, 60, now, &acc);
         let b = roster(&ACME, 7, 60, now, &acc);
-        assert_eq!(a.iter().map(|m| &m.hostname).collect::<Vec<_>>(), b.iter().map(|m| &m.hostname).collect::<Vec<_>>());
+        assert_eq!(
+            a.iter().map(|m| &m.hostname).collect::<Vec<_>>(),
+            b.iter().map(|m| &m.hostname).collect::<Vec<_>>()
+        );
         assert_eq!(a[0].hostname, "PAR-SRV-0001");
         let g = roster(&GLOBEX, 7, 60, now, &accounts(&GLOBEX, 7, 80));
-        assert!(a.iter().all(|m| g.iter().all(|x| x.hostname != m.hostname && x.id != m.id)));
+        assert!(
+            a.iter()
+                .all(|m| g.iter().all(|x| x.hostname != m.hostname && x.id != m.id))
+        );
         assert!(a.iter().any(|m| m.online) && a.iter().any(|m| !m.online));
         let names: std::collections::HashSet<_> = a.iter().map(|m| &m.hostname).collect();
         assert_eq!(names.len(), 60);

@@ -75,11 +75,9 @@ impl<T> Envelope<T> {
 impl<T: Serialize> IntoResponse for Envelope<T> {
     fn into_response(self) -> Response {
         match serde_json::to_vec(&self) {
-            Ok(bytes) => (
-                [(http::header::CONTENT_TYPE, "application/json")],
-                bytes,
-            )
-                .into_response(),
+            Ok(bytes) => {
+                ([(http::header::CONTENT_TYPE, "application/json")], bytes).into_response()
+            }
             Err(e) => ApiError::internal(&e).into_response(),
         }
     }

@@ -170,10 +170,7 @@ impl ApiError {
     }
 
     pub fn conflict(fr: impl Into<String>, en: impl Into<String>) -> Self {
-        Self::new(
-            ErrorCode::Conflict,
-            Msg::new(fr.into(), en.into()),
-        )
+        Self::new(ErrorCode::Conflict, Msg::new(fr.into(), en.into()))
     }
 
     pub fn method_not_allowed(allow: String) -> Self {
@@ -259,7 +256,8 @@ impl ApiError {
         {
             res.headers_mut().insert(header::ALLOW, v);
         }
-        res.extensions_mut().insert(Rendered(Arc::new(self.clone())));
+        res.extensions_mut()
+            .insert(Rendered(Arc::new(self.clone())));
         res
     }
 }
@@ -303,15 +301,27 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for c in ErrorCode::ALL {
             assert!(seen.insert(c.as_str()), "duplicate {}", c.as_str());
-            assert!(c.as_str().chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'));
+            assert!(
+                c.as_str()
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch == '_')
+            );
         }
-        assert_eq!(ErrorCode::RateLimited.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            ErrorCode::RateLimited.status(),
+            StatusCode::TOO_MANY_REQUESTS
+        );
     }
 
     #[test]
     fn forbidden_names_the_scope_in_both_languages() {
         let e = ApiError::forbidden(Scope::ReadFlows);
         assert_eq!(e.body(Lang::Fr)["scope"], "read:flows");
-        assert!(e.body(Lang::En)["message"].as_str().unwrap_or("").contains("lacks"));
+        assert!(
+            e.body(Lang::En)["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("lacks")
+        );
     }
 }

@@ -67,11 +67,7 @@ pub fn parse_query<T: DeserializeOwned>(query: Option<&str>) -> Result<T, ApiErr
         let reason = e.inner().to_string();
         let name = if name == "." {
             // serde reports a missing field on the root.
-            reason
-                .split('`')
-                .nth(1)
-                .unwrap_or("query")
-                .to_owned()
+            reason.split('`').nth(1).unwrap_or("query").to_owned()
         } else {
             name
         };
@@ -131,24 +127,25 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
         if bytes.len() > BODY_LIMIT {
             return Err(ApiError::payload_too_large());
         }
-        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| {
-            ApiError::invalid_body("ce n'est pas du JSON valide", "not valid JSON")
-        })?;
+        let value: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|_| ApiError::invalid_body("ce n'est pas du JSON valide", "not valid JSON"))?;
         if !value.is_object() {
             return Err(ApiError::invalid_body(
                 "un objet JSON est attendu",
                 "a JSON object is expected",
             ));
         }
-        serde_path_to_error::deserialize(value).map(Json).map_err(|e| {
-            let field = e.path().to_string();
-            let reason = e.inner().to_string();
-            ApiError::invalid_body(
-                format!("champ « {field} » : {}", french_reason(&reason)),
-                format!("field '{field}': {reason}"),
-            )
-            .with("field", field)
-        })
+        serde_path_to_error::deserialize(value)
+            .map(Json)
+            .map_err(|e| {
+                let field = e.path().to_string();
+                let reason = e.inner().to_string();
+                ApiError::invalid_body(
+                    format!("champ « {field} » : {}", french_reason(&reason)),
+                    format!("field '{field}': {reason}"),
+                )
+                .with("field", field)
+            })
     }
 }
 
@@ -175,7 +172,8 @@ mod tests {
 
     #[test]
     fn names_the_bad_parameter_in_both_languages() {
-        let q: Q = parse_query(Some("status=online&remote_port=443&protocol=TCP&other=1")).expect("q");
+        let q: Q =
+            parse_query(Some("status=online&remote_port=443&protocol=TCP&other=1")).expect("q");
         assert_eq!(q.status.as_deref(), Some("online"));
         assert_eq!(q.remote_port, Some(443));
         assert_eq!(q.protocol, Some(Proto::Tcp));

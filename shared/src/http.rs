@@ -19,8 +19,8 @@ use crate::error::{ApiError, Rendered};
 use crate::extract::BODY_LIMIT;
 use crate::lang::Lang;
 use crate::routes::{self, Access, BASE_PATH, Kind, Match};
-use crate::write::{Logged, WriteBody, log_refusal};
 use crate::state::AppState;
+use crate::write::{Logged, WriteBody, log_refusal};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
@@ -48,7 +48,9 @@ struct Quota {
 
 fn request_id(req: &Request) -> String {
     // Under Lambda, API Gateway's request id ties our log to its own.
-    if let Some(ctx) = req.extensions().get::<lambda_http::request::RequestContext>()
+    if let Some(ctx) = req
+        .extensions()
+        .get::<lambda_http::request::RequestContext>()
         && let lambda_http::request::RequestContext::ApiGatewayV2(c) = ctx
         && let Some(id) = &c.request_id
     {
@@ -101,9 +103,16 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             }
         }
         if status == http::StatusCode::UNAUTHORIZED {
-            h.insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            h.insert(
+                http::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer"),
+            );
         }
-        tracing::info!(status = status.as_u16(), micros = started.elapsed().as_micros() as u64, "served");
+        tracing::info!(
+            status = status.as_u16(),
+            micros = started.elapsed().as_micros() as u64,
+            "served"
+        );
         res
     }
     .instrument(span)

@@ -46,12 +46,14 @@ pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, Api
 impl FromRequestParts<AppState> for Page {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        let rule = caller
-            .route
-            .paging
-            .ok_or_else(|| ApiError::internal(&format!("route {} has no paging rule", caller.route.op)))?;
+        let rule = caller.route.paging.ok_or_else(|| {
+            ApiError::internal(&format!("route {} has no paging rule", caller.route.op))
+        })?;
         let pairs = query_pairs(parts.uri.query());
         let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let limit = parse_limit(get("limit").as_deref(), rule.default, rule.max)?;
@@ -68,7 +70,10 @@ impl FromRequestParts<AppState> for Page {
 
 impl Page {
     /// The position the cursor points at, checked against the current filters.
-    pub fn resume<P: DeserializeOwned>(&self, filters: &impl Serialize) -> Result<Option<P>, ApiError> {
+    pub fn resume<P: DeserializeOwned>(
+        &self,
+        filters: &impl Serialize,
+    ) -> Result<Option<P>, ApiError> {
         match &self.cursor {
             None => Ok(None),
             Some(c) => self
@@ -81,7 +86,8 @@ impl Page {
 
     /// A cursor for the next page.
     pub fn cursor_for<P: Serialize>(&self, filters: &impl Serialize, position: &P) -> String {
-        self.codec.encode(self.op, &self.tenant, &fingerprint(filters), position)
+        self.codec
+            .encode(self.op, &self.tenant, &fingerprint(filters), position)
     }
 
     /// `meta.limit` and `meta.next_cursor`.
@@ -139,7 +145,10 @@ pub async fn series_page(
         w: (applied.from_ms(), applied.to_ms()),
         p,
     });
-    Ok((result.records, page.meta(filters, next.as_ref()).window(&applied)))
+    Ok((
+        result.records,
+        page.meta(filters, next.as_ref()).window(&applied),
+    ))
 }
 
 /// One page of documents in key order.

@@ -275,7 +275,10 @@ pub enum Match {
 /// Finds the route for `method` and `path` (the path below [`BASE_PATH`]). Literal
 /// segments beat placeholders, so `/flows/summary` never reads as a parameter.
 pub fn find(method: &Method, path: &str) -> Match {
-    let path = path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(path);
+    let path = path
+        .strip_suffix('/')
+        .filter(|p| !p.is_empty())
+        .unwrap_or(path);
     let mut best: Option<(&'static Route, usize)> = None;
     let mut allowed = Vec::new();
     for route in ROUTES {

@@ -129,10 +129,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Window {
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        let rule = caller
-            .route
-            .window
-            .ok_or_else(|| ApiError::internal(&format!("route {} has no window rule", caller.route.op)))?;
+        let rule = caller.route.window.ok_or_else(|| {
+            ApiError::internal(&format!("route {} has no window rule", caller.route.op))
+        })?;
         let pairs = query_pairs(parts.uri.query());
         let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         Window::resolve(get("period"), get("from"), get("to"), rule, Utc::now())
@@ -167,10 +166,20 @@ mod tests {
             now(),
         )
         .expect("w");
-        assert_eq!((w.to - w.from).num_hours(), 23, "period ignored when both bounds given");
+        assert_eq!(
+            (w.to - w.from).num_hours(),
+            23,
+            "period ignored when both bounds given"
+        );
         // Only `to`: the default period ending there; an unencoded '+' arrives as a space.
-        let w = Window::resolve(None, None, Some("2026-11-21T00:00:00 01:00"), RULE, now()).expect("w");
-        assert_eq!(w.to, "2026-11-20T23:00:00Z".parse::<DateTime<Utc>>().expect("date"));
+        let w =
+            Window::resolve(None, None, Some("2026-11-21T00:00:00 01:00"), RULE, now()).expect("w");
+        assert_eq!(
+            w.to,
+            "2026-11-20T23:00:00Z"
+                .parse::<DateTime<Utc>>()
+                .expect("date")
+        );
         assert_eq!((w.to - w.from).num_hours(), 24);
     }
 
@@ -187,8 +196,14 @@ mod tests {
         assert!(Window::resolve(Some("2h"), None, None, RULE, now()).is_err());
         assert!(Window::resolve(None, Some("yesterday"), None, RULE, now()).is_err());
         assert!(
-            Window::resolve(None, Some("2026-11-21T00:00:00Z"), Some("2026-11-20T00:00:00Z"), RULE, now())
-                .is_err()
+            Window::resolve(
+                None,
+                Some("2026-11-21T00:00:00Z"),
+                Some("2026-11-20T00:00:00Z"),
+                RULE,
+                now()
+            )
+            .is_err()
         );
     }
 }

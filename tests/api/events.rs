@@ -1,1 +1,76 @@
-//! Tests of the events module (added with the module).
+//! The API Gateway HTTP API (payload 2.0) events under `events/`: each parses with
+//! `lambda_http` and, run through its own function's router as under Lambda, answers 2xx.
+
+use http::HeaderValue;
+use netops_shared::routes::{self, Match};
+use tower::ServiceExt;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::helpers::{TestApp, into_test_response};
+
+#[tokio::test]
+async fn every_event_routes_to_its_function_and_succeeds() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events");
+    let mut seen = 0;
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .expect("events/")
+        .flatten()
+        .collect();
+    dirs.sort_by_key(|d| d.file_name());
+    for dir in dirs {
+        let function = dir.file_name().to_string_lossy().into_owned();
+        let module = netops::modules()
+            .into_iter()
+            .find(|m| m.function.name() == function)
+            .unwrap_or_else(|| panic!("events/{function}: no such function"));
+        let (router, _) = OpenApiRouter::new()
+            .merge((module.routes)())
+            .split_for_parts();
+        let lambda = netops_shared::http::app(router, app.state.clone());
+        let mut files: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .collect();
+        files.sort_by_key(|f| f.file_name());
+        for file in files {
+            let name = format!("events/{function}/{}", file.file_name().to_string_lossy());
+            let text = std::fs::read_to_string(file.path()).expect("read");
+            let mut req =
+                lambda_http::request::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let path = req.uri().path().to_owned();
+            let rest = path
+                .strip_prefix(routes::BASE_PATH)
+                .unwrap_or_else(|| panic!("{name}: not under the base"));
+            let Match::Found(route) = routes::find(req.method(), rest) else {
+                panic!("{name}: {} {path} is not in the route table", req.method())
+            };
+            assert_eq!(
+                route.function.name(),
+                function,
+                "{name} routes to {}",
+                route.function.name()
+            );
+            req.headers_mut().insert(
+                http::header::AUTHORIZATION,
+                HeaderValue::from_str(&format!("Bearer {token}")).expect("header"),
+            );
+            let res =
+                into_test_response(lambda.clone().oneshot(req).await.expect("infallible")).await;
+            assert!(
+                res.status.is_success(),
+                "{name}: {} {}",
+                res.status,
+                res.body
+            );
+            assert_eq!(
+                res.header("x-request-id"),
+                Some("JKJaXmPLvHcESHA="),
+                "{name}: API Gateway's request id is ours"
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 3);
+}

@@ -25,15 +25,30 @@ async fn machines_list_carries_the_spec_fields_and_default_page_size() {
     let res = app.get("/machines", &token).await;
     assert_eq!(res.status, StatusCode::OK);
     assert_eq!(res.body["meta"]["limit"], 100);
-    assert!(res.body["meta"]["next_cursor"].is_null(), "60 machines fit in one page of 100");
+    assert!(
+        res.body["meta"]["next_cursor"].is_null(),
+        "60 machines fit in one page of 100"
+    );
     let items = res.items();
     assert_eq!(items.len(), 60);
     for m in items {
-        for field in ["id", "hostname", "ip", "os", "agent_version", "status", "last_seen_at", "modules"] {
+        for field in [
+            "id",
+            "hostname",
+            "ip",
+            "os",
+            "agent_version",
+            "status",
+            "last_seen_at",
+            "modules",
+        ] {
             assert!(!m[field].is_null(), "machine lacks {field}: {m}");
         }
     }
-    let hostnames: Vec<&str> = items.iter().filter_map(|m| m["hostname"].as_str()).collect();
+    let hostnames: Vec<&str> = items
+        .iter()
+        .filter_map(|m| m["hostname"].as_str())
+        .collect();
     let mut sorted = hostnames.clone();
     sorted.sort();
     assert_eq!(hostnames, sorted, "machines are sorted by hostname");
@@ -61,7 +76,11 @@ async fn one_machine_by_exact_hostname_or_404() {
     let res = app.get("/machines/PAR-LT-0001", &token).await;
     assert_eq!(res.status, StatusCode::OK);
     assert_eq!(res.body["data"]["hostname"], "PAR-LT-0001");
-    for unknown in ["/machines/par-lt-0001", "/machines/NOPE-0001", "/machines/gx-nyc-lt001"] {
+    for unknown in [
+        "/machines/par-lt-0001",
+        "/machines/NOPE-0001",
+        "/machines/gx-nyc-lt001",
+    ] {
         let res = app.get(unknown, &token).await;
         assert_eq!(res.status, StatusCode::NOT_FOUND, "{unknown}");
         assert_eq!(res.error(), "not_found");

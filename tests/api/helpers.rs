@@ -9,10 +9,10 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use netops::SeedSize;
+use netops_shared::AppState;
 use netops_shared::config::Config;
 use netops_shared::scope::Scope;
 use netops_shared::store::DynStore;
-use netops_shared::AppState;
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -20,7 +20,8 @@ pub struct TestApp {
     pub router: Router,
     pub state: AppState,
     pub store: DynStore,
-    pub dir: Arc<tempfile::TempDir>,
+    /// Keeps the store's folder alive as long as the app.
+    pub _dir: Arc<tempfile::TempDir>,
 }
 
 #[derive(Debug)]
@@ -39,7 +40,9 @@ impl TestResponse {
 
     /// `data` of a successful answer, as an array.
     pub fn items(&self) -> &Vec<Value> {
-        self.body["data"].as_array().unwrap_or_else(|| panic!("data is not an array: {}", self.body))
+        self.body["data"]
+            .as_array()
+            .unwrap_or_else(|| panic!("data is not an array: {}", self.body))
     }
 
     pub fn error(&self) -> &str {
@@ -59,15 +62,23 @@ impl TestApp {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("netops.db");
         let store = netops::open_store(&path).expect("store");
-        netops::seed_demo(&store, SeedSize::default()).await.expect("seed");
-        let state = AppState::new(store.clone(), Config { db_path: path, ..config })
+        netops::seed_demo(&store, SeedSize::default())
             .await
-            .expect("state");
+            .expect("seed");
+        let state = AppState::new(
+            store.clone(),
+            Config {
+                db_path: path,
+                ..config
+            },
+        )
+        .await
+        .expect("state");
         TestApp {
             router: netops::app(state.clone()),
             state,
             store,
-            dir: Arc::new(dir),
+            _dir: Arc::new(dir),
         }
     }
 
@@ -107,12 +118,19 @@ impl TestApp {
     }
 
     pub async fn get(&self, path: &str, token: &str) -> TestResponse {
-        self.request(Method::GET, path, Some(token), None, &[]).await
+        self.request(Method::GET, path, Some(token), None, &[])
+            .await
     }
 
     pub async fn send(&self, method: Method, path: &str, token: &str, body: Value) -> TestResponse {
-        self.request(method, path, Some(token), Some(body.to_string().into_bytes()), &[])
-            .await
+        self.request(
+            method,
+            path,
+            Some(token),
+            Some(body.to_string().into_bytes()),
+            &[],
+        )
+        .await
     }
 
     /// Any request; `path` is below `/api/v1`.
@@ -124,7 +142,9 @@ impl TestApp {
         body: Option<Vec<u8>>,
         headers: &[(&str, &str)],
     ) -> TestResponse {
-        let mut req = Request::builder().method(method).uri(format!("/api/v1{path}"));
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("/api/v1{path}"));
         if let Some(t) = token {
             req = req.header("authorization", format!("Bearer {t}"));
         }
@@ -134,7 +154,9 @@ impl TestApp {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let req = req.body(body.map(Body::from).unwrap_or_else(Body::empty)).expect("request");
+        let req = req
+            .body(body.map(Body::from).unwrap_or_else(Body::empty))
+            .expect("request");
         into_test_response(self.router.clone().oneshot(req).await.expect("infallible")).await
     }
 }
@@ -178,7 +200,10 @@ pub async fn walk(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
         match res.body["meta"]["next_cursor"].as_str() {
             Some(c) => cursor = Some(c.to_owned()),
             None => {
-                assert!(res.body["meta"]["next_cursor"].is_null(), "next_cursor must be null on the last page");
+                assert!(
+                    res.body["meta"]["next_cursor"].is_null(),
+                    "next_cursor must be null on the last page"
+                );
                 return items;
             }
         }

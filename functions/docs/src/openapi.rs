@@ -131,19 +131,32 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
             .entry("400")
             .or_insert_with(|| error_response("Paramètre ou corps invalide (`invalid_parameter`, `invalid_cursor`, `invalid_body`)"));
     }
-    responses.insert("401".into(), error_response("Jeton absent, inconnu, expiré ou révoqué (`unauthorized`)"));
+    responses.insert(
+        "401".into(),
+        error_response("Jeton absent, inconnu, expiré ou révoqué (`unauthorized`)"),
+    );
     if let Some(scope) = scope {
         responses.insert(
             "403".into(),
-            error_response(&format!("Le jeton n'a pas la portée `{scope}` (`forbidden`, champ `scope`)")),
+            error_response(&format!(
+                "Le jeton n'a pas la portée `{scope}` (`forbidden`, champ `scope`)"
+            )),
         );
     }
-    responses.insert("429".into(), error_response("Limite de débit dépassée (`rate_limited`) : attendre `Retry-After` secondes"));
-    responses
-        .entry("500")
-        .or_insert_with(|| error_response("Erreur interne (`internal_error`) : réessayer plus tard"));
+    responses.insert(
+        "429".into(),
+        error_response(
+            "Limite de débit dépassée (`rate_limited`) : attendre `Retry-After` secondes",
+        ),
+    );
+    responses.entry("500").or_insert_with(|| {
+        error_response("Erreur interne (`internal_error`) : réessayer plus tard")
+    });
     op.insert("responses".into(), Value::Object(responses));
-    op.insert("security".into(), json!([{"bearer": scope.into_iter().collect::<Vec<_>>()}]));
+    op.insert(
+        "security".into(),
+        json!([{"bearer": scope.into_iter().collect::<Vec<_>>()}]),
+    );
     op.insert("x-scope".into(), json!(scope.unwrap_or("")));
 }
 
@@ -163,7 +176,12 @@ pub fn openapi() -> Value {
     doc["servers"] = json!([{"url": "/api/v1", "description": "Base versionnée de cette console"}]);
     for route in ROUTES {
         let method = route.method.as_str().to_lowercase();
-        if let Some(op) = doc["paths"][route.path][&method].as_object_mut() {
+        let op = doc
+            .get_mut("paths")
+            .and_then(|p| p.get_mut(route.path))
+            .and_then(|i| i.get_mut(&method))
+            .and_then(Value::as_object_mut);
+        if let Some(op) = op {
             complete(op, route);
         }
     }

@@ -14,7 +14,11 @@ use axum::response::{Html, IntoResponse, Response};
 pub async fn get_openapi() -> Response {
     static DOC: OnceLock<Vec<u8>> = OnceLock::new();
     let bytes = DOC.get_or_init(|| serde_json::to_vec(&crate::openapi()).unwrap_or_default());
-    ([(http::header::CONTENT_TYPE, "application/json")], bytes.clone()).into_response()
+    (
+        [(http::header::CONTENT_TYPE, "application/json")],
+        bytes.clone(),
+    )
+        .into_response()
 }
 
 /// Documentation
@@ -29,7 +33,10 @@ pub async fn get_docs() -> Html<String> {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// A static page listing every operation of the OpenAPI document.
@@ -38,7 +45,9 @@ fn render() -> String {
     let mut rows = String::new();
     if let Some(paths) = doc["paths"].as_object() {
         for (path, item) in paths {
-            let Some(item) = item.as_object() else { continue };
+            let Some(item) = item.as_object() else {
+                continue;
+            };
             for (method, op) in item {
                 let scope = op["x-scope"].as_str().unwrap_or("");
                 rows.push_str(&format!(

@@ -1,9 +1,9 @@
 //! Fleet handlers: thin, over the document primitives.
 
-use netops_shared::store::{Filter, Pred};
-use netops_shared::paging::docs_page;
-use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Page, Path, Query, ok};
 use axum::extract::State;
+use netops_shared::paging::docs_page;
+use netops_shared::store::{Filter, Pred};
+use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Page, Path, Query, ok};
 use serde_json::json;
 
 use crate::model::{Identity, MACHINES, Machine, MachinesQuery};
@@ -21,7 +21,11 @@ fn machine(body: serde_json::Value) -> Result<Machine, ApiError> {
 pub async fn get_me(caller: Caller) -> ApiResult<Identity> {
     ok(Identity {
         name: caller.token_name,
-        scopes: caller.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+        scopes: caller
+            .scopes
+            .iter()
+            .map(|s| s.as_str().to_owned())
+            .collect(),
         expires_at: caller.expires_at,
         tenant: caller.tenant,
     })
@@ -42,7 +46,10 @@ pub async fn list_machines(
 ) -> ApiResult<Vec<Machine>> {
     let filter = Filter::all().and_some(q.status.clone(), |s| Pred::Eq("status", json!(s)));
     let (docs, meta) = docs_page(&state, &caller, &page, MACHINES, &filter, &q).await?;
-    let data = docs.into_iter().map(|d| machine(d.body)).collect::<Result<_, _>>()?;
+    let data = docs
+        .into_iter()
+        .map(|d| machine(d.body))
+        .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, meta))
 }
 
@@ -65,6 +72,11 @@ pub async fn get_machine(
         .store
         .get_doc(&caller.tenant, MACHINES, &hostname)
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("Machine « {hostname} »"), format!("Machine '{hostname}'")))?;
+        .ok_or_else(|| {
+            ApiError::not_found(
+                format!("Machine « {hostname} »"),
+                format!("Machine '{hostname}'"),
+            )
+        })?;
     ok(machine(doc.body)?)
 }

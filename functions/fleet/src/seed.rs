@@ -22,7 +22,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     last_seen_at: m.last_seen_at,
                     modules: m.modules.iter().map(|s| s.to_string()).collect(),
                 };
-                (m.hostname.clone(), serde_json::to_value(machine).unwrap_or_default())
+                (
+                    m.hostname.clone(),
+                    serde_json::to_value(machine).unwrap_or_default(),
+                )
             })
             .collect();
         ctx.store.put_docs(ctx.tenant.id, MACHINES, docs).await

@@ -80,8 +80,12 @@ impl Pred {
                         .is_some_and(|s| s.to_lowercase().contains(&needle))
                 })
             }
-            Pred::Gte(f, n) => field(body, f).and_then(Value::as_f64).is_some_and(|x| x >= *n),
-            Pred::Lte(f, n) => field(body, f).and_then(Value::as_f64).is_some_and(|x| x <= *n),
+            Pred::Gte(f, n) => field(body, f)
+                .and_then(Value::as_f64)
+                .is_some_and(|x| x >= *n),
+            Pred::Lte(f, n) => field(body, f)
+                .and_then(Value::as_f64)
+                .is_some_and(|x| x <= *n),
             Pred::Has(f, v) => field(body, f)
                 .and_then(Value::as_array)
                 .is_some_and(|a| a.iter().any(|x| same(x, v))),

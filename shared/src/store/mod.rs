@@ -174,7 +174,12 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
     ) -> StoreResult<Vec<Doc>>;
     /// Unconditional puts (seeding, collection).
-    async fn put_docs(&self, tenant: &str, collection: &str, docs: Vec<(String, Value)>) -> StoreResult<()>;
+    async fn put_docs(
+        &self,
+        tenant: &str,
+        collection: &str,
+        docs: Vec<(String, Value)>,
+    ) -> StoreResult<()>;
 
     // Series.
     async fn append(&self, tenant: &str, series: &str, records: Vec<Record>) -> StoreResult<()>;

@@ -282,8 +282,15 @@ fn append_records(
         )
         .map_err(backend)?;
     for r in records {
-        stmt.execute(params![tenant, series, r.partition, r.ts, r.id, json_text(&r.body)])
-            .map_err(backend)?;
+        stmt.execute(params![
+            tenant,
+            series,
+            r.partition,
+            r.ts,
+            r.id,
+            json_text(&r.body)
+        ])
+        .map_err(backend)?;
     }
     Ok(())
 }
@@ -414,7 +421,8 @@ impl Store for SqliteStore {
             SqlValue::Text(tenant.to_owned()),
             SqlValue::Text(collection.to_owned()),
         ];
-        let mut sql = String::from("SELECT key, version, body FROM docs WHERE tenant = ? AND coll = ?");
+        let mut sql =
+            String::from("SELECT key, version, body FROM docs WHERE tenant = ? AND coll = ?");
         if let Some(a) = after {
             sql.push_str(" AND key > ?");
             args.push(SqlValue::Text(a.to_owned()));
@@ -426,7 +434,11 @@ impl Store for SqliteStore {
             let mut s = c.prepare_cached(&sql).map_err(backend)?;
             let rows = s
                 .query_map(params_from_iter(args), |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, u64>(1)?, r.get::<_, String>(2)?))
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, u64>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
                 })
                 .map_err(backend)?;
             let mut out = Vec::new();
@@ -443,7 +455,12 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn put_docs(&self, tenant: &str, collection: &str, docs: Vec<(String, Value)>) -> StoreResult<()> {
+    async fn put_docs(
+        &self,
+        tenant: &str,
+        collection: &str,
+        docs: Vec<(String, Value)>,
+    ) -> StoreResult<()> {
         let (tenant, coll) = (tenant.to_owned(), collection.to_owned());
         self.with(move |c| {
             let tx = c.transaction().map_err(backend)?;
@@ -470,7 +487,8 @@ impl Store for SqliteStore {
             SqlValue::Text(q.tenant.to_owned()),
             SqlValue::Text(q.series.to_owned()),
         ];
-        let mut sql = String::from("SELECT part, ts, id, body FROM series WHERE tenant = ? AND series = ?");
+        let mut sql =
+            String::from("SELECT part, ts, id, body FROM series WHERE tenant = ? AND series = ?");
         if let Some(p) = q.partition {
             sql.push_str(" AND part = ?");
             args.push(SqlValue::Text(p.to_owned()));
@@ -601,7 +619,8 @@ impl Store for SqliteStore {
                     hour,
                     key,
                     dims: parse_json(&dims)?,
-                    measures: serde_json::from_str(&measures).map_err(|e| StoreError::Data(e.to_string()))?,
+                    measures: serde_json::from_str(&measures)
+                        .map_err(|e| StoreError::Data(e.to_string()))?,
                 });
             }
             Ok(out)
@@ -644,7 +663,9 @@ impl Store for SqliteStore {
             let mut s = c
                 .prepare("SELECT entry FROM writes WHERE tenant = ?1 ORDER BY seq")
                 .map_err(backend)?;
-            let rows = s.query_map([tenant], |r| r.get::<_, String>(0)).map_err(backend)?;
+            let rows = s
+                .query_map([tenant], |r| r.get::<_, String>(0))
+                .map_err(backend)?;
             let mut out = Vec::new();
             for row in rows {
                 let text = row.map_err(backend)?;
@@ -745,7 +766,11 @@ mod tests {
                 })
                 .await
                 .expect("scan");
-            seen.extend(page.records.iter().map(|r| r.body["n"].as_i64().unwrap_or(-1)));
+            seen.extend(
+                page.records
+                    .iter()
+                    .map(|r| r.body["n"].as_i64().unwrap_or(-1)),
+            );
             match page.next {
                 Some(p) => after = Some(p),
                 None => break,
@@ -778,14 +803,25 @@ mod tests {
             body: json!({"state": "ack"}),
             expect,
         };
-        s.commit(entry("a"), vec![put(Expect::Absent)]).await.expect("first");
+        s.commit(entry("a"), vec![put(Expect::Absent)])
+            .await
+            .expect("first");
         let doc = s.get_doc("a", "inc", "1").await.expect("get").expect("doc");
         assert_eq!(doc.version, 1);
         let err = s.commit(entry("a"), vec![put(Expect::Version(7))]).await;
         assert!(matches!(err, Err(StoreError::ConditionFailed)));
         assert_eq!(s.write_log("a").await.expect("log").len(), 1);
-        s.commit(entry("a"), vec![put(Expect::Version(1))]).await.expect("second");
-        assert_eq!(s.get_doc("a", "inc", "1").await.expect("get").expect("doc").version, 2);
+        s.commit(entry("a"), vec![put(Expect::Version(1))])
+            .await
+            .expect("second");
+        assert_eq!(
+            s.get_doc("a", "inc", "1")
+                .await
+                .expect("get")
+                .expect("doc")
+                .version,
+            2
+        );
         assert_eq!(s.write_log("a").await.expect("log").len(), 2);
         assert!(s.write_log("b").await.expect("log").is_empty());
     }
@@ -802,13 +838,22 @@ mod tests {
         s.add_rollups("a", "f", vec![row(2.0)]).await.expect("add");
         s.add_rollups("a", "f", vec![row(3.0)]).await.expect("add");
         let rows = s
-            .rollups("a", "f", 0, i64::MAX, &Filter::all().and(Pred::Eq("proto", json!("TCP"))))
+            .rollups(
+                "a",
+                "f",
+                0,
+                i64::MAX,
+                &Filter::all().and(Pred::Eq("proto", json!("TCP"))),
+            )
             .await
             .expect("read");
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].measures["bytes"], 5.0);
         assert_eq!(s.incr("k", 100).await.expect("incr"), 1);
         assert_eq!(s.incr("k", 100).await.expect("incr"), 2);
-        assert_eq!(s.secret("c").await.expect("s"), s.secret("c").await.expect("s"));
+        assert_eq!(
+            s.secret("c").await.expect("s"),
+            s.secret("c").await.expect("s")
+        );
     }
 }
