@@ -29,9 +29,15 @@ async fn main() {
         ..Config::default()
     };
     let state = AppState::new(store.clone(), config).await.expect("state");
-    let (token, _) = netops_shared::auth::create_token(&store, "acme", "bench", Scope::ALL.to_vec(), chrono::Duration::days(1))
-        .await
-        .expect("token");
+    let (token, _) = netops_shared::auth::create_token(
+        &store,
+        "acme",
+        "bench",
+        Scope::ALL.to_vec(),
+        chrono::Duration::days(1),
+    )
+    .await
+    .expect("token");
     let app = netops::app(state);
     let call = |path: &'static str| {
         let app = app.clone();
@@ -48,7 +54,10 @@ async fn main() {
             elapsed
         }
     };
-    for (label, path) in [("GET /me (gate + trivial handler)", "/me"), ("unknown path after the gate (404)", "/nowhere")] {
+    for (label, path) in [
+        ("GET /me (gate + trivial handler)", "/me"),
+        ("unknown path after the gate (404)", "/nowhere"),
+    ] {
         for _ in 0..WARMUP {
             call(path).await;
         }

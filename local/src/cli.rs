@@ -350,10 +350,13 @@ async fn serve(addr: SocketAddr, db: PathBuf, config: Config) -> Result<(), Fail
     }
     netops::spawn_workers(&state);
     let app = netops::app(state);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(stop)
-        .await
-        .map_err(|e| Failure(format!("server error: {e}"), 1))?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(stop)
+    .await
+    .map_err(|e| Failure(format!("server error: {e}"), 1))?;
     eprintln!("netops: stopped");
     Ok(())
 }

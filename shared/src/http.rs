@@ -151,9 +151,19 @@ async fn admit(
     .await
     {
         Ok(t) => t,
-        Err(e) => return (Err(e), None),
+        Err(e) => {
+            // Calls without a valid token count per client address, with the same limit,
+            // so they carry the rate-limit headers too and cannot hammer the token lookup.
+            let bucket = format!("anon:{}", client_address(req));
+            return match consume(state, &bucket, now.timestamp()).await {
+                Ok(q) if q.exceeded => (Err(ApiError::rate_limited(q.reset as u64)), Some(q)),
+                Ok(q) => (Err(e), Some(q)),
+                Err(_) => (Err(e), None),
+            };
+        }
     };
-    let quota = match consume(state, &token.hash, now.timestamp()).await {
+    let bucket = format!("tok:{}", &token.hash[..16.min(token.hash.len())]);
+    let quota = match consume(state, &bucket, now.timestamp()).await {
         Ok(q) => q,
         Err(e) => return (Err(e), None),
     };
@@ -198,12 +208,27 @@ async fn admit(
     (Ok(()), Some(quota))
 }
 
-/// Counts this call against the token's window (600 calls per 60 s by default), in the
+/// The caller's address: API Gateway's source IP under Lambda, the peer address locally.
+fn client_address(req: &Request) -> String {
+    if let Some(lambda_http::request::RequestContext::ApiGatewayV2(c)) =
+        req.extensions()
+            .get::<lambda_http::request::RequestContext>()
+        && let Some(ip) = &c.http.source_ip
+    {
+        return ip.clone();
+    }
+    req.extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Counts this call against the bucket's window (600 calls per 60 s by default), in the
 /// store so that every function and instance shares the count.
-async fn consume(state: &AppState, token_hash: &str, now: i64) -> Result<Quota, ApiError> {
+async fn consume(state: &AppState, bucket: &str, now: i64) -> Result<Quota, ApiError> {
     let window = state.config.rate_window_secs;
     let start = now - now.rem_euclid(window);
-    let key = format!("rl:{}:{start}", &token_hash[..16.min(token_hash.len())]);
+    let key = format!("rl:{bucket}:{start}");
     let count = state.store.incr(&key, start + window).await?;
     let limit = state.config.rate_limit;
     Ok(Quota {

@@ -72,6 +72,11 @@ async fn every_401_case_answers_unauthorized_with_a_distinct_message() {
         assert_eq!(res.error(), "unauthorized", "{case}");
         assert_eq!(res.header("www-authenticate"), Some("Bearer"), "{case}");
         assert!(res.header("x-request-id").is_some(), "{case}");
+        assert_eq!(
+            res.header("x-ratelimit-limit"),
+            Some("600"),
+            "{case}: calls without a valid token are counted too"
+        );
         messages.insert(res.body["message"].as_str().unwrap_or("").to_owned());
     }
     assert!(messages.iter().any(|m| m.contains("expiré")));
@@ -392,6 +397,19 @@ async fn the_601st_call_in_a_window_gets_429_with_its_headers() {
     // Another token of the same tenant has its own quota.
     let other = app.token("acme", &[Scope::ReadMachines]).await;
     assert_eq!(app.get("/me", &other).await.status, StatusCode::OK);
+    // Calls without a valid token share one quota per client address.
+    for i in 1..=600u32 {
+        let res = app.request(Method::GET, "/me", None, None, &[]).await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "anonymous call {i}");
+    }
+    let res = app.request(Method::GET, "/me", None, None, &[]).await;
+    assert_eq!(res.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(res.header("retry-after").is_some());
+    assert_eq!(
+        app.get("/me", &other).await.status,
+        StatusCode::OK,
+        "tokens keep their own quota"
+    );
 }
 
 #[tokio::test]
