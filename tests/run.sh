@@ -7,9 +7,12 @@ root=$(pwd)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# Debian packages the checks use: pdftotext/pdftoppm (PDF report), Chromium (docs page).
+# Debian packages the checks use: pdftotext/pdftoppm (PDF report), Chromium (docs page),
+# Node.js for the OpenAPI linter.
 missing=()
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
+command -v chromium >/dev/null || missing+=(chromium)
+command -v npx >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   echo "== installing ${missing[*]}"
   as_root apt-get update -qq

@@ -261,6 +261,7 @@ routes! {
     mcp POST "/mcp" Mcp Token, Service, None, None;
     get_openapi GET "/openapi.json" Docs Public, Service, None, None;
     get_docs GET "/docs" Docs Public, Service, None, None;
+    get_docs_asset GET "/docs/{asset}" Docs Public, Service, None, None;
 }
 
 /// The outcome of matching a request against the table.

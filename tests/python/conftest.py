@@ -5,6 +5,7 @@ import pathlib
 import re
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -34,13 +35,13 @@ class Server:
         return out.stdout.strip()
 
 
-@pytest.fixture(scope="session")
-def server():
+def start_server(env_extra=None):
     workdir = tempfile.mkdtemp(prefix="netops-py-")
     db = os.path.join(workdir, "netops.db")
+    env = dict(os.environ, RUST_LOG="warn", **(env_extra or {}))
     proc = subprocess.Popen(
         [str(BINARY), "serve", "--addr", "127.0.0.1:0", "--db", db],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )
     base, token = None, None
     deadline = time.time() + 120
@@ -55,6 +56,24 @@ def server():
     if base is None or token is None:
         proc.kill()
         raise RuntimeError("netops serve did not start")
-    yield Server(base, token, db)
+    # Keep draining what the server prints.
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+    return proc, Server(base, token, db)
+
+
+@pytest.fixture(scope="session")
+def server():
+    """The server as shipped (600 calls per minute and per token)."""
+    proc, srv = start_server()
+    yield srv
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def unlimited_server():
+    """A server whose rate limit does not cut a long generated test run."""
+    proc, srv = start_server({"NETOPS_RATE_LIMIT": "100000000"})
+    yield srv
     proc.terminate()
     proc.wait(timeout=30)

@@ -39,4 +39,5 @@ pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(page::get_openapi))
         .routes(routes!(page::get_docs))
+        .routes(routes!(page::get_docs_asset))
 }

@@ -1,8 +1,37 @@
-//! `GET /openapi.json` and `GET /docs`: public, they hold no tenant data.
+//! `GET /openapi.json`, `GET /docs` and the page's assets: public, they hold no tenant data.
+//! The page is Swagger UI, served entirely by us from files embedded at build time.
 
 use std::sync::OnceLock;
 
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, header};
+use netops_shared::routes::BASE_PATH;
+use netops_shared::{ApiError, Path};
+
+const INDEX: &str = include_str!("../assets/index.html");
+const INIT_JS: &str = include_str!("../assets/init.js");
+const BUNDLE_JS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui-bundle.js");
+const CSS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui.css");
+
+/// Scripts and styles come from this origin only.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+                   img-src 'self' data:; connect-src 'self'; font-src 'self' data:; base-uri 'none'";
+
+fn asset(
+    content_type: &'static str,
+    body: impl Into<axum::body::Body>,
+    cache: &'static str,
+) -> Response {
+    let mut res = body.into().into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    res
+}
 
 /// Spécification OpenAPI
 ///
@@ -14,58 +43,49 @@ use axum::response::{Html, IntoResponse, Response};
 pub async fn get_openapi() -> Response {
     static DOC: OnceLock<Vec<u8>> = OnceLock::new();
     let bytes = DOC.get_or_init(|| serde_json::to_vec(&crate::openapi()).unwrap_or_default());
-    (
-        [(http::header::CONTENT_TYPE, "application/json")],
-        bytes.clone(),
-    )
-        .into_response()
+    asset("application/json", bytes.clone(), "public, max-age=300")
 }
 
-/// Documentation
+/// Documentation interactive
 ///
-/// La documentation de l'API, en HTML. Publique.
+/// La documentation interactive (Swagger UI) : coller un jeton dans « Authorize » puis
+/// essayer n'importe quelle route. Publique ; tout est servi par l'API, sans CDN.
 #[utoipa::path(get, path = "/docs", operation_id = "get_docs", tag = "docs",
     security(()),
     responses((status = 200, description = "La page de documentation", content_type = "text/html", body = String)))]
-pub async fn get_docs() -> Html<String> {
-    static PAGE: OnceLock<String> = OnceLock::new();
-    Html(PAGE.get_or_init(render).clone())
+pub async fn get_docs() -> Response {
+    let mut res = asset(
+        "text/html; charset=utf-8",
+        INDEX.replace("{base}", BASE_PATH),
+        "no-cache",
+    );
+    res.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    res
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A static page listing every operation of the OpenAPI document.
-fn render() -> String {
-    let doc = crate::openapi();
-    let mut rows = String::new();
-    if let Some(paths) = doc["paths"].as_object() {
-        for (path, item) in paths {
-            let Some(item) = item.as_object() else {
-                continue;
-            };
-            for (method, op) in item {
-                let scope = op["x-scope"].as_str().unwrap_or("");
-                rows.push_str(&format!(
-                    "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td></tr>\n",
-                    method.to_uppercase(),
-                    escape(path),
-                    escape(op["summary"].as_str().unwrap_or("")),
-                    escape(scope),
-                ));
-            }
-        }
+/// Fichiers de la documentation
+///
+/// Scripts et feuilles de style de la page `/docs` (Swagger UI, paquet npm
+/// swagger-ui-dist, licence Apache-2.0). 404 pour tout autre nom.
+#[utoipa::path(get, path = "/docs/{asset}", operation_id = "get_docs_asset", tag = "docs",
+    security(()),
+    params(("asset" = String, Path, description = "Nom du fichier : swagger-ui-bundle.js, swagger-ui.css ou init.js", example = "init.js")),
+    responses(
+        (status = 200, description = "Le fichier", content_type = "text/plain", body = String),
+        (status = 404, description = "Fichier inconnu", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn get_docs_asset(Path(name): Path<String>) -> Result<Response, ApiError> {
+    const DAY: &str = "public, max-age=86400";
+    match name.as_str() {
+        "swagger-ui-bundle.js" => Ok(asset("text/javascript; charset=utf-8", BUNDLE_JS, DAY)),
+        "swagger-ui.css" => Ok(asset("text/css; charset=utf-8", CSS, DAY)),
+        "init.js" => Ok(asset("text/javascript; charset=utf-8", INIT_JS, "no-cache")),
+        _ => Err(ApiError::not_found(
+            format!("Fichier « {name} »"),
+            format!("File '{name}'"),
+        )),
     }
-    format!(
-        r#"<!doctype html><html lang="fr"><head><meta charset="utf-8"><title>Network Operations API v1</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}}td,th{{padding:.3rem .6rem;border-bottom:1px solid #ddd;text-align:left}}</style>
-</head><body><h1>Network Operations Public API v1</h1>
-<p>Spécification complète : <a href="openapi.json">openapi.json</a>. Toutes les routes demandent l'en-tête <code>Authorization: Bearer &lt;jeton&gt;</code>.</p>
-<table><thead><tr><th>Méthode</th><th>Chemin</th><th>Description</th><th>Portée</th></tr></thead><tbody>
-{rows}</tbody></table></body></html>"#
-    )
 }

@@ -58,7 +58,7 @@ pub async fn list_machines(
 /// La machine dont le nom d'hôte est exactement `hostname` dans le compte du jeton ;
 /// 404 si elle est inconnue.
 #[utoipa::path(get, path = "/machines/{hostname}", operation_id = "get_machine", tag = "fleet",
-    params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit")),
+    params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit", example = "PAR-LT-0001")),
     responses(
         (status = 200, description = "La machine", body = Envelope<Machine>),
         (status = 404, description = "Machine inconnue dans ce compte", body = netops_shared::error::ErrorBody),

@@ -7,11 +7,11 @@ use utoipa::{IntoParams, ToSchema};
 /// Collection of machine documents, keyed by hostname.
 pub const MACHINES: &str = "machines";
 
-/// A computer running the agent.
+/// Ordinateur équipé de l'agent.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Machine {
     pub id: i64,
-    /// Used as the path key of per-machine routes.
+    /// Nom d'hôte, clé de chemin des routes par machine.
     #[schema(example = "PAR-LT-0001")]
     pub hostname: String,
     #[schema(example = "10.10.30.14")]
@@ -20,31 +20,31 @@ pub struct Machine {
     pub os: String,
     #[schema(example = "4.12.3")]
     pub agent_version: String,
-    /// Agent state: `online` or `offline`.
+    /// État de l'agent : `online` ou `offline`.
     #[schema(example = "online")]
     pub status: String,
     pub last_seen_at: DateTime<Utc>,
-    /// Modules active on the machine (`netflow`, `netdiag`).
+    /// Modules actifs sur la machine (`netflow`, `netdiag`).
     pub modules: Vec<String>,
 }
 
-/// `GET /me`: the calling token.
+/// `GET /me` : le jeton appelant.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Identity {
-    /// Name of the token.
+    /// Nom du jeton.
     pub name: String,
-    /// Scopes granted to the token.
+    /// Portées accordées au jeton.
     #[schema(example = json!(["read:machines", "read:flows"]))]
     pub scopes: Vec<String>,
     pub expires_at: DateTime<Utc>,
-    /// Customer account (tenant) owning the token.
+    /// Compte client (tenant) propriétaire du jeton.
     pub tenant: String,
 }
 
-/// Filters of `GET /machines`.
+/// Filtres de `GET /machines`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct MachinesQuery {
-    /// Agent state, e.g. `online` or `offline` (exact match; other values find nothing).
+    /// État de l'agent, par exemple `online` ou `offline` (égalité exacte ; une autre valeur ne trouve rien).
     pub status: Option<String>,
 }
