@@ -167,22 +167,20 @@ async fn admit(
         Ok(q) => q,
         Err(e) => return (Err(e), None),
     };
-    if quota.exceeded {
-        return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
-    }
     let route = match found {
         Match::Found(r) => r,
+        Match::NotFound if quota.exceeded => {
+            return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
+        }
         Match::NotFound => return (Err(ApiError::unknown_path()), Some(quota)),
+        Match::MethodNotAllowed(_) if quota.exceeded => {
+            return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
+        }
         Match::MethodNotAllowed(allowed) => {
             let e = ApiError::method_not_allowed(allowed.join(", "));
             return (Err(e), Some(quota));
         }
     };
-    if let Access::Scoped(scope) = route.access
-        && !token.scopes.contains(&scope)
-    {
-        return (Err(ApiError::forbidden(scope)), Some(quota));
-    }
     let body = if route.kind == Kind::Write {
         match buffer_body(req).await {
             Ok(b) => b,
@@ -194,6 +192,11 @@ async fn admit(
     let expires_at = DateTime::from_timestamp(token.expires_at, 0).unwrap_or(now);
     let path = req.uri().path().to_owned();
     tracing::Span::current().record("tenant", token.tenant.as_str());
+    let scopes_ok = match route.access {
+        Access::Scoped(scope) => token.scopes.contains(&scope),
+        _ => true,
+    };
+    // The caller is known from here on: a refused write is logged under its name.
     req.extensions_mut().insert(Caller {
         tenant: token.tenant,
         token_name: token.name,
@@ -205,6 +208,12 @@ async fn admit(
         path,
         body,
     });
+    if quota.exceeded {
+        return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
+    }
+    if let (false, Some(scope)) = (scopes_ok, route.scope()) {
+        return (Err(ApiError::forbidden(scope)), Some(quota));
+    }
     (Ok(()), Some(quota))
 }
 

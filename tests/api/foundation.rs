@@ -116,6 +116,20 @@ async fn a_missing_scope_gives_403_naming_the_scope() {
         assert_eq!(res.error(), "forbidden");
         assert_eq!(res.body["scope"], scope, "{path}");
     }
+    // Refused writes are logged too, under the token's name, with their body.
+    let name = app.get("/me", &token).await.body["data"]["name"]
+        .as_str()
+        .expect("name")
+        .to_owned();
+    let log = app.store.write_log("acme").await.expect("log");
+    let mine: Vec<_> = log.iter().filter(|e| e.token_name == name).collect();
+    assert_eq!(mine.len(), 2, "{mine:?}");
+    assert!(
+        mine.iter()
+            .all(|e| e.status == 403 && e.body == serde_json::json!({}))
+    );
+    assert_eq!(mine[0].path, "/api/v1/alerts/hm-1/ack");
+    assert_eq!(mine[1].method, "PUT");
 }
 
 #[tokio::test]
