@@ -665,7 +665,8 @@ async fn report_renders_to_an_image() {
         )
         .await;
     assert_eq!(res.status, StatusCode::OK);
-    let dir = tempfile::tempdir().expect("tempdir");
+    // Beside the app's own database, in its temporary folder.
+    let dir = tempfile::tempdir_in(app.dir.path()).expect("tempdir");
     let pdf = dir.path().join("r.pdf");
     std::fs::write(&pdf, &res.bytes).expect("write");
     let out = std::process::Command::new("pdftoppm")

@@ -316,7 +316,7 @@ impl Doc {
         let xref = out.len();
         let mut tail = format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1);
         for o in offsets {
-            let _ = write!(tail, "{o:010} 00000 n \n");
+            let _ = writeln!(tail, "{o:010} 00000 n ");
         }
         let _ = write!(
             tail,

@@ -249,11 +249,10 @@ fn header(wr: &mut Writer, d: &Data, w: &Window) {
         9.5,
         Font::Bold,
         Rgb(0.72, 0.80, 0.93),
-        &opt.t(
+        opt.t(
             "RAPPORT DE DIAGNOSTIC RÉSEAU · NETDIAG",
             "NETWORK DIAGNOSTIC REPORT · NETDIAG",
-        )
-        .to_owned(),
+        ),
     );
     wr.doc
         .text(LEFT, PAGE_H - 58.0, 22.0, Font::Bold, WHITE, &d.hostname);
@@ -498,7 +497,7 @@ fn causes(wr: &mut Writer, d: &Data) {
         8.0,
         Font::Bold,
         GREY,
-        &opt.t("CAUSE", "CAUSE").to_owned(),
+        opt.t("CAUSE", "CAUSE"),
     );
     wr.doc.text_right(
         RIGHT - 60.0,
@@ -506,16 +505,10 @@ fn causes(wr: &mut Writer, d: &Data) {
         8.0,
         Font::Bold,
         GREY,
-        &opt.t("DURÉE", "DURATION").to_owned(),
+        opt.t("DURÉE", "DURATION"),
     );
-    wr.doc.text_right(
-        RIGHT,
-        wr.y,
-        8.0,
-        Font::Bold,
-        GREY,
-        &opt.t("PART", "SHARE").to_owned(),
-    );
+    wr.doc
+        .text_right(RIGHT, wr.y, 8.0, Font::Bold, GREY, opt.t("PART", "SHARE"));
     wr.y -= 15.0;
     for c in d.dist.causes.iter().take(6) {
         wr.ensure(16.0);

@@ -183,6 +183,16 @@ fn episodes(
     out
 }
 
+const WIFI_ADAPTERS: [&str; 3] = [
+    "Intel(R) Wi-Fi 6 AX201 160MHz",
+    "Intel(R) Wi-Fi 6E AX211 160MHz",
+    "Realtek RTL8852BE WiFi 6",
+];
+const WIRED_ADAPTERS: [&str; 2] = [
+    "Intel(R) Ethernet Connection I219-LM",
+    "Realtek PCIe GbE Family Controller",
+];
+
 /// The machine's network context, fixed per machine.
 struct Ctx<'a> {
     m: &'a MachineSeed,
@@ -232,22 +242,9 @@ fn machine_ctx<'a>(rng: &mut StdRng, m: &'a MachineSeed, ctx: &SeedCtx) -> Ctx<'
         ),
         domain: ctx.tenant.domain,
         adapter: if wifi {
-            *pick(
-                rng,
-                &[
-                    "Intel(R) Wi-Fi 6 AX201 160MHz",
-                    "Intel(R) Wi-Fi 6E AX211 160MHz",
-                    "Realtek RTL8852BE WiFi 6",
-                ],
-            )
+            WIFI_ADAPTERS[rng.random_range(0..WIFI_ADAPTERS.len())]
         } else {
-            *pick(
-                rng,
-                &[
-                    "Intel(R) Ethernet Connection I219-LM",
-                    "Realtek PCIe GbE Family Controller",
-                ],
-            )
+            WIRED_ADAPTERS[rng.random_range(0..WIRED_ADAPTERS.len())]
         },
     }
 }
@@ -331,7 +328,7 @@ fn measurement(rng: &mut StdRng, c: &Ctx, at: DateTime<Utc>, ep: Option<&Episode
         }
     }
     let targets = [
-        (format!("{}", c.domain), "dns"),
+        (c.domain.to_string(), "dns"),
         ("www.google.com:443".to_owned(), "tcp"),
         ("teams.microsoft.com:443".to_owned(), "http"),
         (format!("intranet.{}:443", c.domain), "http"),
