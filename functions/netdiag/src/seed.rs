@@ -1,0 +1,1053 @@
+//! NetDiag demo data: for every machine running the netdiag module, a timeline of verdict
+//! episodes over the whole history, from which everything else follows: hourly verdict
+//! rollups (whole history), raw measurements (the last 48 hours of activity), the event feed,
+//! alerts that open with each non-OK episode and resolve on return to OK, the current state,
+//! followed applications with hourly statistics (last 7 days) and a few saved settings.
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
+use netops_shared::module::BoxFuture;
+use netops_shared::store::{Record, StoreResult};
+use rand::Rng;
+use rand::rngs::StdRng;
+use serde_json::{Value, json};
+
+use crate::model::*;
+
+/// Causes per non-OK verdict (French, as the agent reports them).
+pub fn causes(v: Verdict) -> &'static [&'static str] {
+    match v {
+        Verdict::OK => &[],
+        Verdict::PC => &[
+            "Carte Wi-Fi désactivée sur le poste",
+            "Pilote réseau en erreur (Intel Wi-Fi 6 AX201)",
+            "Processeur saturé (98 %) : mesures retardées",
+            "Pare-feu local bloquant le trafic sortant",
+        ],
+        Verdict::LAN => &[
+            "Signal Wi-Fi faible (-79 dBm)",
+            "Perte de paquets vers la passerelle (12 %)",
+            "Passerelle lente à répondre (180 ms)",
+            "Lien Ethernet négocié à 100 Mbit/s en half-duplex",
+        ],
+        Verdict::INFRA => &[
+            "Point d'accès saturé (52 clients associés)",
+            "Erreurs CRC sur le port du commutateur d'étage",
+            "Bail DHCP non obtenu : serveur DHCP muet",
+            "Boucle de niveau 2 détectée sur le VLAN utilisateurs",
+        ],
+        Verdict::WAN => &[
+            "Perte de paquets vers Internet (18 %)",
+            "Latence Internet élevée (420 ms)",
+            "Lien opérateur coupé (fibre principale)",
+            "Saturation du lien Internet du site (98 %)",
+        ],
+        Verdict::DNS => &[
+            "Serveur DNS interne sans réponse",
+            "Résolution DNS lente (1 800 ms)",
+            "Réponses SERVFAIL du résolveur",
+            "Zone DNS du domaine introuvable",
+        ],
+        Verdict::SERVICE => &[
+            "Microsoft Teams : échecs de connexion TCP",
+            "Outlook : Exchange Online injoignable",
+            "ERP interne : délai de réponse dépassé",
+            "SharePoint Online : erreurs HTTP 503",
+        ],
+    }
+}
+
+/// Hours of raw measurements kept per machine (the periods keep the whole history).
+const RAW_HOURS: i64 = 4;
+
+/// Hours of application figures kept per machine.
+const APP_HOURS: i64 = 72;
+
+/// Executable hit by a SERVICE cause (same order as the causes).
+const SERVICE_APPS: [&str; 4] = [
+    "ms-teams.exe",
+    "outlook.exe",
+    "erp-client.exe",
+    "msedge.exe",
+];
+
+const NON_OK: [Verdict; 6] = [
+    Verdict::LAN,
+    Verdict::WAN,
+    Verdict::DNS,
+    Verdict::SERVICE,
+    Verdict::INFRA,
+    Verdict::PC,
+];
+
+/// Alert title (French) for a verdict.
+pub fn alert_title(v: Verdict, hostname: &str, cause: &str) -> String {
+    let what = match v {
+        Verdict::OK => "Retour à la normale",
+        Verdict::PC => "Problème sur le poste",
+        Verdict::LAN => "Problème de réseau local",
+        Verdict::INFRA => "Incident d'infrastructure réseau",
+        Verdict::WAN => "Panne d'accès Internet (WAN)",
+        Verdict::DNS => "Échec de résolution DNS",
+        Verdict::SERVICE => "Service applicatif dégradé",
+    };
+    format!("{what} sur {hostname} : {cause}")
+}
+
+/// Severity of the alert of an episode.
+fn severity(v: Verdict, minutes: i64) -> &'static str {
+    if minutes < 45 {
+        return "info";
+    }
+    match v {
+        Verdict::WAN if minutes >= 120 => "critical",
+        Verdict::WAN | Verdict::INFRA => "high",
+        Verdict::SERVICE if minutes >= 180 => "high",
+        Verdict::DNS if minutes >= 150 => "high",
+        Verdict::LAN | Verdict::DNS | Verdict::SERVICE => "medium",
+        Verdict::PC | Verdict::OK => "low",
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Episode {
+    start: DateTime<Utc>,
+    /// Exclusive; beyond the machine's end while the episode is in progress.
+    end: DateTime<Utc>,
+    verdict: Verdict,
+    cause: usize,
+}
+
+impl Episode {
+    fn cause_text(&self) -> &'static str {
+        causes(self.verdict)[self.cause]
+    }
+}
+
+fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> &'a T {
+    &items[rng.random_range(0..items.len())]
+}
+
+fn weighted_verdict(rng: &mut StdRng) -> Verdict {
+    match rng.random_range(0..100) {
+        0..15 => Verdict::PC,
+        15..40 => Verdict::LAN,
+        40..50 => Verdict::INFRA,
+        50..65 => Verdict::WAN,
+        65..80 => Verdict::DNS,
+        _ => Verdict::SERVICE,
+    }
+}
+
+fn quarter(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.duration_trunc(Duration::minutes(SAMPLE_MINUTES))
+        .unwrap_or(t)
+}
+
+fn hour(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.duration_trunc(Duration::hours(1)).unwrap_or(t)
+}
+
+fn episodes(
+    rng: &mut StdRng,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    forced: Option<Verdict>,
+) -> Vec<Episode> {
+    let mut out = Vec::new();
+    let mut t = quarter(start + Duration::minutes(rng.random_range(0..48 * 60)));
+    let forced_start = forced.map(|_| quarter(end - Duration::minutes(rng.random_range(30..300))));
+    let limit = forced_start.map(|f| f - Duration::hours(6)).unwrap_or(end);
+    while t < limit {
+        let verdict = weighted_verdict(rng);
+        let e = t + Duration::minutes(SAMPLE_MINUTES * rng.random_range(2..=20));
+        if e >= limit {
+            break;
+        }
+        out.push(Episode {
+            start: t,
+            end: e,
+            verdict,
+            cause: rng.random_range(0..causes(verdict).len()),
+        });
+        t = quarter(e + Duration::minutes(rng.random_range(24 * 60..160 * 60)));
+    }
+    if let (Some(v), Some(s)) = (forced, forced_start) {
+        out.push(Episode {
+            start: s,
+            end: end + Duration::days(365),
+            verdict: v,
+            cause: rng.random_range(0..causes(v).len()),
+        });
+    }
+    out
+}
+
+const WIFI_ADAPTERS: [&str; 3] = [
+    "Intel(R) Wi-Fi 6 AX201 160MHz",
+    "Intel(R) Wi-Fi 6E AX211 160MHz",
+    "Realtek RTL8852BE WiFi 6",
+];
+const WIRED_ADAPTERS: [&str; 2] = [
+    "Intel(R) Ethernet Connection I219-LM",
+    "Realtek PCIe GbE Family Controller",
+];
+
+/// The machine's network context, fixed per machine.
+struct Ctx<'a> {
+    m: &'a MachineSeed,
+    wifi: bool,
+    ssid: String,
+    band: &'static str,
+    channel: u32,
+    ap: String,
+    bssid: String,
+    gateway: String,
+    domain: &'static str,
+    adapter: &'static str,
+}
+
+fn machine_ctx<'a>(rng: &mut StdRng, m: &'a MachineSeed, ctx: &SeedCtx) -> Ctx<'a> {
+    let wifi = m.kind == MachineKind::Laptop && rng.random_bool(0.85);
+    let band = *pick(rng, &["5 GHz", "5 GHz", "5 GHz", "2.4 GHz", "6 GHz"]);
+    let channel = match band {
+        "2.4 GHz" => *pick(rng, &[1, 6, 11]),
+        "6 GHz" => *pick(rng, &[5, 37, 69]),
+        _ => *pick(rng, &[36, 44, 52, 100, 116, 132]),
+    };
+    let floor = rng.random_range(0..4);
+    let octets = m.ip.split('.').collect::<Vec<_>>();
+    Ctx {
+        m,
+        wifi,
+        ssid: format!("{}-CORP", ctx.tenant.id.to_uppercase()),
+        band,
+        channel,
+        ap: format!(
+            "AP-{}-{}F-{:02}",
+            m.site.code,
+            floor,
+            rng.random_range(1..9)
+        ),
+        bssid: format!(
+            "f4:ea:b5:{:02x}:{:02x}:{:02x}",
+            rng.random_range(0..256),
+            rng.random_range(0..256),
+            rng.random_range(0..256)
+        ),
+        gateway: format!(
+            "10.{}.{}.1",
+            m.site.subnet,
+            octets.get(2).copied().unwrap_or("30")
+        ),
+        domain: ctx.tenant.domain,
+        adapter: if wifi {
+            WIFI_ADAPTERS[rng.random_range(0..WIFI_ADAPTERS.len())]
+        } else {
+            WIRED_ADAPTERS[rng.random_range(0..WIRED_ADAPTERS.len())]
+        },
+    }
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn measurement(rng: &mut StdRng, c: &Ctx, at: DateTime<Utc>, ep: Option<&Episode>) -> Measurement {
+    let verdict = ep.map(|e| e.verdict).unwrap_or(Verdict::OK);
+    let cause_idx = ep.map(|e| e.cause).unwrap_or(0);
+    let mut signal = if c.wifi {
+        rng.random_range(-67..-45)
+    } else {
+        0
+    };
+    let mut gw = if c.wifi {
+        rng.random_range(2.0..12.0)
+    } else {
+        rng.random_range(0.4..2.5)
+    };
+    let mut dns = rng.random_range(6.0..25.0);
+    let mut net = rng.random_range(12.0..38.0);
+    let (mut loss_gw, mut loss_net) = (0.0, if rng.random_bool(0.1) { 0.5 } else { 0.0 });
+    let mut connected = true;
+    let mut fail: [Option<&str>; 4] = [None; 4];
+    match verdict {
+        Verdict::OK => {}
+        Verdict::PC => {
+            if cause_idx < 2 {
+                connected = false;
+                fail = [Some("réseau indisponible"); 4];
+            } else {
+                gw += 60.0;
+                dns += 200.0;
+                net += 250.0;
+                fail[3] = Some("délai dépassé");
+            }
+        }
+        Verdict::LAN => {
+            if c.wifi {
+                signal = rng.random_range(-84..-76);
+            }
+            gw = rng.random_range(80.0..250.0);
+            loss_gw = rng.random_range(6.0..20.0);
+            loss_net = loss_gw + 1.0;
+            net += gw;
+            dns += gw;
+            fail[2] = Some("délai dépassé");
+        }
+        Verdict::INFRA => {
+            gw = rng.random_range(25.0..70.0);
+            loss_gw = rng.random_range(2.0..6.0);
+            net += 120.0;
+            fail[3] = Some("connexion réinitialisée");
+        }
+        Verdict::WAN => {
+            net = rng.random_range(300.0..600.0);
+            loss_net = rng.random_range(12.0..30.0);
+            fail[1] = Some("délai dépassé");
+            fail[2] = Some("délai dépassé");
+        }
+        Verdict::DNS => {
+            dns = if cause_idx == 1 {
+                rng.random_range(1500.0..2200.0)
+            } else {
+                0.0
+            };
+            fail[0] = Some(if cause_idx == 2 {
+                "SERVFAIL"
+            } else {
+                "délai dépassé"
+            });
+        }
+        Verdict::SERVICE => {
+            fail[2] = Some(if cause_idx == 3 {
+                "HTTP 503"
+            } else {
+                "connexion refusée"
+            });
+        }
+    }
+    let targets = [
+        (c.domain.to_string(), "dns"),
+        ("www.google.com:443".to_owned(), "tcp"),
+        ("teams.microsoft.com:443".to_owned(), "http"),
+        (format!("intranet.{}:443", c.domain), "http"),
+    ];
+    let base_ms = [dns, net, net + 8.0, gw + 6.0];
+    let probes = targets
+        .into_iter()
+        .enumerate()
+        .map(|(i, (target, kind))| ProbeResult {
+            target,
+            kind: kind.into(),
+            ok: fail[i].is_none(),
+            ms: fail[i].is_none().then(|| round1(base_ms[i])),
+            error: fail[i].map(str::to_owned),
+        })
+        .collect();
+    let dns_ok = fail[0].is_none();
+    Measurement {
+        at,
+        verdict,
+        cause: ep.map(|e| e.cause_text().to_owned()),
+        link: Link {
+            kind: if c.wifi { "wifi" } else { "ethernet" }.into(),
+            connected,
+            speed_mbps: if !connected {
+                0
+            } else if c.wifi {
+                *pick(rng, &[433, 866, 1201, 1201, 2402])
+            } else if verdict == Verdict::LAN && cause_idx == 3 {
+                100
+            } else {
+                1000
+            },
+            adapter: c.adapter.into(),
+        },
+        wireless: (c.wifi && connected).then(|| Wireless {
+            ssid: c.ssid.clone(),
+            signal_dbm: signal,
+            band: c.band.into(),
+            channel: c.channel,
+            access_point: c.ap.clone(),
+            bssid: c.bssid.clone(),
+        }),
+        latency_ms: Latencies {
+            gateway: connected.then(|| round1(gw)),
+            dns: (connected && dns_ok).then(|| round1(dns)),
+            internet: (connected && loss_net < 25.0).then(|| round1(net)),
+        },
+        loss_pct: Loss {
+            gateway: if connected { round1(loss_gw) } else { 100.0 },
+            internet: if connected { round1(loss_net) } else { 100.0 },
+        },
+        probes,
+    }
+}
+
+/// A followed application of the catalog.
+fn app_catalog(domain: &str, tenant: &str) -> Vec<AppDef> {
+    let dep = |host: &str, port: u16, protocol: &str| Dependency {
+        host: host.into(),
+        port,
+        protocol: protocol.into(),
+    };
+    let probe = |target: &str, kind: &str| ProbeDef {
+        target: target.into(),
+        kind: kind.into(),
+    };
+    vec![
+        AppDef {
+            name: "Microsoft Teams".into(),
+            executable: "ms-teams.exe".into(),
+            dependencies: vec![
+                dep("teams.microsoft.com", 443, "tcp"),
+                dep("*.relay.teams.microsoft.com", 3478, "udp"),
+                dep("login.microsoftonline.com", 443, "tcp"),
+            ],
+            hourly: None,
+            probes: vec![
+                probe("teams.microsoft.com:443", "http"),
+                probe("login.microsoftonline.com:443", "tcp"),
+            ],
+        },
+        AppDef {
+            name: "Outlook".into(),
+            executable: "outlook.exe".into(),
+            dependencies: vec![
+                dep("outlook.office365.com", 443, "tcp"),
+                dep("autodiscover.outlook.com", 443, "tcp"),
+            ],
+            hourly: None,
+            probes: vec![probe("outlook.office365.com:443", "http")],
+        },
+        AppDef {
+            name: "ERP interne".into(),
+            executable: "erp-client.exe".into(),
+            dependencies: vec![
+                dep(&format!("erp.{domain}"), 443, "tcp"),
+                dep(&format!("sql01.{domain}"), 1433, "tcp"),
+            ],
+            hourly: None,
+            probes: vec![
+                probe(&format!("erp.{domain}:443"), "http"),
+                probe(&format!("sql01.{domain}:1433"), "tcp"),
+            ],
+        },
+        AppDef {
+            name: "Microsoft Edge (SharePoint)".into(),
+            executable: "msedge.exe".into(),
+            dependencies: vec![dep(&format!("{tenant}.sharepoint.com"), 443, "tcp")],
+            hourly: None,
+            probes: vec![probe(&format!("{tenant}.sharepoint.com:443"), "http")],
+        },
+        AppDef {
+            name: "OneDrive".into(),
+            executable: "onedrive.exe".into(),
+            dependencies: vec![dep(&format!("{tenant}-my.sharepoint.com"), 443, "tcp")],
+            hourly: None,
+            probes: vec![probe(&format!("{tenant}-my.sharepoint.com:443"), "http")],
+        },
+        AppDef {
+            name: "Zoom".into(),
+            executable: "zoom.exe".into(),
+            dependencies: vec![dep("zoom.us", 443, "tcp"), dep("*.zoom.us", 8801, "udp")],
+            hourly: None,
+            probes: vec![probe("zoom.us:443", "http")],
+        },
+    ]
+}
+
+/// Background event of a source: severity, message, details.
+fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Value) {
+    let host = &c.m.hostname;
+    match source {
+        "app" => {
+            let (exe, name) = *pick(
+                rng,
+                &[
+                    ("ms-teams.exe", "Microsoft Teams"),
+                    ("outlook.exe", "Outlook"),
+                    ("erp-client.exe", "ERP interne"),
+                ],
+            );
+            if rng.random_bool(0.2) {
+                (
+                    "medium",
+                    format!("{name} s'est arrêté de façon inattendue (code 0xc0000005)"),
+                    json!({"executable": exe, "event": "crash", "exit_code": "0xc0000005"}),
+                )
+            } else {
+                (
+                    "info",
+                    format!("{name} démarré"),
+                    json!({"executable": exe, "event": "start"}),
+                )
+            }
+        }
+        "appv" => (
+            "low",
+            "Microsoft Teams : temps de réponse dégradé (850 ms)".into(),
+            json!({"executable": "ms-teams.exe", "verdict": "SERVICE", "response_ms": 850}),
+        ),
+        "teams" => {
+            let mos = round1(rng.random_range(2.4..4.4));
+            let jitter = rng.random_range(3..45);
+            let sev = if mos < 3.0 { "medium" } else { "info" };
+            (
+                sev,
+                format!(
+                    "Appel Teams terminé : qualité {} / 5 (gigue {jitter} ms)",
+                    format!("{mos:.1}").replace('.', ",")
+                ),
+                json!({"mos": mos, "jitter_ms": jitter, "packet_loss_pct": round1(rng.random_range(0.0..4.0)), "duration_min": rng.random_range(5..75)}),
+            )
+        }
+        "ap" => {
+            let to = format!(
+                "AP-{}-{}F-{:02}",
+                c.m.site.code,
+                rng.random_range(0..4),
+                rng.random_range(1..9)
+            );
+            (
+                "info",
+                format!("Itinérance Wi-Fi de {} vers {to}", c.ap),
+                json!({"from": c.ap, "to": to, "signal_dbm": rng.random_range(-72..-50)}),
+            )
+        }
+        "vpn" => {
+            if rng.random_bool(0.5) {
+                (
+                    "info",
+                    "Tunnel VPN établi (GlobalProtect, passerelle vpn-eu.".to_owned()
+                        + c.domain
+                        + ")",
+                    json!({"client": "GlobalProtect", "state": "up", "gateway": format!("vpn-eu.{}", c.domain)}),
+                )
+            } else {
+                (
+                    "low",
+                    "Tunnel VPN fermé : déconnexion à l'initiative de l'utilisateur".into(),
+                    json!({"client": "GlobalProtect", "state": "down"}),
+                )
+            }
+        }
+        "wlan" => {
+            if rng.random_bool(0.7) {
+                (
+                    "info",
+                    format!(
+                        "Connecté au réseau Wi-Fi « {} » ({}, canal {})",
+                        c.ssid, c.band, c.channel
+                    ),
+                    json!({"ssid": c.ssid, "band": c.band, "channel": c.channel, "event": "connected"}),
+                )
+            } else {
+                (
+                    "low",
+                    format!(
+                        "Déconnecté du réseau Wi-Fi « {} » (raison : signal perdu)",
+                        c.ssid
+                    ),
+                    json!({"ssid": c.ssid, "event": "disconnected", "reason": "signal perdu"}),
+                )
+            }
+        }
+        "driver" => (
+            "medium",
+            format!("Réinitialisation du pilote réseau « {} »", c.adapter),
+            json!({"adapter": c.adapter, "event": "reset", "driver_version": "23.60.0.10"}),
+        ),
+        "trace" => {
+            let hops = trace_hops(rng, &c.gateway, "8.8.8.8");
+            (
+                "info",
+                format!(
+                    "Traceroute vers 8.8.8.8 : {} sauts, {} ms",
+                    hops.len(),
+                    hops.last().and_then(|h| h["ms"].as_f64()).unwrap_or(0.0)
+                ),
+                json!({"target": "8.8.8.8", "hops": hops, "trigger": "incident"}),
+            )
+        }
+        "speed" => {
+            let (down, up) = speeds(rng);
+            (
+                "info",
+                format!("Test de débit : {down} Mbit/s descendant, {up} Mbit/s montant"),
+                json!({"down_mbps": down, "up_mbps": up, "down_mb": 20, "up_mb": 8, "trigger": "planifié"}),
+            )
+        }
+        "capture" => {
+            let secs = 30;
+            let n = rng.random_range(2000..40000);
+            (
+                "info",
+                format!("Capture réseau terminée : {secs} s, {n} paquets"),
+                json!({"seconds": secs, "packets": n, "file": format!("{host}-capture.pcapng"), "trigger": "incident"}),
+            )
+        }
+        "netprofile" => {
+            let p = *pick(rng, &["Domaine", "Privé", "Public"]);
+            let sev = if p == "Public" { "medium" } else { "info" };
+            (
+                sev,
+                format!("Profil réseau Windows : {p}"),
+                json!({"profile": p}),
+            )
+        }
+        "switch" => {
+            let port = format!("Gi1/0/{}", rng.random_range(1..48));
+            (
+                "info",
+                format!(
+                    "Raccordé au commutateur SW-{}-ETG{} port {port} (LLDP)",
+                    c.m.site.code,
+                    rng.random_range(0..4)
+                ),
+                json!({"port": port, "vlan": 30, "protocol": "LLDP"}),
+            )
+        }
+        "dhcp" => {
+            if rng.random_bool(0.85) {
+                (
+                    "info",
+                    format!("Bail DHCP renouvelé : {} pour 8 h", c.m.ip),
+                    json!({"ip": c.m.ip, "lease_hours": 8, "server": c.gateway}),
+                )
+            } else {
+                (
+                    "medium",
+                    "Échec du renouvellement du bail DHCP, nouvel essai dans 60 s".into(),
+                    json!({"ip": c.m.ip, "event": "renew_failed"}),
+                )
+            }
+        }
+        "power" => {
+            let (msg, ev) = *pick(
+                rng,
+                &[
+                    ("Mise en veille du poste", "sleep"),
+                    ("Sortie de veille du poste", "wake"),
+                    ("Passage sur batterie (84 %)", "battery"),
+                ],
+            );
+            ("info", msg.into(), json!({"event": ev}))
+        }
+        "wan" => {
+            let ip = format!("203.0.113.{}", rng.random_range(2..250));
+            (
+                "low",
+                format!("Adresse IP publique changée : {ip} (Orange Business)"),
+                json!({"public_ip": ip, "operator": "Orange Business"}),
+            )
+        }
+        "tcpfail" => {
+            let n = rng.random_range(3..40);
+            let sev = if n > 20 { "medium" } else { "low" };
+            (
+                sev,
+                format!(
+                    "{n} connexions TCP échouées vers outlook.office365.com:443 (délai dépassé)"
+                ),
+                json!({"remote": "outlook.office365.com:443", "failures": n, "reason": "timeout"}),
+            )
+        }
+        "proc" => {
+            let p = *pick(
+                rng,
+                &["OneDrive.exe", "Teams.exe", "chrome.exe", "svchost.exe"],
+            );
+            (
+                "info",
+                format!("Processus {p} : pic de 240 connexions réseau"),
+                json!({"process": p, "connections": 240}),
+            )
+        }
+        "install" => {
+            let s = *pick(
+                rng,
+                &[
+                    "Mise à jour cumulative Windows KB5046617",
+                    "Google Chrome 131.0.6778.86",
+                    "Zoom Workplace 6.2.10",
+                ],
+            );
+            (
+                "info",
+                format!("Logiciel installé : {s}"),
+                json!({"software": s}),
+            )
+        }
+        "file" => (
+            "info",
+            format!(
+                "Fichier ouvert : C:\\Users\\{}\\Documents\\budget.xlsx",
+                c.m.user.clone().unwrap_or_default()
+            ),
+            json!({"path": "budget.xlsx"}),
+        ),
+        "fg" => (
+            "info",
+            "Fenêtre au premier plan : Messagerie - Outlook".into(),
+            json!({"title": "Messagerie - Outlook"}),
+        ),
+        _ => ("info", "Évènement de l'agent".into(), json!({})),
+    }
+}
+
+/// A plausible traceroute from the gateway to the target.
+pub fn trace_hops(rng: &mut impl Rng, gateway: &str, target: &str) -> Vec<Value> {
+    let mut ms = rng.random_range(0.8..3.0);
+    let mut hops = vec![json!({"hop": 1, "address": gateway, "ms": round1(ms)})];
+    let n = rng.random_range(5..10);
+    for i in 2..n {
+        ms += rng.random_range(0.5..6.0);
+        let address = if i == 2 {
+            format!("100.64.{}.1", rng.random_range(0..255))
+        } else {
+            format!(
+                "193.252.{}.{}",
+                rng.random_range(0..255),
+                rng.random_range(1..255)
+            )
+        };
+        hops.push(json!({"hop": i, "address": address, "ms": round1(ms)}));
+    }
+    ms += rng.random_range(1.0..8.0);
+    hops.push(json!({"hop": n, "address": target, "ms": round1(ms)}));
+    hops
+}
+
+/// Speed test result (Mbit/s down, up).
+pub fn speeds(rng: &mut impl Rng) -> (f64, f64) {
+    (
+        round1(rng.random_range(80.0..940.0)),
+        round1(rng.random_range(40.0..480.0)),
+    )
+}
+
+const BACKGROUND: [(&str, u32); 22] = [
+    ("app", 10),
+    ("appv", 2),
+    ("teams", 6),
+    ("ap", 6),
+    ("vpn", 4),
+    ("wlan", 6),
+    ("driver", 1),
+    ("trace", 2),
+    ("speed", 2),
+    ("capture", 1),
+    ("netprofile", 2),
+    ("switch", 2),
+    ("dhcp", 5),
+    ("power", 6),
+    ("wan", 1),
+    ("tcpfail", 4),
+    ("proc", 5),
+    ("install", 3),
+    ("verdict", 0),
+    ("alert", 0),
+    ("file", 6),
+    ("fg", 6),
+];
+
+fn background_source(rng: &mut StdRng) -> &'static str {
+    let total: u32 = BACKGROUND.iter().map(|(_, w)| w).sum();
+    let mut x = rng.random_range(0..total);
+    for (s, w) in BACKGROUND {
+        if x < w {
+            return s;
+        }
+        x -= w;
+    }
+    "app"
+}
+
+fn record(hostname: &str, at: DateTime<Utc>, id: String, body: Value) -> Record {
+    Record {
+        partition: hostname.to_owned(),
+        ts: at.timestamp_millis(),
+        id,
+        body,
+    }
+}
+
+fn minutes_text(min: i64) -> String {
+    if min >= 60 {
+        format!("{} h {:02} min", min / 60, min % 60)
+    } else {
+        format!("{min} min")
+    }
+}
+
+pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
+    Box::pin(run(ctx))
+}
+
+async fn run(ctx: &SeedCtx) -> StoreResult<()> {
+    let tenant = ctx.tenant.id;
+    let catalog = app_catalog(ctx.tenant.domain, tenant);
+    let mut forced_k = 0usize;
+    let (mut measures, mut events, mut periods) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut alerts, mut states, mut apps, mut settings) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (k, m) in ctx
+        .machines
+        .iter()
+        .filter(|m| m.modules.contains(&"netdiag"))
+        .enumerate()
+    {
+        let mut rng = ctx.rng(&format!("netdiag/{}", m.hostname));
+        let c = machine_ctx(&mut rng, m, ctx);
+        let end = quarter(if m.online { ctx.now } else { m.last_seen_at });
+        let start = ctx.start().min(end - Duration::days(1));
+        // A dozen online machines are not OK right now, one of each verdict at least.
+        let forced = (m.online && forced_k < 12 && k % 2 == 0).then(|| {
+            forced_k += 1;
+            NON_OK[(forced_k - 1) % NON_OK.len()]
+        });
+        let eps = episodes(&mut rng, start, end, forced);
+        let first = quarter(start) + Duration::minutes(SAMPLE_MINUTES);
+
+        // Raw measurements of the last hours; the periods carry the whole history.
+        let mut t = quarter(end - Duration::hours(RAW_HOURS)).max(first);
+        while t <= end {
+            let ep = eps.iter().find(|e| e.start <= t && t < e.end);
+            let mm = measurement(&mut rng, &c, t, ep);
+            measures.push(record(
+                &m.hostname,
+                t,
+                format!("m-{}", t.timestamp()),
+                serde_json::to_value(mm).unwrap_or_default(),
+            ));
+            t += Duration::minutes(SAMPLE_MINUTES);
+        }
+        for (n, e) in eps.iter().enumerate() {
+            let p = Period {
+                start: e.start,
+                end: (e.end <= end).then_some(e.end),
+                verdict: e.verdict,
+                cause: e.cause_text().to_owned(),
+                executable: (e.verdict == Verdict::SERVICE)
+                    .then(|| SERVICE_APPS[e.cause % SERVICE_APPS.len()].to_owned()),
+            };
+            periods.push(record(
+                &m.hostname,
+                e.start,
+                format!("p-{:04}", n + 1),
+                serde_json::to_value(p).unwrap_or_default(),
+            ));
+        }
+
+        // Current state.
+        let current = eps.iter().position(|e| e.start <= end && end < e.end);
+        let since = match current {
+            Some(i) => eps[i].start,
+            None => eps
+                .iter()
+                .rev()
+                .find(|e| e.end <= end)
+                .map(|e| e.end)
+                .unwrap_or(first),
+        };
+        let state = State {
+            hostname: m.hostname.clone(),
+            verdict: current.map(|i| eps[i].verdict).unwrap_or(Verdict::OK),
+            cause: current.map(|i| eps[i].cause_text().to_owned()),
+            since,
+            last_measure_at: end,
+            first_measure_at: first,
+            open_alert: current.map(|i| format!("nd-{}-{}", m.hostname, i + 1)),
+        };
+        states.push((
+            m.hostname.clone(),
+            serde_json::to_value(state).unwrap_or_default(),
+        ));
+
+        // Alerts and the events of each period.
+        let mut evs: Vec<(DateTime<Utc>, &'static str, &'static str, String, Value)> = Vec::new();
+        for (n, e) in eps.iter().enumerate() {
+            let id = format!("nd-{}-{}", m.hostname, n + 1);
+            let open = e.end > end;
+            let minutes = ((if open { end } else { e.end }) - e.start).num_minutes();
+            let sev = severity(e.verdict, minutes);
+            let cause = e.cause_text();
+            let title = alert_title(e.verdict, &m.hostname, cause);
+            let v = e.verdict.as_str();
+            evs.push((
+                e.start,
+                "verdict",
+                if sev == "info" { "low" } else { sev },
+                format!("Verdict OK → {v} : {cause}"),
+                json!({"from": "OK", "to": v, "cause": cause}),
+            ));
+            evs.push((
+                e.start + Duration::seconds(20),
+                "alert",
+                sev,
+                format!("Alerte {id} ouverte : {title}"),
+                json!({"alert_id": id, "state": "open", "severity": sev}),
+            ));
+            if e.verdict == Verdict::SERVICE {
+                let exe = SERVICE_APPS[e.cause % SERVICE_APPS.len()];
+                evs.push((
+                    e.start + Duration::seconds(5),
+                    "appv",
+                    "medium",
+                    format!("{exe} : verdict OK → SERVICE ({cause})"),
+                    json!({"executable": exe, "from": "OK", "to": "SERVICE"}),
+                ));
+                if !open {
+                    evs.push((
+                        e.end + Duration::seconds(5),
+                        "appv",
+                        "info",
+                        format!("{exe} : verdict SERVICE → OK"),
+                        json!({"executable": exe, "from": "SERVICE", "to": "OK"}),
+                    ));
+                }
+            }
+            if matches!(e.verdict, Verdict::WAN | Verdict::LAN | Verdict::INFRA) {
+                let hops = trace_hops(&mut rng, &c.gateway, "8.8.8.8");
+                evs.push((
+                    e.start + Duration::seconds(45),
+                    "trace",
+                    "info",
+                    format!(
+                        "Traceroute automatique sur incident vers 8.8.8.8 : {} sauts",
+                        hops.len()
+                    ),
+                    json!({"target": "8.8.8.8", "hops": hops, "trigger": "incident"}),
+                ));
+            }
+            if !open {
+                evs.push((
+                    e.end,
+                    "verdict",
+                    "info",
+                    format!("Verdict {v} → OK après {}", minutes_text(minutes)),
+                    json!({"from": v, "to": "OK", "duration_min": minutes}),
+                ));
+                evs.push((
+                    e.end + Duration::seconds(20),
+                    "alert",
+                    "info",
+                    format!("Alerte {id} résolue : retour à OK"),
+                    json!({"alert_id": id, "state": "resolved"}),
+                ));
+            }
+            let alert = Alert {
+                id: id.clone(),
+                hostname: m.hostname.clone(),
+                verdict: e.verdict,
+                cause: cause.to_owned(),
+                severity: sev.into(),
+                status: if open { "open" } else { "resolved" }.into(),
+                title,
+                opened_at: e.start,
+                resolved_at: (!open).then_some(e.end),
+            };
+            alerts.push((id, serde_json::to_value(alert).unwrap_or_default()));
+        }
+        // Background events over the last week, denser over the last two days.
+        let mut t = end - Duration::days(i64::from(ctx.days.min(7)));
+        while t < end {
+            let recent = t >= end - Duration::hours(48);
+            t += Duration::minutes(if recent {
+                rng.random_range(120..480)
+            } else {
+                rng.random_range(480..1800)
+            });
+            if t >= end {
+                break;
+            }
+            let source = background_source(&mut rng);
+            let (sev, msg, details) = event(&mut rng, &c, source);
+            evs.push((t, source, sev, msg, details));
+        }
+        evs.sort_by_key(|e| e.0);
+        for (i, (at, source, sev, message, details)) in
+            evs.into_iter().filter(|e| e.0 <= end).enumerate()
+        {
+            let id = format!("ev-{}-{:06}", m.id, i + 1);
+            let body = json!({"id": id, "at": at, "source": source, "severity": sev, "message": message, "details": details});
+            events.push(record(&m.hostname, at, id, body));
+        }
+
+        // Followed applications: Teams and Outlook everywhere, two more per machine, with
+        // hourly load figures over the last three days.
+        let mut defs: Vec<AppDef> = catalog[..2].to_vec();
+        let mut extra: Vec<usize> = (2..catalog.len()).collect();
+        for _ in 0..2 {
+            let i = extra.remove(rng.random_range(0..extra.len()));
+            defs.push(catalog[i].clone());
+        }
+        let app_from =
+            hour(end - Duration::hours(APP_HOURS.min(24 * i64::from(ctx.days)))).max(hour(first));
+        let hours = (end - app_from).num_hours().max(0) as usize + 1;
+        let leaky = rng.random_bool(0.35);
+        for (ai, def) in defs.iter_mut().enumerate() {
+            let base_mem: f64 = rng.random_range(120.0..650.0);
+            let base_cpu: f64 = rng.random_range(0.5..9.0);
+            let mut hourly = AppHourly {
+                start: app_from,
+                ..AppHourly::default()
+            };
+            for h in 0..hours {
+                let growth = if leaky && ai == 0 {
+                    1.0 + 0.8 * h as f64 / hours as f64
+                } else {
+                    1.0
+                };
+                // Office hours (Paris, near enough) are busier.
+                let local_hour = (app_from.timestamp() / 3600 + h as i64 + 1).rem_euclid(24);
+                let office = (8..18).contains(&local_hour) && local_hour != 12;
+                hourly.cpu_pct.push(round1(
+                    base_cpu
+                        * if office {
+                            rng.random_range(1.0..2.2)
+                        } else {
+                            rng.random_range(0.2..0.7)
+                        },
+                ) as f32);
+                hourly
+                    .memory_mb
+                    .push(round1(base_mem * growth * rng.random_range(0.94..1.06)) as f32);
+            }
+            for _ in &def.probes {
+                let base: f64 = rng.random_range(15.0..80.0);
+                hourly.probe_ms.push(
+                    (0..hours)
+                        .map(|_| Some(round1(base * rng.random_range(0.8..1.3)) as f32))
+                        .collect(),
+                );
+            }
+            def.hourly = Some(hourly);
+        }
+        apps.push((m.hostname.clone(), json!({ "apps": defs })));
+
+        if k % 5 == 1 {
+            let s = Settings {
+                apps: defs.iter().map(|d| d.executable.clone()).collect(),
+                extra_probes: vec![format!("erp.{}:443", ctx.tenant.domain)],
+                capture_on_incident: true,
+                ..Settings::default()
+            };
+            settings.push((
+                m.hostname.clone(),
+                serde_json::to_value(s).unwrap_or_default(),
+            ));
+        }
+    }
+    let store = &ctx.store;
+    store.append(tenant, MEASURES, measures).await?;
+    store.append(tenant, PERIODS, periods).await?;
+    store.append(tenant, EVENTS, events).await?;
+    store.put_docs(tenant, ALERTS, alerts).await?;
+    store.put_docs(tenant, STATES, states).await?;
+    store.put_docs(tenant, APPS, apps).await?;
+    store.put_docs(tenant, SETTINGS, settings).await?;
+    Ok(())
+}
