@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 pub const MONITORS: &str = "monitors";
 /// Availability-monitor incidents, keyed by their number zero-padded to ten digits.
 pub const MONITOR_INCIDENTS: &str = "monitor_incidents";
-/// Hourly check counts per monitor (rollup key = monitor id).
+/// Hourly check counts per monitor over the last week (rollup key = monitor id).
 pub const CHECKS_HOURLY: &str = "monitor_checks_hourly";
 /// Daily check counts per monitor (rollup `hour` = start of the UTC day).
 pub const CHECKS_DAILY: &str = "monitor_checks_daily";

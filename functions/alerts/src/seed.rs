@@ -327,6 +327,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
 
     // Check counts, hourly and daily, consistent with the incidents.
     let mut hourly = Vec::new();
+    let hourly_from = floor_hour(now - Duration::days(7));
     let mut daily: BTreeMap<(i64, i64), [f64; 4]> = BTreeMap::new();
     for g in gens.iter_mut() {
         let mut h = floor_hour(start);
@@ -370,12 +371,15 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
                 for (a, v) in acc.iter_mut().zip([checks, up, degraded, down]) {
                     *a += v;
                 }
-                hourly.push(Rollup {
-                    hour: h.timestamp_millis(),
-                    key: g.doc.id.to_string(),
-                    dims: json!({"monitor_id": g.doc.id}),
-                    measures,
-                });
+                // Hourly counts are kept for the last week; daily ones for the whole history.
+                if h >= hourly_from {
+                    hourly.push(Rollup {
+                        hour: h.timestamp_millis(),
+                        key: g.doc.id.to_string(),
+                        dims: json!({"monitor_id": g.doc.id}),
+                        measures,
+                    });
+                }
             }
             h += Duration::hours(1);
         }
