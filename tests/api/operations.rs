@@ -1,1 +1,266 @@
-//! Tests of the operations module (added with the module).
+//! Operations: `/maintenance`, `/heartbeats`, `/profiles`, `/profiles/{id}`,
+//! `/profiles/deployments/{id}/compare` (spec 2.5, 4.8).
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use http::StatusCode;
+use netops_shared::scope::Scope;
+use serde_json::Value;
+
+use crate::helpers::TestApp;
+
+fn time(v: &Value) -> DateTime<Utc> {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a date-time: {v}"))
+}
+
+async fn monitors_token(app: &TestApp) -> String {
+    app.token("acme", &[Scope::ReadMonitors]).await
+}
+
+#[tokio::test]
+async fn maintenance_windows_carry_covers_and_active_now() {
+    let app = TestApp::shared();
+    let token = monitors_token(app).await;
+    let res = app.get("/maintenance", &token).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let items = res.items();
+    let covers: HashSet<&str> = items.iter().filter_map(|w| w["covers"].as_str()).collect();
+    assert_eq!(covers, HashSet::from(["all", "some", "none"]));
+    let now = Utc::now();
+    for w in items {
+        let active = time(&w["starts_at"]) <= now && now < time(&w["ends_at"]);
+        assert_eq!(w["active_now"], active, "{w}");
+        let empty = w["probes"].as_array().is_some_and(Vec::is_empty);
+        if empty {
+            assert_eq!(
+                w["covers"], "all",
+                "an empty probe list covers the whole tenant"
+            );
+        }
+        assert!(["planned", "active", "ended"].contains(&w["state"].as_str().unwrap_or("")));
+    }
+    assert!(
+        items.iter().any(|w| w["active_now"] == true)
+            && items.iter().any(|w| w["active_now"] == false)
+    );
+    let starts: Vec<DateTime<Utc>> = items.iter().map(|w| time(&w["starts_at"])).collect();
+    assert!(starts.windows(2).all(|p| p[0] >= p[1]), "newest first");
+}
+
+#[tokio::test]
+async fn maintenance_active_filter_keeps_windows_active_now() {
+    let app = TestApp::shared();
+    let token = monitors_token(app).await;
+    let all = app.get("/maintenance", &token).await.items().len();
+    let on = app.get("/maintenance?active=1", &token).await;
+    let off = app.get("/maintenance?active=0", &token).await;
+    assert!(!on.items().is_empty());
+    assert!(on.items().iter().all(|w| w["active_now"] == true));
+    assert!(off.items().iter().all(|w| w["active_now"] == false));
+    assert_eq!(on.items().len() + off.items().len(), all);
+    let res = app.get("/maintenance?active=true", &token).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST);
+    assert_eq!(res.body["parameter"], "active");
+}
+
+#[tokio::test]
+async fn heartbeats_give_last_signal_exit_code_and_every_state() {
+    let app = TestApp::shared();
+    let token = monitors_token(app).await;
+    let res = app.get("/heartbeats", &token).await;
+    assert_eq!(res.status, StatusCode::OK);
+    let items = res.items();
+    let states: HashSet<&str> = items.iter().filter_map(|h| h["state"].as_str()).collect();
+    assert_eq!(states, HashSet::from(["ok", "failed", "late", "pending"]));
+    for h in items {
+        match h["state"].as_str() {
+            Some("pending") => assert!(h["last_signal_at"].is_null() && h["exit_code"].is_null()),
+            Some("failed") => assert_ne!(h["exit_code"], 0),
+            Some("ok") => {
+                assert_eq!(h["exit_code"], 0);
+                assert!(time(&h["next_expected_at"]) > time(&h["last_signal_at"]));
+            }
+            _ => assert!(h["last_signal_at"].is_string()),
+        }
+        assert!(h["hostname"].is_string() && h["period_s"].is_number());
+    }
+}
+
+#[tokio::test]
+async fn profiles_list_their_deployments() {
+    let app = TestApp::shared();
+    let token = monitors_token(app).await;
+    let res = app.get("/profiles", &token).await;
+    assert_eq!(res.status, StatusCode::OK);
+    let items = res.items();
+    assert!(items.len() >= 3);
+    for p in items {
+        assert_eq!(p["format"], "profile/1");
+        assert!(p["item_count"].as_u64().unwrap_or(0) > 0);
+        let deps = p["deployments"].as_array().cloned().unwrap_or_default();
+        assert!(!deps.is_empty());
+        assert!(
+            deps.iter()
+                .all(|d| d["profile_id"] == p["id"] && d["hostname"].is_string())
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_profile_is_the_full_profile_1_document_with_its_verification_trace() {
+    let app = TestApp::shared();
+    let token = monitors_token(app).await;
+    let list = app.get("/profiles", &token).await;
+    let id = list.items()[0]["id"].as_i64().unwrap_or(0);
+    let res = app.get(&format!("/profiles/{id}"), &token).await;
+    assert_eq!(res.status, StatusCode::OK);
+    let p = &res.body["data"];
+    assert_eq!(p["format"], "profile/1");
+    assert_eq!(p["id"], id);
+    let items = p["items"].as_array().cloned().unwrap_or_default();
+    assert!(
+        items
+            .iter()
+            .all(|i| i["key"].is_string() && i["type"].is_string() && i["expected"].is_object())
+    );
+    let trace = p["verification"]["trace"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        trace.len() > items.len(),
+        "one step per item plus the document check"
+    );
+    assert!(
+        trace
+            .iter()
+            .all(|s| s["check"].is_string() && s["result"].is_string())
+    );
+    assert!(p["deployments"].as_array().is_some_and(|d| !d.is_empty()));
+    assert_eq!(
+        app.get("/profiles/999999999", &token).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let globex = app.token("globex", &[Scope::ReadMonitors]).await;
+    assert_eq!(
+        app.get(&format!("/profiles/{id}"), &globex).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let res = app.get("/profiles/abc", &token).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST);
+    assert_eq!(res.body["parameter"], "id");
+}
+
+#[tokio::test]
+async fn deployment_comparison_gives_every_result_per_item() {
+    let app = TestApp::shared();
+    let token = monitors_token(app).await;
+    let list = app.get("/profiles", &token).await;
+    let mut results = HashSet::new();
+    for p in list.items() {
+        for d in p["deployments"].as_array().cloned().unwrap_or_default() {
+            let id = d["id"].as_i64().unwrap_or(0);
+            let res = app
+                .get(&format!("/profiles/deployments/{id}/compare"), &token)
+                .await;
+            assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+            let c = &res.body["data"];
+            assert_eq!(c["deployment_id"], id);
+            assert_eq!(c["hostname"], d["hostname"]);
+            let items = c["items"].as_array().cloned().unwrap_or_default();
+            let total: u64 = [
+                "conforme",
+                "modifie",
+                "absent",
+                "non_deploye",
+                "indetermine",
+            ]
+            .iter()
+            .map(|k| c["summary"][k].as_u64().unwrap_or(0))
+            .sum();
+            assert_eq!(total as usize, items.len());
+            for i in &items {
+                let r = i["result"].as_str().unwrap_or("");
+                results.insert(r.to_owned());
+                if r == "modifie" {
+                    assert!(i["field"].is_string() && !i["expected"].is_null(), "{i}");
+                    assert_ne!(i["expected"], i["actual"]);
+                }
+                if r == "non_deploye" || r == "indetermine" {
+                    assert!(i["detail"].is_string(), "{i}");
+                }
+            }
+        }
+    }
+    let expected: HashSet<String> = [
+        "conforme",
+        "modifie",
+        "absent",
+        "non_deploye",
+        "indetermine",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(results, expected);
+}
+
+#[tokio::test]
+async fn unknown_deployment_gives_404_and_bad_id_400() {
+    let app = TestApp::shared();
+    let token = monitors_token(app).await;
+    let res = app
+        .get("/profiles/deployments/999999999/compare", &token)
+        .await;
+    assert_eq!(res.status, StatusCode::NOT_FOUND);
+    assert_eq!(res.error(), "not_found");
+    let res = app.get("/profiles/deployments/x/compare", &token).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn operations_routes_need_read_monitors() {
+    let app = TestApp::shared();
+    let token = app.token("acme", &[Scope::ReadAlerts]).await;
+    for path in [
+        "/maintenance",
+        "/heartbeats",
+        "/profiles",
+        "/profiles/1",
+        "/profiles/deployments/1/compare",
+    ] {
+        let res = app.get(path, &token).await;
+        assert_eq!(res.status, StatusCode::FORBIDDEN, "{path}");
+        assert_eq!(res.body["scope"], "read:monitors");
+    }
+}
+
+#[tokio::test]
+async fn operations_data_stays_in_its_tenant() {
+    let app = TestApp::shared();
+    let acme = monitors_token(app).await;
+    let globex = app.token("globex", &[Scope::ReadMonitors]).await;
+    for path in ["/maintenance", "/heartbeats", "/profiles"] {
+        let a: HashSet<i64> = app
+            .get(path, &acme)
+            .await
+            .items()
+            .iter()
+            .filter_map(|x| x["id"].as_i64())
+            .collect();
+        let g: HashSet<i64> = app
+            .get(path, &globex)
+            .await
+            .items()
+            .iter()
+            .filter_map(|x| x["id"].as_i64())
+            .collect();
+        assert!(
+            !a.is_empty() && !g.is_empty() && a.is_disjoint(&g),
+            "{path}"
+        );
+    }
+}

@@ -1,18 +1,34 @@
-//! Alerts and availability monitors module (spec 4.6).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Alerts and availability monitors module (spec 4.6, states and transitions of spec 3):
+//! the unified alert feed, acknowledgement, monitors and their incidents.
+
+mod feed;
+mod handlers;
+mod model;
+mod monitors;
+mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use model::{
+    AlertItem, Monitor, MonitorIncident, NETDIAG_ALERTS, SIEM_EVENTS, SIEM_INCIDENTS, SiemAction,
+    SiemIncident,
+};
 
 pub const MODULE: Module = Module {
     function: Function::Alerts,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_alerts))
+        .routes(routes!(handlers::acknowledge_alert))
+        .routes(routes!(handlers::list_monitors))
+        .routes(routes!(handlers::get_monitor))
+        .routes(routes!(handlers::list_monitor_incidents))
 }

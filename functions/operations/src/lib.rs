@@ -1,18 +1,27 @@
-//! Operations module (spec 4.8): maintenance, heartbeats, profiles.
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Operations module (spec 4.8): maintenance windows, heartbeats, configuration profiles
+//! (format profile/1) and the comparison of their deployments.
+
+mod handlers;
+mod model;
+mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Operations,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_maintenance_windows))
+        .routes(routes!(handlers::list_heartbeats))
+        .routes(routes!(handlers::list_profiles))
+        .routes(routes!(handlers::get_profile))
+        .routes(routes!(handlers::compare_profile_deployment))
 }

@@ -1,0 +1,421 @@
+//! Alerts and availability handlers (spec 4.6): thin, over the feed and monitor services.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use chrono::Utc;
+use http::StatusCode;
+use netops_shared::error::ErrorBody;
+use netops_shared::store::{Change, Expect, Filter, Pred};
+use netops_shared::write::{CommitError, Committed, commit};
+use netops_shared::{
+    ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query, Window, ok,
+};
+use serde_json::{Value, json};
+
+use crate::feed::{self, monitor_incident, monitor_item, siem_item};
+use crate::model::{
+    AckBody, AlertItem, AlertsQuery, MONITOR_INCIDENTS, MONITORS, Monitor, MonitorDoc,
+    MonitorIncident, MonitorsQuery, SIEM_INCIDENTS, SiemAction, SiemIncident, num_key,
+};
+use crate::monitors;
+
+/// Flux d'alertes unifié
+///
+/// Un seul flux sur trois origines : incidents des moniteurs de disponibilité (`hm-<n>`),
+/// incidents SIEM (`siem-<id>`) et alertes NetDiag (`nd-<...>`). Les sévérités sont ramenées
+/// sur critical, high, medium, low, info (SIEM CRITICAL → critical, etc.).
+///
+/// `status=open` renvoie ce qui est en cours maintenant, quelle que soit sa date de début :
+/// alertes NetDiag ouvertes, incidents de moniteur non résolus (unresolved ou acknowledged),
+/// incidents SIEM OPEN, ACKNOWLEDGED ou INVESTIGATING. `status=all` (défaut) y ajoute ce qui
+/// s'est ouvert dans la fenêtre (par défaut les dernières 24 h). Tri du plus récent au plus
+/// ancien (date d'ouverture, puis id). Pas de curseur : `limit` (200 par défaut, 500 au plus)
+/// coupe la liste ; `meta.total` donne le nombre d'alertes avant la coupe.
+#[utoipa::path(get, path = "/alerts", operation_id = "list_alerts", tag = "alerts",
+    params(AlertsQuery),
+    responses((status = 200, description = "Les alertes, de la plus récente à la plus ancienne", body = Envelope<Vec<AlertItem>>)))]
+pub async fn list_alerts(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<AlertsQuery>,
+) -> ApiResult<Vec<AlertItem>> {
+    let open_only = feed::parse_open_only(q.status.as_deref())?;
+    let kinds = feed::parse_kinds(q.kind.as_deref())?;
+    let mut items = feed::collect(
+        &state,
+        &caller.tenant,
+        &kinds,
+        open_only,
+        &window,
+        Utc::now(),
+    )
+    .await?;
+    let total = items.len();
+    items.truncate(page.limit as usize);
+    let meta = Meta::new()
+        .limit(page.limit)
+        .window(&window)
+        .with("total", total);
+    Ok(Envelope::new(items, meta))
+}
+
+/// What an ack id designates.
+enum AckTarget {
+    Monitor(i64),
+    Siem(String),
+}
+
+/// Parses the path id of an ack: `hm-<n>` or `siem-<id>`; a NetDiag id or anything else is 400.
+fn parse_ack_id(id: &str) -> Result<AckTarget, ApiError> {
+    if let Some(n) = id.strip_prefix("hm-")
+        && !n.is_empty()
+        && n.len() <= 18
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = n.parse::<i64>()
+    {
+        return Ok(AckTarget::Monitor(n));
+    }
+    if let Some(s) = id.strip_prefix("siem-")
+        && !s.is_empty()
+        && s.len() <= 64
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        return Ok(AckTarget::Siem(s.to_owned()));
+    }
+    if id.starts_with("nd-") {
+        return Err(ApiError::invalid_parameter(
+            "id",
+            "une alerte NetDiag se ferme d'elle-même quand la machine revient à OK et ne peut pas être acquittée",
+            "a NetDiag alert closes by itself when the computer returns to OK and cannot be acknowledged",
+        ));
+    }
+    Err(ApiError::invalid_parameter(
+        "id",
+        "identifiant attendu de la forme hm-<n> ou siem-<id>",
+        "expected an id of the form hm-<n> or siem-<id>",
+    ))
+}
+
+/// Maximum length of an ack note, in characters.
+pub const NOTE_MAX: usize = 2000;
+
+/// Parses the optional body `{note}`: an empty body means no note.
+fn parse_ack_body(bytes: &[u8]) -> Result<Option<String>, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|_| ApiError::invalid_body("ce n'est pas du JSON valide", "not valid JSON"))?;
+    if !value.is_object() {
+        return Err(ApiError::invalid_body(
+            "un objet JSON est attendu",
+            "a JSON object is expected",
+        ));
+    }
+    let bad_note = |fr: &str, en: &str| {
+        ApiError::invalid_body(
+            format!("champ « note » : {fr}"),
+            format!("field 'note': {en}"),
+        )
+        .with("field", "note")
+    };
+    let body: AckBody = serde_json::from_value(value)
+        .map_err(|_| bad_note("chaîne de caractères attendue", "a string is expected"))?;
+    if let Some(n) = &body.note
+        && n.chars().count() > NOTE_MAX
+    {
+        return Err(bad_note(
+            "2 000 caractères au plus",
+            "at most 2,000 characters",
+        ));
+    }
+    Ok(body.note.filter(|n| !n.trim().is_empty()))
+}
+
+fn already_acknowledged(id: &str, status: &str) -> ApiError {
+    ApiError::conflict(
+        format!("L'alerte « {id} » est déjà acquittée."),
+        format!("Alert '{id}' is already acknowledged."),
+    )
+    .with("current_status", status)
+}
+
+fn no_longer_open(id: &str, status: &str) -> ApiError {
+    ApiError::conflict(
+        format!("L'alerte « {id} » n'est plus ouverte (état {status})."),
+        format!("Alert '{id}' is no longer open (state {status})."),
+    )
+    .with("current_status", status)
+}
+
+fn unknown_incident(id: &str) -> ApiError {
+    ApiError::not_found(format!("Incident « {id} »"), format!("Incident '{id}'"))
+}
+
+/// Commits one conditional put; a lost race is a 409 (someone else changed the incident).
+async fn commit_put(
+    state: &AppState,
+    caller: &Caller,
+    collection: &str,
+    key: String,
+    body: Value,
+    version: u64,
+    id: &str,
+) -> Result<(), ApiError> {
+    let change = Change::PutDoc {
+        collection: collection.to_owned(),
+        key,
+        body,
+        expect: Expect::Version(version),
+    };
+    match commit(state, caller, StatusCode::OK, vec![change]).await {
+        Ok(()) => Ok(()),
+        Err(CommitError::Conflict) => Err(ApiError::conflict(
+            format!(
+                "L'alerte « {id} » vient d'être modifiée : elle est déjà acquittée ou n'est plus ouverte."
+            ),
+            format!("Alert '{id}' was just changed: it is already acknowledged or no longer open."),
+        )),
+        Err(CommitError::Failed(e)) => Err(e),
+    }
+}
+
+/// Acquitter une alerte
+///
+/// Acquitte un incident SIEM (`siem-<id>`, OPEN → ACKNOWLEDGED, la note est ajoutée aux
+/// actions de l'incident `{at, by, action: "ack", note}`) ou un incident de moniteur
+/// (`hm-<n>`, unresolved → acknowledged, la note devient les notes de l'incident seulement
+/// si elles sont vides). Corps facultatif `{"note": "..."}` (2 000 caractères au plus).
+///
+/// 400 si l'id est mal formé ou désigne une alerte NetDiag (`nd-...`, elle se ferme d'elle-même) ;
+/// 404 si l'incident est inconnu dans ce compte ; 409 s'il est déjà acquitté ou n'est plus
+/// ouvert (`current_status` donne son état) ; 200 avec l'alerte acquittée. Sous requêtes
+/// concurrentes, une seule obtient 200. Chaque appel est inscrit au journal des écritures.
+#[utoipa::path(post, path = "/alerts/{id}/ack", operation_id = "acknowledge_alert", tag = "alerts",
+    params(("id" = String, Path, description = "Id de l'alerte : hm-<n> ou siem-<id>", example = "siem-2026-0142")),
+    request_body(content = AckBody, description = "Note facultative", content_type = "application/json"),
+    responses(
+        (status = 200, description = "Alerte acquittée", body = Envelope<AlertItem>),
+        (status = 400, description = "Id mal formé, alerte NetDiag ou note invalide", body = ErrorBody),
+        (status = 404, description = "Incident inconnu dans ce compte", body = ErrorBody),
+        (status = 409, description = "Déjà acquittée ou plus ouverte", body = ErrorBody),
+    ))]
+pub async fn acknowledge_alert(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Committed<AlertItem>, ApiError> {
+    let target = parse_ack_id(&id)?;
+    let note = parse_ack_body(&body)?;
+    let now = Utc::now();
+    let item = match target {
+        AckTarget::Monitor(n) => {
+            let doc = state
+                .store
+                .get_doc(&caller.tenant, MONITOR_INCIDENTS, &num_key(n))
+                .await?
+                .ok_or_else(|| unknown_incident(&id))?;
+            let mut inc: MonitorIncident = monitor_incident(&doc, now)?;
+            match inc.status.as_str() {
+                "unresolved" => {}
+                "acknowledged" => return Err(already_acknowledged(&id, "acknowledged")),
+                other => return Err(no_longer_open(&id, other)),
+            }
+            inc.status = "acknowledged".into();
+            inc.acknowledged_at = Some(now);
+            inc.acknowledged_by = Some(caller.token_name.clone());
+            if inc.notes.as_deref().is_none_or(|n| n.trim().is_empty()) && note.is_some() {
+                inc.notes = note;
+            }
+            let body = serde_json::to_value(&inc).map_err(|e| ApiError::internal(&e))?;
+            commit_put(
+                &state,
+                &caller,
+                MONITOR_INCIDENTS,
+                doc.key,
+                body,
+                doc.version,
+                &id,
+            )
+            .await?;
+            monitor_item(&inc)
+        }
+        AckTarget::Siem(sid) => {
+            let doc = state
+                .store
+                .get_doc(&caller.tenant, SIEM_INCIDENTS, &sid)
+                .await?
+                .ok_or_else(|| unknown_incident(&id))?;
+            let mut inc: SiemIncident =
+                serde_json::from_value(doc.body).map_err(|e| ApiError::internal(&e))?;
+            match inc.status.as_str() {
+                "OPEN" => {}
+                "ACKNOWLEDGED" => return Err(already_acknowledged(&id, "ACKNOWLEDGED")),
+                other => return Err(no_longer_open(&id, other)),
+            }
+            inc.status = "ACKNOWLEDGED".into();
+            inc.updated_at = now;
+            inc.actions.push(SiemAction {
+                at: now,
+                by: caller.token_name.clone(),
+                action: "ack".into(),
+                note,
+            });
+            let body = serde_json::to_value(&inc).map_err(|e| ApiError::internal(&e))?;
+            commit_put(
+                &state,
+                &caller,
+                SIEM_INCIDENTS,
+                doc.key,
+                body,
+                doc.version,
+                &id,
+            )
+            .await?;
+            siem_item(&inc)
+        }
+    };
+    Ok(Committed(StatusCode::OK, Envelope::new(item, Meta::new())))
+}
+
+fn monitor_doc(body: Value) -> Result<MonitorDoc, ApiError> {
+    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
+}
+
+/// Parses `active`: `1` or `0`.
+fn parse_active(raw: Option<&str>) -> Result<Option<bool>, ApiError> {
+    match raw {
+        None => Ok(None),
+        Some("1") => Ok(Some(true)),
+        Some("0") => Ok(Some(false)),
+        Some(_) => Err(ApiError::invalid_parameter(
+            "active",
+            "valeurs admises : 0, 1",
+            "allowed values: 0, 1",
+        )),
+    }
+}
+
+/// Moniteurs de disponibilité
+///
+/// Moniteurs HTTP, ping, TCP et DNS triés par id, avec leur état (`up`, `down`,
+/// `degraded`), leur dernière vérification, leur incident en cours et leur disponibilité
+/// (pourcentage de vérifications réussies ; une réponse dégradée compte comme disponible)
+/// sur 24 h (heures entières, l'heure en cours comprise), 7 j et 30 j (jours UTC, aujourd'hui
+/// compris) ; null sans aucune vérification sur la période. Filtres : `status` (égalité
+/// exacte), `active` (1 : actifs, 0 : en pause).
+#[utoipa::path(get, path = "/monitors", operation_id = "list_monitors", tag = "alerts",
+    params(MonitorsQuery),
+    responses((status = 200, description = "Les moniteurs", body = Envelope<Vec<Monitor>>)))]
+pub async fn list_monitors(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<MonitorsQuery>,
+) -> ApiResult<Vec<Monitor>> {
+    let active = parse_active(q.active.as_deref())?;
+    let filter = Filter::all()
+        .and_some(q.status.clone(), |s| Pred::Eq("status", json!(s)))
+        .and_some(active, |a| Pred::Eq("active", json!(a)));
+    let docs = state
+        .store
+        .list_docs(&caller.tenant, MONITORS, &filter, None, usize::MAX)
+        .await?
+        .into_iter()
+        .map(|d| monitor_doc(d.body))
+        .collect::<Result<Vec<_>, _>>()?;
+    ok(monitors::with_state(&state, &caller.tenant, docs, None, Utc::now()).await?)
+}
+
+async fn find_monitor(state: &AppState, caller: &Caller, id: i64) -> Result<MonitorDoc, ApiError> {
+    let doc = state
+        .store
+        .get_doc(&caller.tenant, MONITORS, &num_key(id))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Moniteur {id}"), format!("Monitor {id}")))?;
+    monitor_doc(doc.body)
+}
+
+/// Détail d'un moniteur
+///
+/// Le moniteur `id` du compte, avec son état, sa dernière vérification et sa disponibilité ;
+/// 404 s'il est inconnu.
+#[utoipa::path(get, path = "/monitors/{id}", operation_id = "get_monitor", tag = "alerts",
+    params(("id" = i64, Path, description = "Id du moniteur")),
+    responses(
+        (status = 200, description = "Le moniteur", body = Envelope<Monitor>),
+        (status = 404, description = "Moniteur inconnu dans ce compte", body = ErrorBody),
+    ))]
+pub async fn get_monitor(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Monitor> {
+    let doc = find_monitor(&state, &caller, id).await?;
+    let mut list =
+        monitors::with_state(&state, &caller.tenant, vec![doc], Some(id), Utc::now()).await?;
+    let monitor = list
+        .pop()
+        .ok_or_else(|| ApiError::internal(&"monitor vanished"))?;
+    ok(monitor)
+}
+
+/// Incidents d'un moniteur
+///
+/// Les incidents du moniteur qui recouvrent la fenêtre (30 jours par défaut, comme le dit la
+/// description de la route) ; les incidents en cours (unresolved, acknowledged) sont
+/// toujours inclus, quelle que soit la fenêtre. Du plus récent au plus ancien (début, puis
+/// numéro) ; `limit` 100 par défaut, 500 au plus ; `meta.total` avant la coupe. 404 si le
+/// moniteur est inconnu.
+#[utoipa::path(get, path = "/monitors/{id}/incidents", operation_id = "list_monitor_incidents", tag = "alerts",
+    params(("id" = i64, Path, description = "Id du moniteur")),
+    responses(
+        (status = 200, description = "Les incidents du moniteur", body = Envelope<Vec<MonitorIncident>>),
+        (status = 404, description = "Moniteur inconnu dans ce compte", body = ErrorBody),
+    ))]
+pub async fn list_monitor_incidents(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Path(id): Path<i64>,
+) -> ApiResult<Vec<MonitorIncident>> {
+    find_monitor(&state, &caller, id).await?;
+    let now = Utc::now();
+    let docs = state
+        .store
+        .list_docs(
+            &caller.tenant,
+            MONITOR_INCIDENTS,
+            &Filter::all().and(Pred::Eq("monitor_id", json!(id))),
+            None,
+            usize::MAX,
+        )
+        .await?;
+    let mut items = Vec::new();
+    for doc in &docs {
+        let inc = monitor_incident(doc, now)?;
+        let ongoing = inc.status != "resolved";
+        let overlaps =
+            inc.started_at < window.to && inc.resolved_at.is_none_or(|r| r >= window.from);
+        if ongoing || overlaps {
+            items.push(inc);
+        }
+    }
+    items.sort_by(|a, b| {
+        b.started_at
+            .cmp(&a.started_at)
+            .then_with(|| b.id.cmp(&a.id))
+    });
+    let total = items.len();
+    items.truncate(page.limit as usize);
+    Ok(Envelope::new(
+        items,
+        Meta::new()
+            .limit(page.limit)
+            .window(&window)
+            .with("total", total),
+    ))
+}

@@ -1,0 +1,242 @@
+//! Alerts and availability DTOs (spec 2.4, 3, 4.6): what is stored and what is answered.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+/// Availability monitors, keyed by their id zero-padded to ten digits (so key order is id order).
+pub const MONITORS: &str = "monitors";
+/// Availability-monitor incidents, keyed by their number zero-padded to ten digits.
+pub const MONITOR_INCIDENTS: &str = "monitor_incidents";
+/// Hourly check counts per monitor over the last week (rollup key = monitor id).
+pub const CHECKS_HOURLY: &str = "monitor_checks_hourly";
+/// Daily check counts per monitor (rollup `hour` = start of the UTC day).
+pub const CHECKS_DAILY: &str = "monitor_checks_daily";
+/// SIEM incidents, keyed by incident id (read by the security module too).
+pub const SIEM_INCIDENTS: &str = "siem_incidents";
+/// Events correlated into SIEM incidents, partition = incident id.
+pub const SIEM_EVENTS: &str = "siem_events";
+/// NetDiag alerts, written by the netdiag module.
+pub const NETDIAG_ALERTS: &str = "netdiag_alerts";
+
+/// Document key of a monitor or a monitor incident.
+pub fn num_key(n: i64) -> String {
+    format!("{n:010}")
+}
+
+/// The last check of a monitor.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LastCheck {
+    pub at: DateTime<Utc>,
+    /// Result of the check: `up`, `down` or `degraded`.
+    #[schema(example = "up")]
+    pub status: String,
+    /// Response time in milliseconds; null when the target did not answer.
+    pub response_ms: Option<u32>,
+    /// What the check saw, e.g. `HTTP 200`, `timeout`, `connection refused`.
+    #[schema(example = "HTTP 200")]
+    pub message: String,
+}
+
+/// A monitor as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MonitorDoc {
+    pub id: i64,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub target: String,
+    pub site: String,
+    pub active: bool,
+    pub status: String,
+    pub interval_s: u32,
+    pub created_at: DateTime<Utc>,
+    pub last_check: Option<LastCheck>,
+}
+
+/// Availability in percent of successful checks (degraded answers count as available);
+/// null when the monitor made no check in that span.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Availability {
+    /// Over the last 24 hours (whole hours, the current one included).
+    #[serde(rename = "24h")]
+    #[schema(example = 99.93)]
+    pub h24: Option<f64>,
+    /// Over the last 7 UTC days, today included.
+    #[serde(rename = "7d")]
+    pub d7: Option<f64>,
+    /// Over the last 30 UTC days, today included.
+    #[serde(rename = "30d")]
+    pub d30: Option<f64>,
+}
+
+/// An availability monitor (spec 4.6): state, last check, availability over 24 h, 7 d, 30 d.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Monitor {
+    #[schema(example = 1003)]
+    pub id: i64,
+    #[schema(example = "Intranet (HTTPS)")]
+    pub name: String,
+    /// Check type: `http`, `ping`, `tcp` or `dns`.
+    #[serde(rename = "type")]
+    #[schema(example = "http")]
+    pub kind: String,
+    /// What is checked: URL, host, host:port or name to resolve.
+    #[schema(example = "https://intranet.acme.local/health")]
+    pub target: String,
+    /// Site whose probe runs the check.
+    #[schema(example = "PAR")]
+    pub site: String,
+    /// False when the monitor is paused: it keeps its last state and makes no checks.
+    pub active: bool,
+    /// Current state: `up`, `down` or `degraded`.
+    #[schema(example = "up")]
+    pub status: String,
+    /// Seconds between two checks.
+    #[schema(example = 60)]
+    pub interval_s: u32,
+    pub created_at: DateTime<Utc>,
+    pub last_check: Option<LastCheck>,
+    pub availability: Availability,
+    /// The ongoing incident (`hm-<n>`), if any.
+    #[schema(example = "hm-10004")]
+    pub open_incident: Option<String>,
+}
+
+/// An availability-monitor incident (spec 3.1: unresolved, acknowledged; resolved).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct MonitorIncident {
+    /// Incident number.
+    #[schema(example = 10004)]
+    pub id: i64,
+    /// Id of the incident in the alert feed, used to acknowledge it.
+    #[schema(example = "hm-10004")]
+    pub alert_id: String,
+    pub monitor_id: i64,
+    pub monitor_name: String,
+    /// What the monitor checks.
+    pub target: String,
+    /// `down` (no answer) or `degraded` (slow or partial answers).
+    #[schema(example = "down")]
+    pub kind: String,
+    /// `critical`, `high`, `medium` or `low`.
+    #[schema(example = "high")]
+    pub severity: String,
+    /// `unresolved`, `acknowledged` or `resolved`.
+    #[schema(example = "unresolved")]
+    pub status: String,
+    pub started_at: DateTime<Utc>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// Seconds from start to resolution, or to now while ongoing.
+    #[serde(default)]
+    pub duration_s: i64,
+    /// What the failing checks reported.
+    #[schema(example = "connection timed out after 10 s")]
+    pub error: String,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    /// Name of the token that acknowledged it.
+    pub acknowledged_by: Option<String>,
+    /// Notes of the incident (set by the first acknowledgement that carries a note).
+    pub notes: Option<String>,
+}
+
+/// One action on a SIEM incident.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct SiemAction {
+    pub at: DateTime<Utc>,
+    pub by: String,
+    /// e.g. `open`, `ack`, `investigate`, `resolve`, `close`, `comment`.
+    pub action: String,
+    pub note: Option<String>,
+}
+
+/// A SIEM incident as stored (shared with the security module).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SiemIncident {
+    pub id: String,
+    pub title: String,
+    pub severity: String,
+    pub status: String,
+    pub rule_id: String,
+    pub rule_name: String,
+    pub opened_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    pub accounts: Vec<String>,
+    pub hosts: Vec<String>,
+    pub source_ips: Vec<String>,
+    pub event_count: u64,
+    pub actions: Vec<SiemAction>,
+}
+
+/// A NetDiag alert as the netdiag module stores it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NetdiagAlert {
+    pub id: String,
+    pub hostname: String,
+    pub verdict: String,
+    pub cause: String,
+    pub severity: String,
+    pub status: String,
+    pub title: String,
+    pub opened_at: DateTime<Utc>,
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+/// One item of the unified alert feed (spec 2.4).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AlertItem {
+    /// Origin prefix: `hm-<n>` (monitor incident), `siem-<id>` (SIEM incident), `nd-<...>`
+    /// (NetDiag alert).
+    #[schema(example = "siem-2026-0142")]
+    pub id: String,
+    /// `netdiag`, `hostmonitor` or `siem`.
+    #[schema(example = "siem")]
+    pub kind: String,
+    /// `critical`, `high`, `medium`, `low` or `info`.
+    #[schema(example = "high")]
+    pub severity: String,
+    /// `open` while in progress, `resolved` afterwards.
+    #[schema(example = "open")]
+    pub status: String,
+    pub title: String,
+    /// Monitor target, first host (or account) of a SIEM incident, or NetDiag hostname.
+    pub target: String,
+    pub opened_at: DateTime<Utc>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// Depends on the origin: the incident (monitor, SIEM) or the NetDiag verdict and cause.
+    #[schema(value_type = Object)]
+    pub details: Value,
+}
+
+/// Filters of `GET /alerts`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AlertsQuery {
+    /// `open` (in progress now, whatever its start) or `all` (adds what opened in the window).
+    #[param(example = "all")]
+    pub status: Option<String>,
+    /// Comma-separated origins among `netdiag`, `hostmonitor`, `siem` (default: all three).
+    #[param(example = "hostmonitor,siem")]
+    pub kind: Option<String>,
+}
+
+/// Body of `POST /alerts/{id}/ack`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+pub struct AckBody {
+    /// Optional note, at most 2,000 characters.
+    #[schema(example = "Pris en charge par l'astreinte réseau.")]
+    pub note: Option<String>,
+}
+
+/// Filters of `GET /monitors`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MonitorsQuery {
+    /// Current state, e.g. `up`, `down`, `degraded` (exact match; other values find nothing).
+    pub status: Option<String>,
+    /// `1`: active monitors only; `0`: paused monitors only.
+    #[param(value_type = Option<u8>, example = 1)]
+    pub active: Option<String>,
+}

@@ -1,0 +1,746 @@
+//! Alerts demo data: availability monitors with hourly and daily check counts and their
+//! incidents (every state), and SIEM incidents (every state and severity) with actions and
+//! correlated events. NetDiag alerts come from the netdiag module.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Datelike, Duration, Utc};
+use netops_shared::demo::{MachineKind, SeedCtx};
+use netops_shared::module::BoxFuture;
+use netops_shared::store::{Record, Rollup, StoreResult};
+use rand::Rng;
+use rand::rngs::StdRng;
+use serde_json::json;
+
+use crate::model::{
+    CHECKS_DAILY, CHECKS_HOURLY, LastCheck, MONITOR_INCIDENTS, MONITORS, MonitorDoc,
+    MonitorIncident, SIEM_EVENTS, SIEM_INCIDENTS, SiemAction, SiemIncident, num_key,
+};
+use crate::monitors::{floor_day, floor_hour};
+
+pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
+    Box::pin(async move {
+        seed_monitors(ctx).await?;
+        seed_siem(ctx).await
+    })
+}
+
+fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> &'a T {
+    &items[rng.random_range(0..items.len())]
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or_default()
+}
+
+/// A monitor being generated, with the spans of its incidents.
+struct Gen {
+    doc: MonitorDoc,
+    critical: bool,
+    paused_at: Option<DateTime<Utc>>,
+    incidents: Vec<MonitorIncident>,
+}
+
+fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static str, u32)> {
+    let d = ctx.tenant.domain;
+    let company = ctx
+        .tenant
+        .name
+        .split(' ')
+        .next()
+        .unwrap_or("corp")
+        .to_lowercase();
+    let servers: Vec<_> = ctx
+        .machines
+        .iter()
+        .filter(|m| m.kind == MachineKind::Server)
+        .collect();
+    let n = 8 + ctx.machines.len() / 10;
+    let hq = ctx.tenant.sites[0].code;
+    let mut out = vec![
+        (
+            "Intranet (HTTPS)".to_owned(),
+            "http",
+            format!("https://intranet.{d}/health"),
+            hq,
+            60,
+        ),
+        (
+            "Messagerie web".to_owned(),
+            "http",
+            format!("https://mail.{d}/owa/healthcheck.htm"),
+            hq,
+            60,
+        ),
+        (
+            "Site public".to_owned(),
+            "http",
+            format!("https://www.{company}.com/"),
+            hq,
+            60,
+        ),
+        (
+            "Annuaire LDAP".to_owned(),
+            "tcp",
+            format!("dc01.{d}:389"),
+            hq,
+            60,
+        ),
+        (
+            "Résolution DNS interne".to_owned(),
+            "dns",
+            format!("intranet.{d} @dc01.{d}"),
+            hq,
+            120,
+        ),
+        (
+            "ERP".to_owned(),
+            "http",
+            format!("https://erp.{d}/status"),
+            hq,
+            60,
+        ),
+        (
+            "Relais SMTP".to_owned(),
+            "tcp",
+            format!("smtp.{d}:25"),
+            hq,
+            120,
+        ),
+        (
+            "Résolution DNS publique".to_owned(),
+            "dns",
+            format!("www.{company}.com @1.1.1.1"),
+            hq,
+            300,
+        ),
+    ];
+    let mut i = 0;
+    while out.len() < n {
+        let site = &ctx.tenant.sites[i % ctx.tenant.sites.len()];
+        let entry = match i % 3 {
+            0 => (
+                format!("Passerelle {}", site.city),
+                "ping",
+                format!("10.{}.0.1", site.subnet),
+                site.code,
+                30,
+            ),
+            1 if !servers.is_empty() => {
+                let s = servers[(i / 3) % servers.len()];
+                (
+                    format!("Serveur {}", s.hostname),
+                    "ping",
+                    s.ip.clone(),
+                    s.site.code,
+                    30,
+                )
+            }
+            _ if !servers.is_empty() => {
+                let s = servers[(i / 3) % servers.len()];
+                let (svc, port) = if s.os.contains("Ubuntu") {
+                    ("SSH", 22)
+                } else {
+                    ("RDP", 3389)
+                };
+                (
+                    format!("{svc} {}", s.hostname),
+                    "tcp",
+                    format!("{}:{port}", s.fqdn),
+                    s.site.code,
+                    60,
+                )
+            }
+            _ => (
+                format!("Passerelle {} ({i})", site.city),
+                "ping",
+                format!("10.{}.1.1", site.subnet),
+                site.code,
+                30,
+            ),
+        };
+        // Keep names unique when the server list wraps around.
+        let name = if out.iter().any(|o| o.0 == entry.0) {
+            format!("{} #{}", entry.0, i)
+        } else {
+            entry.0
+        };
+        out.push((name, entry.1, entry.2, entry.3, entry.4));
+        i += 1;
+    }
+    out
+}
+
+fn error_of(kind: &str, down: bool) -> &'static str {
+    match (kind, down) {
+        ("http", true) => "HTTP 503 Service Unavailable",
+        ("http", false) => "temps de réponse > 2 s",
+        ("ping", true) => "100 % de paquets perdus",
+        ("ping", false) => "35 % de paquets perdus",
+        ("tcp", true) => "connexion refusée",
+        ("tcp", false) => "connexion lente (> 1 s)",
+        ("dns", true) => "SERVFAIL",
+        _ => "réponse lente (> 800 ms)",
+    }
+}
+
+fn severity_of(kind: &str, critical: bool, down: bool) -> &'static str {
+    match (down, kind) {
+        (true, _) if critical => "critical",
+        (true, _) => "high",
+        (false, "dns") => "low",
+        (false, "ping") => "info",
+        _ => "medium",
+    }
+}
+
+async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
+    let mut rng = ctx.rng("monitors");
+    let now = ctx.now;
+    let start = ctx.start();
+    let defs = monitor_defs(ctx);
+    let mut gens: Vec<Gen> = defs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, kind, target, site, interval))| {
+            // Monitor 6 (and every 23rd after it) is paused, so both `active` values exist.
+            let paused_at = (i % 23 == 6)
+                .then(|| now - Duration::days(10) - Duration::minutes(rng.random_range(0..600)));
+            Gen {
+                doc: MonitorDoc {
+                    id: ctx.tenant.id_base + i as i64 + 1,
+                    name,
+                    kind: kind.to_owned(),
+                    target,
+                    site: site.to_owned(),
+                    active: paused_at.is_none(),
+                    status: "up".into(),
+                    interval_s: interval,
+                    created_at: start - Duration::days(rng.random_range(20..400)),
+                    last_check: None,
+                },
+                critical: i < 4 || i % 5 == 0,
+                paused_at,
+                incidents: Vec::new(),
+            }
+        })
+        .collect();
+
+    // Past incidents, resolved, never overlapping on one monitor.
+    for g in gens.iter_mut() {
+        let end = g.paused_at.unwrap_or(now - Duration::hours(2));
+        let span = (end - start).num_minutes().max(60);
+        let count = rng.random_range(
+            0..=(3 * ctx.days as usize / 30).max(1) + usize::from(g.doc.kind == "ping"),
+        );
+        let mut starts: Vec<i64> = (0..count).map(|_| rng.random_range(0..span)).collect();
+        starts.sort_unstable();
+        let mut free_from = start;
+        for m in starts {
+            let s = start + Duration::minutes(m);
+            if s < free_from {
+                continue;
+            }
+            let down = rng.random_bool(0.65);
+            let dur = Duration::minutes(if down {
+                rng.random_range(3..180)
+            } else {
+                rng.random_range(10..300)
+            });
+            let resolved = (s + dur).min(end);
+            let acked = rng.random_bool(0.5);
+            let ack_at = s + Duration::minutes(rng.random_range(1..10)).min(resolved - s);
+            g.incidents.push(incident(
+                g,
+                s,
+                Some(resolved),
+                down,
+                "resolved",
+                acked.then_some(ack_at),
+                None,
+            ));
+            free_from = resolved + Duration::minutes(30);
+        }
+    }
+
+    // Ongoing incidents: every state, on active monitors only.
+    let active: Vec<usize> = (0..gens.len())
+        .filter(|&i| gens[i].paused_at.is_none())
+        .collect();
+    let mut ongoing: Vec<(usize, i64, bool, &str, Option<&str>)> = vec![
+        (active[0], 25, true, "unresolved", None),
+        (
+            active[1 % active.len()],
+            190,
+            false,
+            "acknowledged",
+            Some(
+                "Lenteurs connues : sauvegarde en cours sur le frontal, surveillé par l'astreinte.",
+            ),
+        ),
+        (active[2 % active.len()], 50, false, "unresolved", None),
+        (
+            active[3 % active.len()],
+            95,
+            true,
+            "unresolved",
+            Some("Ticket INC-4821 ouvert chez l'hébergeur."),
+        ),
+    ];
+    for k in 1..active.len() / 15 {
+        ongoing.push((
+            active[(k * 15 + 4) % active.len()],
+            rng.random_range(5..600),
+            rng.random_bool(0.6),
+            "unresolved",
+            None,
+        ));
+    }
+    ongoing.sort_by_key(|o| o.0);
+    ongoing.dedup_by_key(|o| o.0);
+    for (i, minutes, down, status, notes) in ongoing {
+        let g = &mut gens[i];
+        let s = now - Duration::minutes(minutes);
+        g.incidents.retain(|inc| {
+            inc.resolved_at
+                .is_some_and(|r| r < s - Duration::minutes(30))
+        });
+        let ack = (status == "acknowledged").then(|| s + Duration::minutes(12));
+        let inc = incident(g, s, None, down, status, ack, notes.map(str::to_owned));
+        g.doc.status = inc.kind.clone();
+        g.incidents.push(inc);
+    }
+
+    // Numbers in chronological order across the tenant.
+    let mut all: Vec<(usize, usize)> = gens
+        .iter()
+        .enumerate()
+        .flat_map(|(gi, g)| (0..g.incidents.len()).map(move |ii| (gi, ii)))
+        .collect();
+    all.sort_by_key(|&(gi, ii)| (gens[gi].incidents[ii].started_at, gi));
+    for (k, (gi, ii)) in all.into_iter().enumerate() {
+        let n = ctx.tenant.id_base * 10 + k as i64 + 1;
+        let inc = &mut gens[gi].incidents[ii];
+        inc.id = n;
+        inc.alert_id = format!("hm-{n}");
+    }
+
+    // Check counts, hourly and daily, consistent with the incidents.
+    let mut hourly = Vec::new();
+    let hourly_from = floor_hour(now - Duration::days(7));
+    let mut daily: BTreeMap<(i64, i64), [f64; 4]> = BTreeMap::new();
+    for g in gens.iter_mut() {
+        let mut h = floor_hour(start);
+        let stop = g.paused_at.unwrap_or(now);
+        let per_hour = 3600.0 / f64::from(g.doc.interval_s);
+        while h < stop {
+            let h_end = (h + Duration::hours(1)).min(stop);
+            let checks = (per_hour * (h_end - h).num_seconds() as f64 / 3600.0).round();
+            if checks >= 1.0 {
+                let (mut down, mut degraded) = (0.0, 0.0);
+                for inc in &g.incidents {
+                    let s = inc.started_at.max(h);
+                    let e = inc.resolved_at.unwrap_or(now).min(h_end);
+                    if e > s {
+                        let part = checks * (e - s).num_seconds() as f64
+                            / (h_end - h).num_seconds().max(1) as f64;
+                        if inc.kind == "down" {
+                            down += part.round()
+                        } else {
+                            degraded += part.round()
+                        }
+                    }
+                }
+                if down == 0.0 && rng.random_bool(0.02) {
+                    down = 1.0; // a lone failed check, below the incident threshold
+                }
+                let down = down.min(checks);
+                let degraded = degraded.min(checks - down);
+                let up = checks - down - degraded;
+                let measures: BTreeMap<String, f64> = [
+                    ("checks", checks),
+                    ("up", up),
+                    ("degraded", degraded),
+                    ("down", down),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect();
+                let day = floor_day(h).timestamp_millis();
+                let acc = daily.entry((day, g.doc.id)).or_default();
+                for (a, v) in acc.iter_mut().zip([checks, up, degraded, down]) {
+                    *a += v;
+                }
+                // Hourly counts are kept for the last week; daily ones for the whole history.
+                if h >= hourly_from {
+                    hourly.push(Rollup {
+                        hour: h.timestamp_millis(),
+                        key: g.doc.id.to_string(),
+                        dims: json!({"monitor_id": g.doc.id}),
+                        measures,
+                    });
+                }
+            }
+            h += Duration::hours(1);
+        }
+        // Last check.
+        let at = match g.paused_at {
+            Some(p) => p,
+            None => now - Duration::seconds(rng.random_range(0..i64::from(g.doc.interval_s))),
+        };
+        let status = g.doc.status.clone();
+        let response_ms = match status.as_str() {
+            "down" => None,
+            "degraded" => Some(rng.random_range(1200..4000)),
+            _ => Some(match g.doc.kind.as_str() {
+                "ping" => rng.random_range(1..40),
+                "dns" => rng.random_range(5..60),
+                _ => rng.random_range(30..350),
+            }),
+        };
+        let message = match (g.doc.kind.as_str(), status.as_str()) {
+            (_, "down") | (_, "degraded") => error_of(&g.doc.kind, status == "down").to_owned(),
+            ("http", _) => "HTTP 200".to_owned(),
+            ("ping", _) => "4/4 réponses".to_owned(),
+            ("tcp", _) => "connexion établie".to_owned(),
+            _ => format!("A 10.{}.10.5", ctx.tenant.sites[0].subnet),
+        };
+        g.doc.last_check = Some(LastCheck {
+            at,
+            status,
+            response_ms,
+            message,
+        });
+    }
+    let daily = daily
+        .into_iter()
+        .map(|((day, id), [checks, up, degraded, down])| Rollup {
+            hour: day,
+            key: id.to_string(),
+            dims: json!({"monitor_id": id}),
+            measures: [
+                ("checks", checks),
+                ("up", up),
+                ("degraded", degraded),
+                ("down", down),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        })
+        .collect();
+
+    let tenant = ctx.tenant.id;
+    let incidents = gens
+        .iter()
+        .flat_map(|g| g.incidents.iter().map(|i| (num_key(i.id), to_value(i))))
+        .collect();
+    let monitors = gens
+        .iter()
+        .map(|g| (num_key(g.doc.id), to_value(&g.doc)))
+        .collect();
+    ctx.store.put_docs(tenant, MONITORS, monitors).await?;
+    ctx.store
+        .put_docs(tenant, MONITOR_INCIDENTS, incidents)
+        .await?;
+    ctx.store.add_rollups(tenant, CHECKS_HOURLY, hourly).await?;
+    ctx.store.add_rollups(tenant, CHECKS_DAILY, daily).await
+}
+
+fn incident(
+    g: &Gen,
+    started_at: DateTime<Utc>,
+    resolved_at: Option<DateTime<Utc>>,
+    down: bool,
+    status: &str,
+    acknowledged_at: Option<DateTime<Utc>>,
+    notes: Option<String>,
+) -> MonitorIncident {
+    MonitorIncident {
+        id: 0,
+        alert_id: String::new(),
+        monitor_id: g.doc.id,
+        monitor_name: g.doc.name.clone(),
+        target: g.doc.target.clone(),
+        kind: if down { "down" } else { "degraded" }.into(),
+        severity: severity_of(&g.doc.kind, g.critical, down).into(),
+        status: status.into(),
+        started_at,
+        resolved_at,
+        duration_s: 0,
+        error: error_of(&g.doc.kind, down).into(),
+        acknowledged_by: acknowledged_at.map(|_| "astreinte-noc".into()),
+        notes: notes.or_else(|| {
+            (acknowledged_at.is_some() && resolved_at.is_some())
+                .then(|| "Pris en charge par l'astreinte.".into())
+        }),
+        acknowledged_at,
+    }
+}
+
+/// Correlation rules: id, name, title, main event id, severity.
+const RULES: &[(&str, &str, &str, u32, &str)] = &[
+    (
+        "R-1001",
+        "Force brute sur un compte",
+        "Échecs d'authentification répétés",
+        4625,
+        "HIGH",
+    ),
+    (
+        "R-1002",
+        "Verrouillages en rafale",
+        "Verrouillages de compte en rafale",
+        4740,
+        "MEDIUM",
+    ),
+    (
+        "R-1003",
+        "Ajout à un groupe privilégié",
+        "Ajout au groupe Admins du domaine",
+        4728,
+        "CRITICAL",
+    ),
+    (
+        "R-1004",
+        "Connexion hors horaires",
+        "Connexion hors horaires d'un compte",
+        4624,
+        "LOW",
+    ),
+    (
+        "R-1005",
+        "Pulvérisation de mots de passe",
+        "Pulvérisation de mots de passe depuis une même adresse",
+        4625,
+        "CRITICAL",
+    ),
+    (
+        "R-1006",
+        "Effacement du journal de sécurité",
+        "Journal de sécurité effacé",
+        1102,
+        "HIGH",
+    ),
+    (
+        "R-1007",
+        "Compte créé puis supprimé",
+        "Compte créé puis supprimé en moins d'une heure",
+        4720,
+        "MEDIUM",
+    ),
+];
+
+const EXTERNAL_IPS: &[&str] = &[
+    "185.220.101.47",
+    "45.155.205.233",
+    "194.26.29.102",
+    "91.240.118.172",
+    "141.98.11.61",
+];
+
+async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
+    let mut rng = ctx.rng("siem");
+    let now = ctx.now;
+    let start = ctx.start();
+    let count = (ctx.days as usize * ctx.machines.len() / 45).max(12);
+    let span = (now - start).num_minutes().max(60);
+    // Opening times, newest first: the first ones get the in-progress states.
+    let mut opened: Vec<DateTime<Utc>> = (0..count)
+        .map(|k| match k {
+            0..=5 => now - Duration::minutes(rng.random_range(20..(36 * 60))),
+            _ => start + Duration::minutes(rng.random_range(0..span)),
+        })
+        .collect();
+    opened.sort_unstable_by(|a, b| b.cmp(a));
+    let people: Vec<&str> = ctx
+        .accounts
+        .iter()
+        .filter(|a| !a.service)
+        .map(|a| a.login.as_str())
+        .collect();
+    let admins: Vec<&str> = ctx
+        .accounts
+        .iter()
+        .filter(|a| a.admin && !a.service)
+        .map(|a| a.login.as_str())
+        .collect();
+    let servers: Vec<_> = ctx
+        .machines
+        .iter()
+        .filter(|m| m.kind == MachineKind::Server)
+        .collect();
+    let dc = servers
+        .first()
+        .map(|m| m.hostname.clone())
+        .unwrap_or_else(|| ctx.machines[0].hostname.clone());
+    let seq_base = ctx.tenant.id_base / 10;
+    // Three incidents carry more than 200 events, so "last 200" matters.
+    let big: Vec<usize> = vec![1, 7.min(count - 1), count / 2];
+
+    let mut docs = Vec::new();
+    let mut events = Vec::new();
+    // Oldest gets the lowest number.
+    for (rank, at) in opened.iter().enumerate() {
+        let k = count - rank;
+        let id = format!("{}-{:04}", at.year(), seq_base as usize + k);
+        let rule = RULES[if rank < RULES.len() {
+            rank
+        } else {
+            rng.random_range(0..RULES.len())
+        }];
+        let age = now - *at;
+        let status = match rank {
+            0 | 1 | 4 => "OPEN",
+            2 => "ACKNOWLEDGED",
+            3 => "INVESTIGATING",
+            5 => "RESOLVED",
+            6 => "CLOSED",
+            _ if age < Duration::days(2) => *pick(
+                &mut rng,
+                &["OPEN", "ACKNOWLEDGED", "INVESTIGATING", "RESOLVED"],
+            ),
+            _ => *pick(&mut rng, &["RESOLVED", "CLOSED", "CLOSED"]),
+        };
+        let n_events: u64 = if big.contains(&rank) {
+            rng.random_range(220..400)
+        } else {
+            rng.random_range(3..60)
+        };
+        let victim = *pick(&mut rng, &people);
+        let host = pick(&mut rng, &ctx.machines).clone();
+        let (accounts, hosts, source_ips): (Vec<String>, Vec<String>, Vec<String>) = match rule.0 {
+            "R-1005" => (
+                (0..rng.random_range(4..9))
+                    .map(|_| pick(&mut rng, &people).to_string())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+                vec![dc.clone()],
+                vec![pick(&mut rng, EXTERNAL_IPS).to_string()],
+            ),
+            "R-1001" => (
+                vec![victim.into()],
+                vec![dc.clone(), host.hostname.clone()],
+                vec![pick(&mut rng, EXTERNAL_IPS).to_string()],
+            ),
+            "R-1003" | "R-1007" => (
+                vec![pick(&mut rng, &admins).to_string(), victim.into()],
+                vec![dc.clone()],
+                vec![host.ip.clone()],
+            ),
+            _ => (
+                vec![victim.into()],
+                vec![host.hostname.clone()],
+                vec![host.ip.clone()],
+            ),
+        };
+        // Actions by state.
+        let analyst = admins.first().copied().unwrap_or("administrateur");
+        let mut actions = vec![SiemAction {
+            at: *at,
+            by: "correlation".into(),
+            action: "open".into(),
+            note: Some(format!("Règle {} déclenchée", rule.0)),
+        }];
+        let step = |m: i64| *at + Duration::minutes(m).min(age.max(Duration::minutes(1)));
+        let mut closed_at = None;
+        if status != "OPEN" {
+            actions.push(SiemAction {
+                at: step(8),
+                by: analyst.into(),
+                action: "ack".into(),
+                note: Some("Pris en charge.".into()),
+            });
+        }
+        if matches!(status, "INVESTIGATING" | "RESOLVED" | "CLOSED") {
+            actions.push(SiemAction {
+                at: step(25),
+                by: analyst.into(),
+                action: "investigate".into(),
+                note: Some("Analyse des journaux du contrôleur de domaine.".into()),
+            });
+        }
+        if matches!(status, "RESOLVED" | "CLOSED") {
+            let t = step(rng.random_range(60..600));
+            actions.push(SiemAction {
+                at: t,
+                by: analyst.into(),
+                action: "resolve".into(),
+                note: Some("Mot de passe réinitialisé, adresse bloquée sur le pare-feu.".into()),
+            });
+            closed_at = Some(t);
+        }
+        if status == "CLOSED" {
+            let t = step(rng.random_range(600..2000));
+            actions.push(SiemAction {
+                at: t,
+                by: analyst.into(),
+                action: "close".into(),
+                note: None,
+            });
+            closed_at = Some(t);
+        }
+        let updated_at = actions.last().map(|a| a.at).unwrap_or(*at);
+        // Correlated events, before and after the opening.
+        let ev_from = *at - Duration::minutes(30);
+        let ev_to = closed_at
+            .unwrap_or(now)
+            .min(*at + Duration::hours(2))
+            .max(*at + Duration::minutes(1));
+        let ev_span = (ev_to - ev_from).num_milliseconds().max(1);
+        for e in 0..n_events {
+            let ts = ev_from + Duration::milliseconds(rng.random_range(0..ev_span));
+            let account = pick(&mut rng, &accounts).clone();
+            let host = pick(&mut rng, &hosts).clone();
+            let ip = pick(&mut rng, &source_ips).clone();
+            let event_id = if rule.0 == "R-1001" && e % 10 == 9 {
+                4740
+            } else {
+                rule.3
+            };
+            let message = match event_id {
+                4625 => format!("Échec d'ouverture de session pour {account} depuis {ip}"),
+                4740 => format!("Compte {account} verrouillé"),
+                4728 => format!("Membre {account} ajouté au groupe Admins du domaine"),
+                4624 => format!("Ouverture de session de {account} sur {host}"),
+                1102 => "Le journal d'audit a été effacé".to_owned(),
+                _ => format!("Compte {account} créé"),
+            };
+            events.push(Record {
+                partition: id.clone(),
+                ts: ts.timestamp_millis(),
+                id: format!("{id}-{e:05}"),
+                body: json!({
+                    "ts": ts,
+                    "event_id": event_id,
+                    "account": account,
+                    "host": host,
+                    "source_ip": ip,
+                    "message": message,
+                }),
+            });
+        }
+        let inc = SiemIncident {
+            id: id.clone(),
+            title: rule.2.to_owned(),
+            severity: rule.4.to_owned(),
+            status: status.to_owned(),
+            rule_id: rule.0.to_owned(),
+            rule_name: rule.1.to_owned(),
+            opened_at: *at,
+            updated_at,
+            closed_at,
+            accounts,
+            hosts,
+            source_ips,
+            event_count: n_events,
+            actions,
+        };
+        docs.push((id, to_value(&inc)));
+    }
+    ctx.store
+        .put_docs(ctx.tenant.id, SIEM_INCIDENTS, docs)
+        .await?;
+    ctx.store.append(ctx.tenant.id, SIEM_EVENTS, events).await
+}

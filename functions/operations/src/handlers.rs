@@ -1,0 +1,374 @@
+//! Operations handlers (spec 4.8): thin, over the document primitives; states that depend
+//! on the clock (maintenance active now, heartbeat late) are evaluated at request time.
+
+use std::collections::{HashMap, HashSet};
+
+use axum::extract::State;
+use chrono::{DateTime, Duration, Utc};
+use netops_shared::error::ErrorBody;
+use netops_shared::store::{Filter, Pred};
+use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Path, Query, ok};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::model::*;
+
+fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
+    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
+}
+
+async fn all<T: DeserializeOwned>(
+    state: &AppState,
+    tenant: &str,
+    collection: &str,
+    filter: &Filter,
+) -> Result<Vec<T>, ApiError> {
+    state
+        .store
+        .list_docs(tenant, collection, filter, None, usize::MAX)
+        .await?
+        .into_iter()
+        .map(|d| parse(d.body))
+        .collect()
+}
+
+/// Machines of the tenant (the probes a maintenance window can cover).
+async fn probe_names(state: &AppState, tenant: &str) -> Result<HashSet<String>, ApiError> {
+    Ok(state
+        .store
+        .list_docs(tenant, "machines", &Filter::all(), None, usize::MAX)
+        .await?
+        .into_iter()
+        .map(|d| d.key)
+        .collect())
+}
+
+fn window(doc: MaintenanceDoc, probes: &HashSet<String>, now: DateTime<Utc>) -> MaintenanceWindow {
+    let known = doc.probes.iter().filter(|p| probes.contains(*p)).count();
+    let covers =
+        if doc.probes.is_empty() || (known > 0 && probes.iter().all(|p| doc.probes.contains(p))) {
+            "all"
+        } else if known == 0 {
+            "none"
+        } else {
+            "some"
+        };
+    let active_now = doc.starts_at <= now && now < doc.ends_at;
+    let state = if active_now {
+        "active"
+    } else if now < doc.starts_at {
+        "planned"
+    } else {
+        "ended"
+    };
+    MaintenanceWindow {
+        id: doc.id,
+        title: doc.title,
+        description: doc.description,
+        starts_at: doc.starts_at,
+        ends_at: doc.ends_at,
+        probes: doc.probes,
+        covers: covers.into(),
+        active_now,
+        state: state.into(),
+        created_by: doc.created_by,
+    }
+}
+
+/// Fenêtres de maintenance
+///
+/// Les fenêtres de maintenance du compte, de la plus récente à la plus ancienne (début, puis
+/// id). `probes` liste les sondes couvertes (noms d'hôte) ; une liste vide couvre tout le
+/// compte. `covers` : `all` (liste vide ou toutes les sondes du compte), `some`, `none`
+/// (aucune sonde listée n'existe plus). `active_now` est évalué à l'heure de la requête.
+/// Filtre `active` : 1 = seulement les fenêtres actives maintenant, 0 = les autres.
+#[utoipa::path(get, path = "/maintenance", operation_id = "list_maintenance_windows", tag = "operations",
+    params(MaintenanceQuery),
+    responses((status = 200, description = "Les fenêtres de maintenance", body = Envelope<Vec<MaintenanceWindow>>)))]
+pub async fn list_maintenance_windows(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<MaintenanceQuery>,
+) -> ApiResult<Vec<MaintenanceWindow>> {
+    let active = match q.active.as_deref() {
+        None => None,
+        Some("1") => Some(true),
+        Some("0") => Some(false),
+        Some(_) => {
+            return Err(ApiError::invalid_parameter(
+                "active",
+                "valeurs admises : 0, 1",
+                "allowed values: 0, 1",
+            ));
+        }
+    };
+    let now = Utc::now();
+    let everything = Filter::all();
+    let (docs, probes) = tokio::try_join!(
+        all::<MaintenanceDoc>(&state, &caller.tenant, MAINTENANCE, &everything),
+        probe_names(&state, &caller.tenant),
+    )?;
+    let mut items: Vec<MaintenanceWindow> = docs
+        .into_iter()
+        .map(|d| window(d, &probes, now))
+        .filter(|w| active.is_none_or(|a| w.active_now == a))
+        .collect();
+    items.sort_by(|a, b| b.starts_at.cmp(&a.starts_at).then_with(|| b.id.cmp(&a.id)));
+    ok(items)
+}
+
+fn heartbeat(doc: HeartbeatDoc, now: DateTime<Utc>) -> Heartbeat {
+    let next = doc
+        .last_signal_at
+        .map(|t| t + Duration::seconds(doc.period_s));
+    let state = match (doc.last_signal_at, doc.exit_code) {
+        (None, _) => "pending",
+        (Some(_), _) if next.is_some_and(|n| now > n + Duration::seconds(doc.grace_s)) => "late",
+        (Some(_), Some(code)) if code != 0 => "failed",
+        _ => "ok",
+    };
+    Heartbeat {
+        id: doc.id,
+        name: doc.name,
+        hostname: doc.hostname,
+        period_s: doc.period_s,
+        grace_s: doc.grace_s,
+        last_signal_at: doc.last_signal_at,
+        exit_code: doc.exit_code,
+        last_duration_s: doc.last_duration_s,
+        next_expected_at: next,
+        state: state.into(),
+    }
+}
+
+/// Heartbeats
+///
+/// Les tâches planifiées qui signalent chacune de leurs exécutions, triées par id : dernier
+/// signal, code de sortie, durée, prochain signal attendu et état évalué à l'heure de la
+/// requête — `pending` (jamais reçu), `late` (rien reçu dans la période plus la tolérance),
+/// `failed` (dernier code de sortie non nul), `ok`.
+#[utoipa::path(get, path = "/heartbeats", operation_id = "list_heartbeats", tag = "operations",
+    responses((status = 200, description = "Les heartbeats", body = Envelope<Vec<Heartbeat>>)))]
+pub async fn list_heartbeats(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Vec<Heartbeat>> {
+    let now = Utc::now();
+    let docs: Vec<HeartbeatDoc> = all(&state, &caller.tenant, HEARTBEATS, &Filter::all()).await?;
+    ok(docs.into_iter().map(|d| heartbeat(d, now)).collect())
+}
+
+fn deployment(d: DeploymentDoc) -> Deployment {
+    Deployment {
+        id: d.id,
+        profile_id: d.profile_id,
+        profile_version: d.profile_version,
+        hostname: d.hostname,
+        deployed_at: d.deployed_at,
+        deployed_by: d.deployed_by,
+        status: d.status,
+        observed_at: d.observed_at,
+    }
+}
+
+/// Profils de configuration
+///
+/// Les profils du compte (format profile/1), triés par id, chacun avec son nombre d'éléments,
+/// le résultat de sa dernière vérification et ses déploiements (machine, version déployée,
+/// état). Le document complet d'un profil s'obtient par `GET /profiles/{id}`.
+#[utoipa::path(get, path = "/profiles", operation_id = "list_profiles", tag = "operations",
+    responses((status = 200, description = "Les profils et leurs déploiements", body = Envelope<Vec<ProfileSummary>>)))]
+pub async fn list_profiles(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Vec<ProfileSummary>> {
+    let everything = Filter::all();
+    let (profiles, deployments) = tokio::try_join!(
+        all::<ProfileDoc>(&state, &caller.tenant, PROFILES, &everything),
+        all::<DeploymentDoc>(&state, &caller.tenant, DEPLOYMENTS, &everything),
+    )?;
+    let mut by_profile: HashMap<i64, Vec<Deployment>> = HashMap::new();
+    for d in deployments {
+        by_profile
+            .entry(d.profile_id)
+            .or_default()
+            .push(deployment(d));
+    }
+    ok(profiles
+        .into_iter()
+        .map(|p| ProfileSummary {
+            deployments: by_profile.remove(&p.id).unwrap_or_default(),
+            item_count: p.items.len(),
+            verification: p.verification.result,
+            id: p.id,
+            format: p.format,
+            name: p.name,
+            description: p.description,
+            os: p.os,
+            version: p.version,
+            updated_at: p.updated_at,
+        })
+        .collect())
+}
+
+async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<ProfileDoc, ApiError> {
+    let doc = state
+        .store
+        .get_doc(tenant, PROFILES, &num_key(id))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Profil {id}"), format!("Profile {id}")))?;
+    parse(doc.body)
+}
+
+/// Détail d'un profil
+///
+/// Le document complet du profil, au format profile/1 : éléments attendus (type, cible,
+/// valeurs attendues, version d'ajout) et trace de vérification étape par étape, suivi de ses
+/// déploiements. 404 si le profil est inconnu dans ce compte.
+#[utoipa::path(get, path = "/profiles/{id}", operation_id = "get_profile", tag = "operations",
+    params(("id" = i64, Path, description = "Id du profil")),
+    responses(
+        (status = 200, description = "Le profil", body = Envelope<ProfileDetail>),
+        (status = 404, description = "Profil inconnu dans ce compte", body = ErrorBody),
+    ))]
+pub async fn get_profile(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<ProfileDetail> {
+    let profile = find_profile(&state, &caller.tenant, id).await?;
+    let filter = Filter::all().and(Pred::Eq("profile_id", json!(id)));
+    let deployments: Vec<DeploymentDoc> = all(&state, &caller.tenant, DEPLOYMENTS, &filter).await?;
+    ok(ProfileDetail {
+        profile,
+        deployments: deployments.into_iter().map(deployment).collect(),
+    })
+}
+
+/// Compares one item of the profile with what the agent observed.
+fn compare_item(item: &ProfileItem, d: &DeploymentDoc) -> ItemComparison {
+    let mut out = ItemComparison {
+        key: item.key.clone(),
+        kind: item.kind.clone(),
+        target: item.target.clone(),
+        result: String::new(),
+        field: None,
+        expected: None,
+        actual: None,
+        differences: Vec::new(),
+        detail: None,
+    };
+    let verdict = |o: &mut ItemComparison, r: &str, detail: Option<String>| {
+        o.result = r.into();
+        o.detail = detail;
+    };
+    if item.since_version > d.profile_version {
+        verdict(
+            &mut out,
+            "non_deploye",
+            Some(format!(
+                "ajouté en version {} ; version {} déployée",
+                item.since_version, d.profile_version
+            )),
+        );
+        return out;
+    }
+    let observed: Option<Observed> = d
+        .observed
+        .get(&item.key)
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let Some(observed) = observed else {
+        let why = if d.observed_at.is_none() {
+            "aucun relevé de l'agent pour ce déploiement"
+        } else {
+            "élément absent du dernier relevé de l'agent"
+        };
+        verdict(&mut out, "indetermine", Some(why.into()));
+        return out;
+    };
+    if let Some(err) = observed.error {
+        verdict(&mut out, "indetermine", Some(err));
+        return out;
+    }
+    match observed.present {
+        Some(false) => verdict(&mut out, "absent", None),
+        None => verdict(
+            &mut out,
+            "indetermine",
+            Some("présence non rapportée".into()),
+        ),
+        Some(true) => {
+            for (field, expected) in &item.expected {
+                let actual = observed.fields.get(field).cloned().unwrap_or(Value::Null);
+                if &actual != expected {
+                    out.differences.push(Difference {
+                        field: field.clone(),
+                        expected: expected.clone(),
+                        actual,
+                    });
+                }
+            }
+            if let Some(first) = out.differences.first() {
+                out.field = Some(first.field.clone());
+                out.expected = Some(first.expected.clone());
+                out.actual = Some(first.actual.clone());
+                out.result = "modifie".into();
+            } else {
+                out.result = "conforme".into();
+            }
+        }
+    }
+    out
+}
+
+/// Comparer un déploiement à son profil
+///
+/// Compare, élément par élément, le profil actuel avec l'état relevé par l'agent sur la
+/// machine du déploiement : `conforme` ; `modifie` (avec `field`, `expected`, `actual` du
+/// premier champ qui diffère, et `differences` pour tous) ; `absent` (l'élément manque sur la
+/// machine) ; `non_deploye` (ajouté au profil après la version déployée) ; `indetermine`
+/// (pas de relevé, ou le relevé a échoué : `detail` dit pourquoi). 404 si le déploiement est
+/// inconnu dans ce compte.
+#[utoipa::path(get, path = "/profiles/deployments/{id}/compare", operation_id = "compare_profile_deployment", tag = "operations",
+    params(("id" = i64, Path, description = "Id du déploiement")),
+    responses(
+        (status = 200, description = "La comparaison", body = Envelope<Comparison>),
+        (status = 404, description = "Déploiement inconnu dans ce compte", body = ErrorBody),
+    ))]
+pub async fn compare_profile_deployment(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Comparison> {
+    let doc = state
+        .store
+        .get_doc(&caller.tenant, DEPLOYMENTS, &num_key(id))
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Déploiement {id}"), format!("Deployment {id}"))
+        })?;
+    let d: DeploymentDoc = parse(doc.body)?;
+    let profile = find_profile(&state, &caller.tenant, d.profile_id).await?;
+    let items: Vec<ItemComparison> = profile.items.iter().map(|i| compare_item(i, &d)).collect();
+    let mut summary = CompareSummary::default();
+    for i in &items {
+        match i.result.as_str() {
+            "conforme" => summary.conforme += 1,
+            "modifie" => summary.modifie += 1,
+            "absent" => summary.absent += 1,
+            "non_deploye" => summary.non_deploye += 1,
+            _ => summary.indetermine += 1,
+        }
+    }
+    ok(Comparison {
+        deployment_id: d.id,
+        profile_id: profile.id,
+        profile_name: profile.name,
+        profile_version: profile.version,
+        deployed_version: d.profile_version,
+        hostname: d.hostname,
+        observed_at: d.observed_at,
+        summary,
+        items,
+    })
+}

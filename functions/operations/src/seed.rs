@@ -1,0 +1,479 @@
+//! Operations demo data: maintenance windows (past, active, planned; covering all, some or
+//! none of the probes), heartbeats in every state, profiles of format profile/1 with their
+//! verification trace, and deployments whose observed state gives every comparison result.
+
+use chrono::{DateTime, Duration, Utc};
+use netops_shared::demo::{MachineKind, SeedCtx};
+use netops_shared::module::BoxFuture;
+use netops_shared::store::StoreResult;
+use rand::Rng;
+use serde_json::{Map, Value, json};
+
+use crate::model::*;
+
+/// Documents to put: key and body.
+type Docs = Vec<(String, Value)>;
+/// A maintenance window to generate: title, description, start, hours, probes.
+type WindowDef = (&'static str, String, DateTime<Utc>, i64, Vec<String>);
+/// A profile to generate: name, description, os, version, items, machines it applies to.
+type ProfileDef = (
+    &'static str,
+    &'static str,
+    &'static str,
+    u32,
+    Vec<ProfileItem>,
+    MachineKind,
+);
+
+pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
+    Box::pin(async move {
+        let t = ctx.tenant.id;
+        ctx.store.put_docs(t, MAINTENANCE, maintenance(ctx)).await?;
+        ctx.store.put_docs(t, HEARTBEATS, heartbeats(ctx)).await?;
+        let (profiles, deployments) = profiles(ctx);
+        ctx.store.put_docs(t, PROFILES, profiles).await?;
+        ctx.store.put_docs(t, DEPLOYMENTS, deployments).await
+    })
+}
+
+fn doc<T: serde::Serialize>(id: i64, v: &T) -> (String, Value) {
+    (num_key(id), serde_json::to_value(v).unwrap_or_default())
+}
+
+fn maintenance(ctx: &SeedCtx) -> Docs {
+    let now = ctx.now;
+    let hosts = |pred: &dyn Fn(&netops_shared::demo::MachineSeed) -> bool| -> Vec<String> {
+        ctx.machines
+            .iter()
+            .filter(|m| pred(m))
+            .map(|m| m.hostname.clone())
+            .collect()
+    };
+    let site0 = ctx.tenant.sites[0].code;
+    let site1 = &ctx.tenant.sites[1 % ctx.tenant.sites.len()];
+    let servers = hosts(&|m| m.kind == MachineKind::Server && m.site.code == site0);
+    let gone = vec![format!("{}-OLD-0001", site0), format!("{}-OLD-0002", site0)];
+    let admin = ctx
+        .accounts
+        .first()
+        .map(|a| a.login.clone())
+        .unwrap_or_default();
+    let defs: Vec<WindowDef> = vec![
+        (
+            "Mise à jour du cœur de réseau",
+            "Remplacement des commutateurs de cœur ; coupures brèves attendues sur tout le réseau."
+                .into(),
+            now - Duration::hours(2),
+            6,
+            vec![],
+        ),
+        (
+            "Correctifs mensuels des serveurs",
+            format!(
+                "Redémarrage des serveurs de {} après les correctifs Windows.",
+                site0
+            ),
+            now - Duration::minutes(40),
+            3,
+            servers.iter().take(4).cloned().collect(),
+        ),
+        (
+            "Migration du lien WAN",
+            format!("Bascule du lien opérateur du site de {}.", site1.city),
+            now + Duration::days(2),
+            4,
+            hosts(&|m| m.site.code == site1.code),
+        ),
+        (
+            "Décommissionnement des anciens serveurs",
+            "Arrêt définitif des serveurs remplacés.".into(),
+            now + Duration::days(5),
+            2,
+            gone.clone(),
+        ),
+        (
+            "Maintenance électrique du datacenter",
+            "Bascule sur groupe électrogène.".into(),
+            now - Duration::days(9),
+            5,
+            vec![],
+        ),
+        (
+            "Ancienne fenêtre de test",
+            "Essais de la supervision sur des sondes retirées depuis.".into(),
+            now - Duration::days(21),
+            1,
+            gone,
+        ),
+    ];
+    defs.into_iter()
+        .enumerate()
+        .map(|(i, (title, description, starts_at, hours, probes))| {
+            let id = ctx.tenant.id_base + i as i64 + 1;
+            doc(
+                id,
+                &MaintenanceDoc {
+                    id,
+                    title: title.into(),
+                    description,
+                    starts_at,
+                    ends_at: starts_at + Duration::hours(hours),
+                    probes,
+                    created_by: admin.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
+fn heartbeats(ctx: &SeedCtx) -> Docs {
+    let mut rng = ctx.rng("heartbeats");
+    let now = ctx.now;
+    let servers: Vec<_> = ctx
+        .machines
+        .iter()
+        .filter(|m| m.kind == MachineKind::Server)
+        .collect();
+    let jobs: &[(&str, i64, i64)] = &[
+        ("Sauvegarde nocturne SQL", 86_400, 3_600),
+        ("Synchronisation de l'annuaire", 3_600, 600),
+        ("Purge des journaux", 86_400, 7_200),
+        ("Export comptable", 86_400, 1_800),
+        ("Réplication des fichiers", 900, 300),
+        ("Renouvellement des certificats", 604_800, 86_400),
+        ("Inventaire logiciel", 21_600, 1_800),
+        ("Sauvegarde des configurations réseau", 86_400, 3_600),
+    ];
+    let n = jobs.len() + servers.len() / 4;
+    (0..n)
+        .map(|i| {
+            let (name, period, grace) = jobs[i % jobs.len()];
+            let host = servers
+                .get(i % servers.len().max(1))
+                .map(|m| m.hostname.clone())
+                .unwrap_or_else(|| ctx.machines[0].hostname.clone());
+            let name = if i < jobs.len() {
+                name.to_owned()
+            } else {
+                format!("{name} ({host})")
+            };
+            // Indices 0..3 fix one heartbeat per state: ok, failed, late, pending.
+            let (last, code) = match i {
+                1 => (Some(now - Duration::seconds(period / 3)), Some(2)),
+                2 => (
+                    Some(now - Duration::seconds(period + grace + 5_400)),
+                    Some(0),
+                ),
+                3 => (None, None),
+                _ if rng.random_bool(0.1) => (Some(now - Duration::seconds(period / 2)), Some(1)),
+                _ => (
+                    Some(now - Duration::seconds(rng.random_range(60..period.max(120) / 2))),
+                    Some(0),
+                ),
+            };
+            let id = ctx.tenant.id_base + i as i64 + 1;
+            doc(
+                id,
+                &HeartbeatDoc {
+                    id,
+                    name,
+                    hostname: host,
+                    period_s: period,
+                    grace_s: grace,
+                    last_signal_at: last,
+                    exit_code: code,
+                    last_duration_s: last.map(|_| rng.random_range(4..1_800)),
+                },
+            )
+        })
+        .collect()
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+fn item(key: &str, kind: &str, target: &str, since: u32, expected: Value) -> ProfileItem {
+    ProfileItem {
+        key: key.into(),
+        kind: kind.into(),
+        target: target.into(),
+        since_version: since,
+        expected: obj(expected),
+    }
+}
+
+/// Profiles: name, description, os, version, items, machines they apply to.
+fn profile_defs(ctx: &SeedCtx) -> Vec<ProfileDef> {
+    let d = ctx.tenant.domain;
+    vec![
+        (
+            "Poste de travail Windows standard",
+            "Durcissement et services attendus sur les postes Windows.",
+            "windows",
+            4,
+            vec![
+                item(
+                    "svc-windows-update",
+                    "service",
+                    "wuauserv",
+                    1,
+                    json!({"start_mode": "manual", "state": "running"}),
+                ),
+                item(
+                    "svc-remote-registry",
+                    "service",
+                    "RemoteRegistry",
+                    1,
+                    json!({"start_mode": "disabled", "state": "stopped"}),
+                ),
+                item(
+                    "fw-block-smb-in",
+                    "firewall_rule",
+                    "Bloquer SMB entrant",
+                    1,
+                    json!({"enabled": true, "action": "block", "port": 445}),
+                ),
+                item(
+                    "reg-lsa-protection",
+                    "registry",
+                    r"HKLM\SYSTEM\CurrentControlSet\Control\Lsa\RunAsPPL",
+                    2,
+                    json!({"value": 1}),
+                ),
+                item(
+                    "pkg-agent",
+                    "package",
+                    "netops-agent",
+                    2,
+                    json!({"version": "4.12.3"}),
+                ),
+                item(
+                    "set-screen-lock",
+                    "setting",
+                    "Verrouillage de session",
+                    3,
+                    json!({"timeout_s": 600}),
+                ),
+                item(
+                    "file-hosts",
+                    "file",
+                    r"C:\Windows\System32\drivers\etc\hosts",
+                    3,
+                    json!({"sha256": "5f2b7c1e0d9a"}),
+                ),
+                item(
+                    "reg-smb1-off",
+                    "registry",
+                    r"HKLM\SYSTEM\CurrentControlSet\Services\LanmanServer\Parameters\SMB1",
+                    4,
+                    json!({"value": 0}),
+                ),
+            ],
+            MachineKind::Laptop,
+        ),
+        (
+            "Serveur Windows durci",
+            "Base de sécurité des serveurs Windows.",
+            "windows",
+            2,
+            vec![
+                item(
+                    "svc-spooler",
+                    "service",
+                    "Spooler",
+                    1,
+                    json!({"start_mode": "disabled", "state": "stopped"}),
+                ),
+                item(
+                    "fw-rdp-admin",
+                    "firewall_rule",
+                    "RDP depuis le VLAN d'administration",
+                    1,
+                    json!({"enabled": true, "action": "allow", "port": 3389}),
+                ),
+                item(
+                    "set-ntp",
+                    "setting",
+                    "Serveur de temps",
+                    1,
+                    json!({"server": format!("dc01.{d}")}),
+                ),
+                item(
+                    "pkg-agent",
+                    "package",
+                    "netops-agent",
+                    2,
+                    json!({"version": "4.12.3"}),
+                ),
+            ],
+            MachineKind::Server,
+        ),
+        (
+            "Poste fixe — bureautique",
+            "Réglages des postes fixes partagés.",
+            "windows",
+            1,
+            vec![
+                item(
+                    "set-power",
+                    "setting",
+                    "Mise en veille",
+                    1,
+                    json!({"sleep_after_s": 3600}),
+                ),
+                item(
+                    "pkg-office",
+                    "package",
+                    "Microsoft 365 Apps",
+                    1,
+                    json!({"channel": "monthly"}),
+                ),
+                item(
+                    "svc-windows-update",
+                    "service",
+                    "wuauserv",
+                    1,
+                    json!({"start_mode": "manual", "state": "running"}),
+                ),
+            ],
+            MachineKind::Workstation,
+        ),
+    ]
+}
+
+fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
+    let mut rng = ctx.rng("profiles");
+    let now = ctx.now;
+    let author = ctx
+        .accounts
+        .first()
+        .map(|a| a.login.clone())
+        .unwrap_or_default();
+    let mut profiles = Vec::new();
+    let mut deployments = Vec::new();
+    let mut dep_no = 0i64;
+    for (p, (name, description, os, version, items, kind)) in
+        profile_defs(ctx).into_iter().enumerate()
+    {
+        let id = ctx.tenant.id_base + p as i64 + 1;
+        let updated_at = now - Duration::days(3 + 11 * p as i64);
+        let mut trace = vec![TraceStep {
+            step: 1,
+            at: updated_at,
+            item: None,
+            check: "format profile/1 et schéma du document".into(),
+            result: "ok".into(),
+            detail: format!("{} éléments, version {version}", items.len()),
+        }];
+        for it in &items {
+            let warn = it.kind == "firewall_rule" && p == 0;
+            trace.push(TraceStep {
+                step: trace.len() as u32 + 1,
+                at: updated_at + Duration::seconds(trace.len() as i64),
+                item: Some(it.key.clone()),
+                check: format!("cohérence de l'élément {} ({})", it.key, it.kind),
+                result: if warn { "warning" } else { "ok" }.into(),
+                detail: if warn {
+                    "règle en doublon avec la stratégie de groupe du domaine".into()
+                } else {
+                    "valeurs attendues valides".into()
+                },
+            });
+        }
+        let warnings = trace.iter().any(|s| s.result == "warning");
+        let profile = ProfileDoc {
+            format: "profile/1".into(),
+            id,
+            name: name.into(),
+            description: description.into(),
+            os: os.into(),
+            version,
+            author: author.clone(),
+            created_at: updated_at - Duration::days(120),
+            updated_at,
+            verification: Verification {
+                verified_at: updated_at + Duration::minutes(2),
+                result: if warnings {
+                    "passed_with_warnings"
+                } else {
+                    "passed"
+                }
+                .into(),
+                trace,
+            },
+            items,
+        };
+        // Deployments on the machines of the profile's kind (at most 25 per profile).
+        let targets: Vec<_> = ctx
+            .machines
+            .iter()
+            .filter(|m| m.kind == kind)
+            .take(25)
+            .collect();
+        for (k, m) in targets.iter().enumerate() {
+            dep_no += 1;
+            let dep_id = ctx.tenant.id_base * 10 + dep_no;
+            // The first deployment of the first profile shows every comparison result.
+            let showcase = p == 0 && k == 0;
+            let deployed_version = if showcase || rng.random_bool(0.2) {
+                version.saturating_sub(1).max(1)
+            } else {
+                version
+            };
+            let failed = !showcase && rng.random_bool(0.05);
+            let observed_at = (showcase || (!failed && (m.online || k % 3 != 0)))
+                .then(|| now - Duration::minutes(rng.random_range(5..600)));
+            let mut observed = Map::new();
+            if observed_at.is_some() {
+                for (j, it) in profile.items.iter().enumerate() {
+                    if it.since_version > deployed_version {
+                        continue;
+                    }
+                    let mut fields = it.expected.clone();
+                    let entry = match (showcase, j) {
+                        (true, 0) => {
+                            fields.insert("state".into(), json!("stopped"));
+                            json!({"present": true, "fields": fields})
+                        }
+                        (true, 1) => json!({"present": false}),
+                        (true, 2) => {
+                            json!({"error": "lecture du pare-feu refusée (accès insuffisant)"})
+                        }
+                        _ if rng.random_bool(0.06) => {
+                            if let Some((f, _)) = it.expected.iter().next() {
+                                let f = f.clone();
+                                fields.insert(f, json!("modifié localement"));
+                            }
+                            json!({"present": true, "fields": fields})
+                        }
+                        _ if rng.random_bool(0.03) => json!({"present": false}),
+                        _ => json!({"present": true, "fields": fields}),
+                    };
+                    observed.insert(it.key.clone(), entry);
+                }
+            }
+            deployments.push(doc(
+                dep_id,
+                &DeploymentDoc {
+                    id: dep_id,
+                    profile_id: id,
+                    profile_version: deployed_version,
+                    hostname: m.hostname.clone(),
+                    deployed_at: updated_at
+                        - Duration::days(if deployed_version < version { 20 } else { 0 })
+                        + Duration::hours(rng.random_range(1..48)),
+                    deployed_by: author.clone(),
+                    status: if failed { "failed" } else { "deployed" }.into(),
+                    observed_at,
+                    observed,
+                },
+            ));
+        }
+        profiles.push(doc(id, &profile));
+    }
+    (profiles, deployments)
+}
