@@ -1,18 +1,34 @@
-//! Databases module (spec 4.10).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Databases module (spec 4.10): monitored instances, their metrics (downsampled to at
+//! most 500 points), slow and top queries, sessions, blocking chains, alerts, and business
+//! checks with their results.
+
+mod handlers;
+mod model;
+mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use model::{Check, Instance, MetricPoint};
 
 pub const MODULE: Module = Module {
     function: Function::Databases,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_database_instances))
+        .routes(routes!(handlers::get_database_metrics))
+        .routes(routes!(handlers::list_slow_queries))
+        .routes(routes!(handlers::list_top_queries))
+        .routes(routes!(handlers::list_database_sessions))
+        .routes(routes!(handlers::list_blocking_chains))
+        .routes(routes!(handlers::list_database_alerts))
+        .routes(routes!(handlers::list_database_checks))
+        .routes(routes!(handlers::list_database_check_results))
 }

@@ -1,18 +1,29 @@
-//! Inventory module (spec 4.7).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Inventory module (spec 4.7): assets with their hardware and installed software, the
+//! tenant's software list with end-of-life status, and software x CVE records.
+
+mod catalog;
+mod handlers;
+mod model;
+mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use model::{Asset, AssetDetail, CveRecord, Software};
 
 pub const MODULE: Module = Module {
     function: Function::Inventory,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_assets))
+        .routes(routes!(handlers::get_asset))
+        .routes(routes!(handlers::list_software))
+        .routes(routes!(handlers::list_cves))
 }

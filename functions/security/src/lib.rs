@@ -1,18 +1,33 @@
-//! Security module (spec 4.9).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Security module (spec 4.9): directory logons, lockouts and account changes, accounts
+//! ranked by risk from the logon graph, anomalies, SIEM incidents and detection rules.
+
+mod handlers;
+mod model;
+mod rules;
+mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use model::{AccountChange, Incident, IncidentDetail, Lockout, Logon, RiskyAccount, Rule};
 
 pub const MODULE: Module = Module {
     function: Function::Security,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_logons))
+        .routes(routes!(handlers::list_lockouts))
+        .routes(routes!(handlers::list_account_changes))
+        .routes(routes!(handlers::list_risky_accounts))
+        .routes(routes!(handlers::list_security_anomalies))
+        .routes(routes!(handlers::list_security_incidents))
+        .routes(routes!(handlers::get_security_incident))
+        .routes(routes!(handlers::list_security_rules))
 }

@@ -1,0 +1,162 @@
+//! Inventory handlers (spec 4.7): thin, over the document primitives.
+
+use axum::extract::State;
+use netops_shared::paging::docs_page;
+use netops_shared::store::{Filter, Pred};
+use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::model::{
+    ASSET_SOFTWARE, ASSET_SOFTWARE_MAX, ASSETS, Asset, AssetDetail, AssetSoftwareDoc, AssetsQuery,
+    CVE_RECORDS, CveRecord, CvesQuery, Flag, SOFTWARE, Software, SoftwareQuery, asset_key,
+};
+
+fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
+    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
+}
+
+/// A search text, trimmed; blank means no filter.
+fn text(q: &Option<String>) -> Option<String> {
+    q.as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// Inventaire des machines
+///
+/// Machines inventoriées (les mêmes que `/machines`) avec FQDN, adresses IP, système et
+/// matériel, triées par identifiant, paginées par curseur (100 par défaut, 500 au plus).
+/// `q` cherche un texte partiel, sans casse, dans le nom d'hôte, le FQDN, les adresses IP et
+/// le système.
+#[utoipa::path(get, path = "/inventory/assets", operation_id = "list_assets", tag = "inventory",
+    params(AssetsQuery),
+    responses((status = 200, description = "Une page d'actifs", body = Envelope<Vec<Asset>>)))]
+pub async fn list_assets(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    Query(q): Query<AssetsQuery>,
+) -> ApiResult<Vec<Asset>> {
+    let q = AssetsQuery { q: text(&q.q) };
+    let filter = Filter::all().and_some(q.q.clone(), |s| {
+        Pred::Contains(vec!["hostname", "fqdn", "search_ips", "os"], s)
+    });
+    let (docs, meta) = docs_page(&state, &caller, &page, ASSETS, &filter, &q).await?;
+    let data = docs
+        .into_iter()
+        .map(|d| parse(d.body))
+        .collect::<Result<_, _>>()?;
+    Ok(Envelope::new(data, meta))
+}
+
+/// Détail d'un actif
+///
+/// L'actif et ses logiciels installés (500 entrées au plus, triées par nom ; `software_count`
+/// donne le total et `meta.software_truncated` vaut `true` quand la liste est coupée).
+/// 404 si l'actif est inconnu dans ce compte.
+#[utoipa::path(get, path = "/inventory/assets/{id}", operation_id = "get_asset", tag = "inventory",
+    params(("id" = i64, Path, description = "Identifiant de l'actif (celui de la machine)")),
+    responses(
+        (status = 200, description = "L'actif et ses logiciels", body = Envelope<AssetDetail>),
+        (status = 404, description = "Actif inconnu dans ce compte", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn get_asset(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<AssetDetail> {
+    let key = asset_key(id);
+    let not_found = || ApiError::not_found(format!("Actif {id}"), format!("Asset {id}"));
+    let doc = state
+        .store
+        .get_doc(&caller.tenant, ASSETS, &key)
+        .await?
+        .ok_or_else(not_found)?;
+    let asset: Asset = parse(doc.body)?;
+    let mut software = match state
+        .store
+        .get_doc(&caller.tenant, ASSET_SOFTWARE, &key)
+        .await?
+    {
+        Some(d) => parse::<AssetSoftwareDoc>(d.body)?.software,
+        None => Vec::new(),
+    };
+    let mut meta = Meta::new();
+    if software.len() > ASSET_SOFTWARE_MAX {
+        software.truncate(ASSET_SOFTWARE_MAX);
+        meta = meta.with("software_truncated", true);
+    }
+    Ok(Envelope::new(AssetDetail { asset, software }, meta))
+}
+
+/// Logiciels
+///
+/// Logiciels (titre et version) trouvés sur les machines du compte, avec éditeur, nombre
+/// d'installations, statut de fin de vie (`eol`, `warning`, `unknown`) et nombre de CVE.
+/// `q` cherche dans le nom et l'éditeur ; `has_cve=1` garde les logiciels touchés par au
+/// moins une CVE ; `eol=1` garde les statuts `eol` et `warning` (jamais `unknown`). Paginé
+/// par curseur (200 par défaut, 1000 au plus).
+#[utoipa::path(get, path = "/inventory/software", operation_id = "list_software", tag = "inventory",
+    params(SoftwareQuery),
+    responses((status = 200, description = "Une page de logiciels", body = Envelope<Vec<Software>>)))]
+pub async fn list_software(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    Query(q): Query<SoftwareQuery>,
+) -> ApiResult<Vec<Software>> {
+    let q = SoftwareQuery { q: text(&q.q), ..q };
+    let filter = Filter::all()
+        .and_some(q.q.clone(), |s| {
+            Pred::Contains(vec!["name", "publisher"], s)
+        })
+        .and_some(q.has_cve.filter(|f| *f == Flag::On), |_| {
+            Pred::Gte("cve_count", 1.0)
+        })
+        .and_some(q.eol.filter(|f| *f == Flag::On), |_| {
+            Pred::In("eol_status", vec![json!("eol"), json!("warning")])
+        });
+    let (docs, meta) = docs_page(&state, &caller, &page, SOFTWARE, &filter, &q).await?;
+    let data = docs
+        .into_iter()
+        .map(|d| parse(d.body))
+        .collect::<Result<_, _>>()?;
+    Ok(Envelope::new(data, meta))
+}
+
+/// Vulnérabilités (CVE)
+///
+/// Enregistrements logiciel x CVE : description, score CVSS, probabilité EPSS, exploitation
+/// connue (catalogue CISA KEV), statut (`open`, `acknowledged`, `mitigated`) et nombre
+/// d'actifs concernés, triés par CVSS décroissant. `min_cvss` (0 à 10) garde les scores au
+/// moins égaux ; `status` filtre le statut. Paginé par curseur (200 par défaut, 1000 au plus).
+#[utoipa::path(get, path = "/inventory/cves", operation_id = "list_cves", tag = "inventory",
+    params(CvesQuery),
+    responses((status = 200, description = "Une page d'enregistrements CVE", body = Envelope<Vec<CveRecord>>)))]
+pub async fn list_cves(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    Query(q): Query<CvesQuery>,
+) -> ApiResult<Vec<CveRecord>> {
+    if let Some(m) = q.min_cvss
+        && !(0.0..=10.0).contains(&m)
+    {
+        return Err(ApiError::invalid_parameter(
+            "min_cvss",
+            "nombre entre 0 et 10 attendu",
+            "expected a number between 0 and 10",
+        ));
+    }
+    let filter = Filter::all()
+        .and_some(q.min_cvss, |m| Pred::Gte("cvss", m))
+        .and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
+    let (docs, meta) = docs_page(&state, &caller, &page, CVE_RECORDS, &filter, &q).await?;
+    let data = docs
+        .into_iter()
+        .map(|d| parse(d.body))
+        .collect::<Result<_, _>>()?;
+    Ok(Envelope::new(data, meta))
+}

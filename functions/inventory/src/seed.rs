@@ -1,0 +1,376 @@
+//! Inventory demo data: one asset per machine of the roster, its installed software drawn
+//! from the catalogue, the tenant's software list and the software x CVE records.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::Duration;
+use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
+use netops_shared::module::BoxFuture;
+use netops_shared::store::StoreResult;
+use rand::Rng;
+use rand::rngs::StdRng;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::catalog::{self, TITLES, Target};
+use crate::model::{
+    ASSET_SOFTWARE, ASSETS, Asset, AssetSoftwareDoc, CVE_RECORDS, CveRecord, Hardware,
+    InstalledSoftware, SOFTWARE, Software, asset_key,
+};
+
+fn json(v: impl Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or_default()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Platform {
+    WinDesktop,
+    WinServer,
+    Linux,
+    Mac,
+}
+
+fn platform(m: &MachineSeed) -> Platform {
+    if m.os.starts_with("Ubuntu") {
+        Platform::Linux
+    } else if m.os.starts_with("macOS") {
+        Platform::Mac
+    } else if m.kind == MachineKind::Server {
+        Platform::WinServer
+    } else {
+        Platform::WinDesktop
+    }
+}
+
+fn fits(target: Target, p: Platform) -> bool {
+    match target {
+        Target::Desktop => matches!(p, Platform::WinDesktop | Platform::Mac),
+        Target::WinServer => p == Platform::WinServer,
+        Target::Linux => p == Platform::Linux,
+        Target::Windows => matches!(p, Platform::WinDesktop | Platform::WinServer),
+    }
+}
+
+fn os_build(os: &str) -> &'static str {
+    match os {
+        o if o.contains("24H2") => "10.0.26100",
+        o if o.contains("23H2") => "10.0.22631",
+        o if o.contains("22H2") => "10.0.19045",
+        o if o.contains("Server 2022") => "10.0.20348",
+        o if o.contains("Server 2019") => "10.0.17763",
+        o if o.starts_with("Ubuntu") => "5.15.0-126-generic",
+        _ => "23H222",
+    }
+}
+
+fn hardware(rng: &mut StdRng, m: &MachineSeed, p: Platform) -> Hardware {
+    let (manufacturer, model, cpu, cores, memory, disk) = match (m.kind, p) {
+        (_, Platform::Mac) => (
+            "Apple Inc.",
+            "MacBook Pro (14-inch, M3, 2023)",
+            "Apple M3 Pro",
+            11,
+            18,
+            512,
+        ),
+        (MachineKind::Server, _) => *pick(
+            rng,
+            &[
+                (
+                    "Dell Inc.",
+                    "PowerEdge R650",
+                    "Intel(R) Xeon(R) Silver 4314 CPU @ 2.40GHz",
+                    32,
+                    128,
+                    1920,
+                ),
+                (
+                    "HPE",
+                    "ProLiant DL360 Gen10 Plus",
+                    "Intel(R) Xeon(R) Gold 5318Y CPU @ 2.10GHz",
+                    48,
+                    256,
+                    3840,
+                ),
+                (
+                    "VMware, Inc.",
+                    "VMware7,1",
+                    "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",
+                    8,
+                    32,
+                    200,
+                ),
+            ],
+        ),
+        (MachineKind::Workstation, _) => *pick(
+            rng,
+            &[
+                (
+                    "Dell Inc.",
+                    "OptiPlex 7010",
+                    "13th Gen Intel(R) Core(TM) i7-13700",
+                    16,
+                    32,
+                    512,
+                ),
+                (
+                    "HP",
+                    "HP EliteDesk 800 G9 Desktop Mini PC",
+                    "12th Gen Intel(R) Core(TM) i5-12500T",
+                    6,
+                    16,
+                    512,
+                ),
+                (
+                    "LENOVO",
+                    "ThinkCentre M90q Gen 4",
+                    "13th Gen Intel(R) Core(TM) i7-13700T",
+                    16,
+                    32,
+                    1024,
+                ),
+            ],
+        ),
+        (MachineKind::Laptop, _) => *pick(
+            rng,
+            &[
+                (
+                    "Dell Inc.",
+                    "Latitude 5440",
+                    "13th Gen Intel(R) Core(TM) i5-1345U",
+                    10,
+                    16,
+                    512,
+                ),
+                (
+                    "LENOVO",
+                    "ThinkPad T14 Gen 4",
+                    "13th Gen Intel(R) Core(TM) i7-1365U",
+                    10,
+                    32,
+                    512,
+                ),
+                (
+                    "HP",
+                    "HP EliteBook 840 14 inch G10",
+                    "13th Gen Intel(R) Core(TM) i5-1335U",
+                    10,
+                    16,
+                    256,
+                ),
+            ],
+        ),
+    };
+    let serial: String = (0..7)
+        .map(|_| {
+            let c = rng.random_range(0..36u8);
+            char::from(if c < 10 { b'0' + c } else { b'A' + c - 10 })
+        })
+        .collect();
+    Hardware {
+        manufacturer: manufacturer.into(),
+        model: model.into(),
+        serial_number: serial,
+        cpu: cpu.into(),
+        cpu_cores: cores,
+        memory_gb: memory,
+        disk_gb: disk,
+    }
+}
+
+fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> &'a T {
+    &items[rng.random_range(0..items.len())]
+}
+
+/// Windows update entries: a pool of KB numbers shared by the tenant's Windows machines.
+const HOTFIX_POOL: usize = 600;
+
+fn hotfix_kb(j: usize) -> u32 {
+    5_030_000 + (j as u32) * 211 % 90_000
+}
+
+pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
+    Box::pin(async move {
+        let mut rng = ctx.rng("inventory");
+        let base = ctx.tenant.id_base * 100;
+        let title_id = |i: usize| base + i as i64;
+        let hotfix_id = |j: usize| base + 1000 + j as i64;
+        let mut installs: BTreeMap<i64, u32> = BTreeMap::new();
+        let mut hotfix_used: BTreeSet<usize> = BTreeSet::new();
+        let mut assets = Vec::with_capacity(ctx.machines.len());
+        let mut lists = Vec::with_capacity(ctx.machines.len());
+        // The first Windows server carries more updates than an asset shows (spec 8: 500).
+        let big = ctx
+            .machines
+            .iter()
+            .position(|m| platform(m) == Platform::WinServer);
+        for (i, m) in ctx.machines.iter().enumerate() {
+            let p = platform(m);
+            let mut software = Vec::new();
+            let mut cves = BTreeSet::new();
+            for (t, title) in TITLES.iter().enumerate() {
+                if fits(title.target, p) && rng.random_bool(title.share) {
+                    *installs.entry(title_id(t)).or_default() += 1;
+                    cves.extend(title.cves.iter().copied());
+                    software.push(InstalledSoftware {
+                        software_id: title_id(t),
+                        name: title.name.into(),
+                        publisher: title.publisher.into(),
+                        version: title.version.into(),
+                        installed_at: ctx.now - Duration::days(rng.random_range(1..700)),
+                        eol_status: title.eol.into(),
+                    });
+                }
+            }
+            if matches!(p, Platform::WinDesktop | Platform::WinServer) {
+                let count = match (Some(i) == big, p) {
+                    (true, _) => 540,
+                    (false, Platform::WinServer) => rng.random_range(40..80),
+                    _ => rng.random_range(8..20),
+                };
+                let start = rng.random_range(0..HOTFIX_POOL - count.min(HOTFIX_POOL - 1));
+                for j in start..(start + count).min(HOTFIX_POOL) {
+                    hotfix_used.insert(j);
+                    *installs.entry(hotfix_id(j)).or_default() += 1;
+                    software.push(InstalledSoftware {
+                        software_id: hotfix_id(j),
+                        name: format!(
+                            "Mise à jour de sécurité pour Microsoft Windows (KB{})",
+                            hotfix_kb(j)
+                        ),
+                        publisher: "Microsoft Corporation".into(),
+                        version: format!("KB{}", hotfix_kb(j)),
+                        installed_at: ctx.now - Duration::days(rng.random_range(1..400)),
+                        eol_status: "unknown".into(),
+                    });
+                }
+            }
+            software.sort_by(|a, b| a.name.cmp(&b.name).then(a.version.cmp(&b.version)));
+            let ipv6 = format!(
+                "fe80::{:x}:{:x}ff:fe{:02x}:{:x}",
+                rng.random_range(0x1000..0xffffu32),
+                rng.random_range(0..0xffu32),
+                rng.random_range(0..0xffu32),
+                rng.random_range(0x1000..0xffffu32)
+            );
+            let ips = vec![m.ip.clone(), ipv6];
+            let asset = Asset {
+                id: m.id,
+                hostname: m.hostname.clone(),
+                fqdn: m.fqdn.clone(),
+                os: m.os.clone(),
+                os_build: os_build(&m.os).into(),
+                kind: match m.kind {
+                    MachineKind::Laptop => "laptop",
+                    MachineKind::Workstation => "workstation",
+                    MachineKind::Server => "server",
+                }
+                .into(),
+                site: m.site.code.into(),
+                hardware: hardware(&mut rng, m, p),
+                software_count: software.len() as u32,
+                cve_count: cves.len() as u32,
+                last_inventory_at: m.last_seen_at - Duration::minutes(rng.random_range(0..360)),
+                ips: ips.clone(),
+            };
+            let mut body = json(asset);
+            // Searched by `q`; not part of the answer.
+            body["search_ips"] = Value::String(ips.join(" "));
+            assets.push((asset_key(m.id), body));
+            lists.push((asset_key(m.id), json(AssetSoftwareDoc { software })));
+        }
+
+        let mut catalogue = Vec::new();
+        let mut records = Vec::new();
+        let mut n_record = 0usize;
+        for (t, title) in TITLES.iter().enumerate() {
+            let id = title_id(t);
+            let Some(&count) = installs.get(&id) else {
+                continue;
+            };
+            let scores: Vec<f64> = title
+                .cves
+                .iter()
+                .filter_map(|c| catalog::cve(c))
+                .map(|c| c.cvss)
+                .collect();
+            catalogue.push((
+                asset_key(id),
+                json(Software {
+                    id,
+                    name: title.name.into(),
+                    publisher: title.publisher.into(),
+                    version: title.version.into(),
+                    install_count: count,
+                    eol_status: title.eol.into(),
+                    eol_date: title.eol_date.map(str::to_owned),
+                    cve_count: title.cves.len() as u32,
+                    max_cvss: scores.iter().copied().reduce(f64::max),
+                }),
+            ));
+            for cve in title.cves.iter().filter_map(|c| catalog::cve(c)) {
+                // The first three records show every status; the rest are mostly open.
+                let status = match n_record {
+                    0 => "open",
+                    1 => "acknowledged",
+                    2 => "mitigated",
+                    _ => *pick(
+                        &mut rng,
+                        &["open", "open", "open", "acknowledged", "mitigated"],
+                    ),
+                };
+                n_record += 1;
+                let key = format!(
+                    "{:03}|{}|{:012}",
+                    100 - (cve.cvss * 10.0).round() as i64,
+                    cve.id,
+                    id
+                );
+                records.push((
+                    key,
+                    json(CveRecord {
+                        id: format!("{}:{id}", cve.id),
+                        cve_id: cve.id.into(),
+                        software_id: id,
+                        software: title.name.into(),
+                        publisher: title.publisher.into(),
+                        version: title.version.into(),
+                        description: cve.description.into(),
+                        cvss: cve.cvss,
+                        epss: cve.epss,
+                        known_exploited: cve.known_exploited,
+                        status: status.into(),
+                        affected_assets: count,
+                        published_at: cve.published.into(),
+                        first_seen_at: ctx.now - Duration::days(rng.random_range(1..90)),
+                    }),
+                ));
+            }
+        }
+        for j in hotfix_used {
+            let id = hotfix_id(j);
+            catalogue.push((
+                asset_key(id),
+                json(Software {
+                    id,
+                    name: format!(
+                        "Mise à jour de sécurité pour Microsoft Windows (KB{})",
+                        hotfix_kb(j)
+                    ),
+                    publisher: "Microsoft Corporation".into(),
+                    version: format!("KB{}", hotfix_kb(j)),
+                    install_count: installs.get(&id).copied().unwrap_or(0),
+                    eol_status: "unknown".into(),
+                    eol_date: None,
+                    cve_count: 0,
+                    max_cvss: None,
+                }),
+            ));
+        }
+        let tenant = ctx.tenant.id;
+        ctx.store.put_docs(tenant, ASSETS, assets).await?;
+        ctx.store.put_docs(tenant, ASSET_SOFTWARE, lists).await?;
+        ctx.store.put_docs(tenant, SOFTWARE, catalogue).await?;
+        ctx.store.put_docs(tenant, CVE_RECORDS, records).await
+    })
+}

@@ -1,0 +1,191 @@
+//! The product's global detection rules (the same for every tenant) and the tenant rules
+//! the demo seeds.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::model::Rule;
+
+struct Def {
+    id: &'static str,
+    name: &'static str,
+    description: &'static str,
+    severity: &'static str,
+    event_ids: &'static [u32],
+    threshold: u32,
+    window_minutes: u32,
+    mitre: &'static str,
+}
+
+const GLOBAL: &[Def] = &[
+    Def {
+        id: "gl-001",
+        name: "Force brute sur un compte",
+        description: "Au moins 10 échecs de connexion (4625) pour un même compte en 5 minutes.",
+        severity: "HIGH",
+        event_ids: &[4625],
+        threshold: 10,
+        window_minutes: 5,
+        mitre: "T1110.001",
+    },
+    Def {
+        id: "gl-002",
+        name: "Pulvérisation de mots de passe",
+        description: "Échecs de connexion (4625) sur au moins 15 comptes distincts depuis une même source en 10 minutes.",
+        severity: "CRITICAL",
+        event_ids: &[4625],
+        threshold: 15,
+        window_minutes: 10,
+        mitre: "T1110.003",
+    },
+    Def {
+        id: "gl-003",
+        name: "Verrouillage d'un compte administrateur",
+        description: "Un compte membre d'un groupe d'administration est verrouillé (4740).",
+        severity: "HIGH",
+        event_ids: &[4740],
+        threshold: 1,
+        window_minutes: 1,
+        mitre: "T1110",
+    },
+    Def {
+        id: "gl-004",
+        name: "Ajout à un groupe privilégié",
+        description: "Ajout d'un membre à Admins du domaine, Administrateurs de l'entreprise ou Administrateurs (4728, 4732, 4756).",
+        severity: "CRITICAL",
+        event_ids: &[4728, 4732, 4756],
+        threshold: 1,
+        window_minutes: 1,
+        mitre: "T1098",
+    },
+    Def {
+        id: "gl-005",
+        name: "Modification de la stratégie d'audit",
+        description: "La stratégie d'audit du système ou la stratégie Kerberos est modifiée (4719, 4713).",
+        severity: "MEDIUM",
+        event_ids: &[4719, 4713],
+        threshold: 1,
+        window_minutes: 1,
+        mitre: "T1562.002",
+    },
+    Def {
+        id: "gl-006",
+        name: "Compte de service en session interactive",
+        description: "Un compte de service ouvre une session interactive ou à distance (4624, types 2 et 10).",
+        severity: "MEDIUM",
+        event_ids: &[4624],
+        threshold: 1,
+        window_minutes: 1,
+        mitre: "T1078.002",
+    },
+    Def {
+        id: "gl-007",
+        name: "Création de compte hors heures ouvrées",
+        description: "Compte utilisateur créé (4720) entre 20 h et 6 h ou le week-end.",
+        severity: "LOW",
+        event_ids: &[4720],
+        threshold: 1,
+        window_minutes: 1,
+        mitre: "T1136.002",
+    },
+    Def {
+        id: "gl-008",
+        name: "Suppression massive d'objets de l'annuaire",
+        description: "Au moins 20 objets supprimés (5141) par un même auteur en 15 minutes.",
+        severity: "HIGH",
+        event_ids: &[5141],
+        threshold: 20,
+        window_minutes: 15,
+        mitre: "T1485",
+    },
+];
+
+pub fn global_rules() -> Vec<Rule> {
+    let updated: DateTime<Utc> = DateTime::from_timestamp(1_760_000_000, 0).unwrap_or_default();
+    GLOBAL
+        .iter()
+        .map(|d| Rule {
+            id: d.id.into(),
+            scope: "global".into(),
+            name: d.name.into(),
+            description: d.description.into(),
+            severity: d.severity.into(),
+            enabled: true,
+            event_ids: d.event_ids.to_vec(),
+            threshold: d.threshold,
+            window_minutes: d.window_minutes,
+            mitre_technique: d.mitre.into(),
+            updated_at: updated,
+        })
+        .collect()
+}
+
+/// The tenant's own rules, one of them disabled.
+type TenantRuleDef = (
+    &'static str,
+    String,
+    String,
+    &'static str,
+    bool,
+    &'static [u32],
+    u32,
+    u32,
+    &'static str,
+);
+
+pub fn tenant_rules(tenant: &str, first_server: &str, now: DateTime<Utc>) -> Vec<Rule> {
+    let defs: [TenantRuleDef; 3] = [
+        (
+            "tn-001",
+            format!("Connexions répétées sur {first_server}"),
+            format!("Au moins 5 échecs (4625) sur le serveur {first_server} en 10 minutes, quel que soit le compte."),
+            "HIGH",
+            true,
+            &[4625],
+            5,
+            10,
+            "T1110",
+        ),
+        (
+            "tn-002",
+            "Réinitialisation de mot de passe par le support".into(),
+            "Mot de passe réinitialisé (4724) par un compte du support hors heures ouvrées.".into(),
+            "LOW",
+            true,
+            &[4724],
+            1,
+            1,
+            "T1098",
+        ),
+        (
+            "tn-003",
+            "Ordinateur supprimé de l'annuaire".into(),
+            "Compte d'ordinateur supprimé (4743). Désactivée : trop de bruit pendant le renouvellement du parc.".into(),
+            "LOW",
+            false,
+            &[4743],
+            1,
+            1,
+            "T1531",
+        ),
+    ];
+    defs.into_iter()
+        .enumerate()
+        .map(
+            |(i, (id, name, description, severity, enabled, events, threshold, window, mitre))| {
+                Rule {
+                    id: format!("{tenant}-{id}"),
+                    scope: "tenant".into(),
+                    name,
+                    description,
+                    severity: severity.into(),
+                    enabled,
+                    event_ids: events.to_vec(),
+                    threshold,
+                    window_minutes: window,
+                    mitre_technique: mitre.into(),
+                    updated_at: now - Duration::days(12 + 9 * i as i64),
+                }
+            },
+        )
+        .collect()
+}
