@@ -275,7 +275,9 @@ pub fn devices(ctx: &SeedCtx) -> Vec<DeviceDetail> {
     out
 }
 
-fn tunnels(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<Tunnel> {
+/// The inter-site tunnels between the firewalls, deterministic.
+pub fn tunnels(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Tunnel> {
+    let rng = &mut ctx.rng("network/tunnels");
     let fws: Vec<&Device> = devices
         .iter()
         .map(|d| &d.device)
@@ -610,7 +612,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     .collect(),
             )
             .await?;
-        let tunnels = tunnels(ctx, &devices, &mut rng);
+        let tunnels = tunnels(ctx, &devices);
         store
             .put_docs(
                 tenant,
