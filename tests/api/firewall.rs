@@ -302,3 +302,21 @@ async fn globex_firewall_data_is_its_own() {
     let acme_id = acme.items()[0]["id"].as_i64().expect("id");
     assert_eq!(app.get(&format!("/firewall/events?device_id={acme_id}"), &token).await.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn rare_category_and_action_filters_combine_with_the_device() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    let devices = app.get("/firewall/devices", &token).await;
+    let fw = devices.items().iter().find(|d| d["type"] == "firewall").expect("firewall");
+    let id = fw["id"].as_i64().expect("id");
+    for q in ["category=vpn", "category=auth&action=failure", "action=up", "action=changed", "category=ids&action=blocked"] {
+        let all = app.get(&format!("/firewall/events?{q}&period=7d&limit=1000"), &token).await;
+        let mine = app.get(&format!("/firewall/events?{q}&device_id={id}&period=7d&limit=1000"), &token).await;
+        assert_eq!(mine.status, StatusCode::OK, "{q}");
+        assert!(!mine.items().is_empty(), "{q}");
+        assert!(mine.items().iter().all(|e| e["device_id"] == id), "{q}");
+        let expected = all.items().iter().filter(|e| e["device_id"] == id).count();
+        assert_eq!(mine.items().len(), expected, "{q}: the device filter keeps exactly its events");
+    }
+}

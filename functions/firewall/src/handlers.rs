@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::model::*;
+use crate::parse::{Action, Category};
 
 fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
     serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
@@ -83,17 +84,31 @@ pub async fn list_events(
     if let Some(id) = q.device_id {
         check_device(&state, &caller, id).await?;
     }
-    let filter = Filter::all()
-        .and_some(q.category, |c| Pred::Eq("category", json!(c.as_str())))
+    // Rare categories and actions are read from their index series, so a filter on them
+    // does not walk the bulk of allowed and denied traffic.
+    let bulk_category = q
+        .category
+        .is_none_or(|c| matches!(c, Category::Allow | Category::Deny));
+    let bulk_action = q
+        .action
+        .is_none_or(|a| matches!(a, Action::Allowed | Action::Blocked));
+    let use_rare = !bulk_category || (q.category.is_none() && !bulk_action);
+    let mut filter = Filter::all()
         .and_some(q.action, |a| Pred::Eq("action", json!(a.as_str())))
         .and_some(q.user.clone(), |u| Pred::Contains(vec!["account"], u))
         .and_some(ip, |ip| Pred::Has("ips", json!(ip.to_string())));
-    let partition = q.device_id.map(|d| d.to_string());
+    let (series, partition) = if use_rare {
+        filter = filter.and_some(q.device_id, |d| Pred::Eq("device_id", json!(d)));
+        (EVENTS_RARE, q.category.map(|c| c.as_str().to_owned()))
+    } else {
+        filter = filter.and_some(q.category, |c| Pred::Eq("category", json!(c.as_str())));
+        (EVENTS, q.device_id.map(|d| d.to_string()))
+    };
     let result = state
         .store
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
-            series: EVENTS,
+            series,
             partition: partition.as_deref(),
             from: window.from_ms(),
             to: window.to_ms(),
@@ -317,6 +332,7 @@ pub async fn get_report(
     let all = Filter::all();
     let (
         summary_rows,
+        device_rows,
         account_rows,
         source_rows,
         blocked_rows,
@@ -325,6 +341,7 @@ pub async fn get_report(
         network_tunnels,
     ) = tokio::try_join!(
         store.rollups(tenant, SUMMARY, lo, hi, &all),
+        store.rollups(tenant, DEVICE_COUNTS, lo, hi, &all),
         store.rollups(tenant, ACCOUNTS, lo, hi, &all),
         store.rollups(tenant, SOURCES, lo, hi, &all),
         store.rollups(tenant, BLOCKED, lo, hi, &all),
@@ -354,8 +371,10 @@ pub async fn get_report(
         if act == "blocked" {
             summary.blocked += n;
         }
+    }
+    for r in &device_rows {
         if let Some(d) = r.dims["device_id"].as_i64() {
-            *per_device.entry(d).or_insert(0.0) += n;
+            *per_device.entry(d).or_insert(0.0) += measure(r, "events");
         }
     }
     summary.open_threats = threats.iter().filter(|t| t.status == "open").count() as u32;

@@ -10,14 +10,19 @@ use crate::parse::{Action, Category, Format};
 pub const DEVICES: &str = "firewall_devices";
 /// Parsed events, one partition per device id.
 pub const EVENTS: &str = "firewall_events";
+/// Events outside the bulk categories (allow, deny), one partition per category: an index
+/// that keeps filters on rare categories and actions fast on a busy tenant.
+pub const EVENTS_RARE: &str = "firewall_events_rare";
 /// Directory-controller events collected for correlation, one partition per account.
 pub const DIRECTORY: &str = "firewall_directory_events";
 /// Threat rows, time = start of their day.
 pub const THREATS: &str = "firewall_threats";
 /// Hourly IPFIX / NetFlow v9 aggregates by device, sender and destination.
 pub const TRAFFIC: &str = "firewall_traffic";
-/// Hourly event counts by device, category and action.
+/// Hourly event counts by category and action.
 pub const SUMMARY: &str = "firewall_summary";
+/// Hourly event counts by device.
+pub const DEVICE_COUNTS: &str = "firewall_device_hourly";
 /// Hourly counts of authentication and VPN events by account, source and action.
 pub const ACCOUNTS: &str = "firewall_accounts";
 /// Hourly counts of hostile events by external source address.

@@ -497,7 +497,24 @@ fn draft(
 
 impl Ctx<'_> {
     /// One ordinary event of a device at `at`.
+    /// Allowed or denied traffic only (the bulk of a firewall's log).
+    fn bulk(&self, rng: &mut StdRng, dev: &FirewallDevice, at: DateTime<Utc>) -> Draft {
+        let roll = rng.random_range(0..60);
+        self.drafted(rng, dev, at, roll)
+    }
+
     fn ordinary(&self, rng: &mut StdRng, dev: &FirewallDevice, at: DateTime<Utc>) -> Draft {
+        let roll = rng.random_range(0..100);
+        self.drafted(rng, dev, at, roll)
+    }
+
+    fn drafted(
+        &self,
+        rng: &mut StdRng,
+        dev: &FirewallDevice,
+        at: DateTime<Utc>,
+        roll: u32,
+    ) -> Draft {
         let site_machines = self
             .machines_by_site
             .get(dev.site.as_str())
@@ -506,7 +523,6 @@ impl Ctx<'_> {
         let machine = (!site_machines.is_empty())
             .then(|| site_machines[rng.random_range(0..site_machines.len())]);
         let gateway = dev.device_type == "gateway";
-        let roll = rng.random_range(0..100);
         let sport = rng.random_range(49152..65535);
         match roll {
             0..=29 => {
@@ -771,6 +787,136 @@ impl Rollups {
     }
 }
 
+/// Events per machine and day of bulk allowed/denied traffic (`NETOPS_SEED_FIREWALL_BULK`),
+/// for benchmark databases; 0 in the demo.
+fn bulk_density() -> f64 {
+    std::env::var("NETOPS_SEED_FIREWALL_BULK")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(0.0)
+}
+
+const BULK_BATCH: usize = 50_000;
+
+/// True for events outside the bulk categories (allow, deny), also kept in the index series.
+fn is_rare(r: &Record) -> bool {
+    !matches!(r.body["category"].as_str(), Some("allow" | "deny"))
+}
+
+fn rare_copy(r: &Record) -> Record {
+    Record {
+        partition: r.body["category"].as_str().unwrap_or("other").to_owned(),
+        ..r.clone()
+    }
+}
+
+/// The collection path: parse a line, correlate, aggregate.
+#[derive(Default)]
+struct Collector {
+    seq: u64,
+    skipped: usize,
+    summary: Rollups,
+    per_device: Rollups,
+    accounts: Rollups,
+    sources: Rollups,
+    blocked: Rollups,
+    tunnels: Rollups,
+}
+
+impl Collector {
+    fn collect(
+        &mut self,
+        dev: &FirewallDevice,
+        format: Format,
+        d: &Draft,
+        index: &DirectoryIndex,
+    ) -> Option<Record> {
+        let line = render(format, &dev.name, d);
+        let p = match parse_as(format, &line, d.at + Duration::seconds(2)) {
+            Ok(p) => p,
+            Err(e) => {
+                self.skipped += 1;
+                tracing::warn!(error = %e, format = format.as_str(), "unparsed demo line");
+                return None;
+            }
+        };
+        self.seq += 1;
+        let seq = self.seq;
+        let ad_events = p
+            .account
+            .as_deref()
+            .map(|a| index.matches(a, p.at))
+            .unwrap_or_default();
+        let (cat, act) = (p.category.as_str(), p.action.as_str());
+        self.summary.add(
+            p.at,
+            json!({"category": cat, "action": act}),
+            &[("events", 1.0)],
+        );
+        self.per_device
+            .add(p.at, json!({"device_id": dev.id}), &[("events", 1.0)]);
+        let external_src = p.src_ip.as_deref().filter(|ip| !is_internal(ip));
+        if let (Some(account), Category::Auth | Category::Vpn) = (&p.account, p.category) {
+            self.accounts.add(
+                p.at,
+                json!({"account": account, "category": cat, "action": act, "src_ip": p.src_ip, "external": external_src.is_some()}),
+                &[("events", 1.0)],
+            );
+        }
+        let hostile = matches!(p.category, Category::Ids | Category::Deny)
+            || (matches!(p.category, Category::Auth | Category::Vpn)
+                && p.action == Action::Failure);
+        if let (Some(ip), true) = (external_src, hostile) {
+            self.sources.add(
+                p.at,
+                json!({"ip": ip, "category": cat, "action": act}),
+                &[("events", 1.0)],
+            );
+        }
+        if p.category == Category::Deny {
+            self.blocked.add(
+                p.at,
+                json!({"service": p.service, "dst_port": p.dst_port}),
+                &[("events", 1.0)],
+            );
+        }
+        if p.category == Category::Tunnel {
+            self.tunnels.add(
+                p.at,
+                json!({"tunnel": p.rule, "device_id": dev.id, "action": act}),
+                &[("events", 1.0)],
+            );
+        }
+        let event = FirewallEvent {
+            id: format!("fw-{}-{}-{seq:09}", p.at.timestamp_millis(), dev.id),
+            at: p.at,
+            device_id: dev.id,
+            device: dev.name.clone(),
+            format: p.format,
+            category: p.category,
+            action: p.action,
+            account: p.account,
+            src_ip: p.src_ip.clone(),
+            src_port: p.src_port,
+            dst_ip: p.dst_ip.clone(),
+            dst_port: p.dst_port,
+            service: p.service,
+            protocol: p.protocol,
+            rule: p.rule,
+            message: p.message,
+            ad_events,
+        };
+        let ips = [p.src_ip, p.dst_ip].into_iter().flatten().collect();
+        Some(Record {
+            partition: dev.id.to_string(),
+            ts: event.at.timestamp_millis(),
+            id: event.id.clone(),
+            body: to_value(&StoredEvent { event, ips }),
+        })
+    }
+}
+
 fn is_internal(ip: &str) -> bool {
     ip.starts_with("10.") || ip.starts_with("192.168.") || ip.starts_with("172.16.")
 }
@@ -988,96 +1134,17 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
 
         // Collection: write each draft as its device logs it, read it back with the parser.
         drafts.sort_by_key(|(_, d)| d.at);
+        let mut col = Collector::default();
         let mut events = Vec::with_capacity(drafts.len());
-        let mut summary = Rollups::default();
-        let mut accounts = Rollups::default();
-        let mut sources = Rollups::default();
-        let mut blocked = Rollups::default();
-        let mut tunnel_rows = Rollups::default();
-        let mut skipped = 0usize;
-        for (seq, (i, d)) in drafts.iter().enumerate() {
+        let mut rare = Vec::new();
+        for (i, d) in &drafts {
             let (dev, format) = &c.devices[*i];
-            let line = render(*format, &dev.name, d);
-            let p = match parse_as(*format, &line, d.at + Duration::seconds(2)) {
-                Ok(p) => p,
-                Err(e) => {
-                    skipped += 1;
-                    tracing::warn!(error = %e, format = format.as_str(), "unparsed demo line");
-                    continue;
+            if let Some(r) = col.collect(dev, *format, d, &index) {
+                if is_rare(&r) {
+                    rare.push(rare_copy(&r));
                 }
-            };
-            let ad_events = p
-                .account
-                .as_deref()
-                .map(|a| index.matches(a, p.at))
-                .unwrap_or_default();
-            let event = FirewallEvent {
-                id: format!("fw-{}-{}-{seq:07}", p.at.timestamp_millis(), dev.id),
-                at: p.at,
-                device_id: dev.id,
-                device: dev.name.clone(),
-                format: p.format,
-                category: p.category,
-                action: p.action,
-                account: p.account.clone(),
-                src_ip: p.src_ip.clone(),
-                src_port: p.src_port,
-                dst_ip: p.dst_ip.clone(),
-                dst_port: p.dst_port,
-                service: p.service.clone(),
-                protocol: p.protocol.clone(),
-                rule: p.rule.clone(),
-                message: p.message.clone(),
-                ad_events,
-            };
-            let (cat, act) = (p.category.as_str(), p.action.as_str());
-            summary.add(
-                p.at,
-                json!({"device_id": dev.id, "category": cat, "action": act}),
-                &[("events", 1.0)],
-            );
-            let external_src = p.src_ip.as_deref().filter(|ip| !is_internal(ip));
-            if let (Some(account), Category::Auth | Category::Vpn) = (&p.account, p.category) {
-                accounts.add(
-                    p.at,
-                    json!({"account": account, "category": cat, "action": act, "src_ip": p.src_ip, "external": external_src.is_some()}),
-                    &[("events", 1.0)],
-                );
+                events.push(r);
             }
-            let hostile = matches!(p.category, Category::Ids | Category::Deny)
-                || (matches!(p.category, Category::Auth | Category::Vpn)
-                    && p.action == Action::Failure);
-            if let (Some(ip), true) = (external_src, hostile) {
-                sources.add(
-                    p.at,
-                    json!({"ip": ip, "category": cat, "action": act}),
-                    &[("events", 1.0)],
-                );
-            }
-            if p.category == Category::Deny {
-                blocked.add(
-                    p.at,
-                    json!({"service": p.service, "dst_port": p.dst_port}),
-                    &[("events", 1.0)],
-                );
-            }
-            if p.category == Category::Tunnel {
-                tunnel_rows.add(
-                    p.at,
-                    json!({"tunnel": p.rule, "device_id": dev.id, "action": act}),
-                    &[("events", 1.0)],
-                );
-            }
-            let ips = [p.src_ip, p.dst_ip].into_iter().flatten().collect();
-            events.push(Record {
-                partition: dev.id.to_string(),
-                ts: event.at.timestamp_millis(),
-                id: event.id.clone(),
-                body: to_value(&StoredEvent { event, ips }),
-            });
-        }
-        if skipped > 0 {
-            tracing::warn!(skipped, "demo firewall lines the parsers refused");
         }
         // Threat rows: one per internal device, external address and day.
         let mut threats = Vec::new();
@@ -1234,15 +1301,66 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             })
             .collect();
         store.append(tenant, DIRECTORY, dir_records).await?;
+        store.append(tenant, EVENTS_RARE, rare).await?;
         store.append(tenant, EVENTS, events).await?;
+        // Bulk traffic for benchmarks (none in the demo): allowed and denied connections,
+        // written, parsed and stored in batches so memory stays flat.
+        let density = bulk_density();
+        if density > 0.0 {
+            let mut day = start;
+            while day < ctx.now {
+                for (dev, format) in &c.devices {
+                    let at_site = c
+                        .machines_by_site
+                        .get(dev.site.as_str())
+                        .map_or(0, Vec::len);
+                    let total = (density * at_site as f64) as usize;
+                    let mut done = 0;
+                    while done < total {
+                        let n = (total - done).min(BULK_BATCH);
+                        let mut batch = Vec::with_capacity(n);
+                        for _ in 0..n {
+                            let at = day + Duration::milliseconds(rng.random_range(0..86_400_000));
+                            if at >= ctx.now {
+                                continue;
+                            }
+                            let d = c.bulk(&mut rng, dev, at);
+                            if let Some(r) = col.collect(dev, *format, &d, &index) {
+                                batch.push(r);
+                            }
+                        }
+                        store.append(tenant, EVENTS, batch).await?;
+                        done += n;
+                    }
+                }
+                day += Duration::days(1);
+            }
+        }
+        if col.skipped > 0 {
+            tracing::warn!(
+                skipped = col.skipped,
+                "demo firewall lines the parsers refused"
+            );
+        }
         store.append(tenant, THREATS, threats).await?;
         store.add_rollups(tenant, TRAFFIC, traffic.rows()).await?;
-        store.add_rollups(tenant, SUMMARY, summary.rows()).await?;
-        store.add_rollups(tenant, ACCOUNTS, accounts.rows()).await?;
-        store.add_rollups(tenant, SOURCES, sources.rows()).await?;
-        store.add_rollups(tenant, BLOCKED, blocked.rows()).await?;
         store
-            .add_rollups(tenant, TUNNEL_EVENTS, tunnel_rows.rows())
+            .add_rollups(tenant, SUMMARY, col.summary.rows())
+            .await?;
+        store
+            .add_rollups(tenant, DEVICE_COUNTS, col.per_device.rows())
+            .await?;
+        store
+            .add_rollups(tenant, ACCOUNTS, col.accounts.rows())
+            .await?;
+        store
+            .add_rollups(tenant, SOURCES, col.sources.rows())
+            .await?;
+        store
+            .add_rollups(tenant, BLOCKED, col.blocked.rows())
+            .await?;
+        store
+            .add_rollups(tenant, TUNNEL_EVENTS, col.tunnels.rows())
             .await?;
         Ok(())
     })
