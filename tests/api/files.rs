@@ -1,1 +1,133 @@
-//! Tests of the files module (added with the module).
+//! Shared files: access events and summary (spec 4.13).
+
+use std::collections::HashSet;
+
+use http::StatusCode;
+use netops_shared::scope::Scope;
+
+use crate::helpers::{TestApp, walk};
+
+async fn token(app: &TestApp) -> String {
+    app.token("acme", &[Scope::ReadFiles]).await
+}
+
+#[tokio::test]
+async fn file_routes_need_the_read_files_scope() {
+    let app = TestApp::shared();
+    let other = app.token("acme", &[Scope::ReadDns]).await;
+    for path in ["/files/events", "/files/summary"] {
+        let res = app.get(path, &other).await;
+        assert_eq!(res.status, StatusCode::FORBIDDEN, "{path}");
+        assert_eq!(res.body["scope"], "read:files");
+    }
+}
+
+#[tokio::test]
+async fn events_say_who_did_what_newest_first_with_cursor_pages() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    let res = app.get("/files/events?period=7d", &token).await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body["meta"]["limit"], 100);
+    assert!(res.body["meta"]["next_cursor"].is_string());
+    let items = res.items();
+    for f in ["id", "at", "type", "user", "server", "share", "path", "folder", "client_ip"] {
+        assert!(!items[0][f].is_null(), "{f}");
+    }
+    let all = walk(app, "/files/events?period=3d&limit=50", &token).await;
+    let ids: HashSet<&str> = all.iter().filter_map(|e| e["id"].as_str()).collect();
+    assert_eq!(ids.len(), all.len(), "no event twice across pages");
+    let times: Vec<&str> = all.iter().filter_map(|e| e["at"].as_str()).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]));
+    let month = walk(app, "/files/events?period=30d&limit=1000", &token).await;
+    let types: HashSet<&str> = month.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(types, HashSet::from(["read", "create", "modify", "delete", "rename"]));
+    assert_eq!(app.get("/files/events?limit=5000", &token).await.body["meta"]["limit"], 1000);
+}
+
+#[tokio::test]
+async fn event_filters_user_path_and_type() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    let renamed = walk(app, "/files/events?type=rename&period=30d&limit=500", &token).await;
+    assert!(!renamed.is_empty());
+    assert!(renamed.iter().all(|e| e["type"] == "rename" && e["new_path"].is_string()));
+    let user = renamed[0]["user"].as_str().expect("user").to_owned();
+    let part = &user[..user.len().min(5)].to_uppercase();
+    let mine = walk(app, &format!("/files/events?user={part}&period=7d&limit=500"), &token).await;
+    assert!(!mine.is_empty());
+    assert!(mine.iter().all(|e| e["user"].as_str().is_some_and(|u| u.to_uppercase().contains(part.as_str()))));
+    let rh = walk(app, "/files/events?path=%5CRH%5C&period=7d&limit=500", &token).await;
+    assert!(!rh.is_empty());
+    assert!(rh.iter().all(|e| e["path"].as_str().is_some_and(|p| p.contains("\\RH\\"))));
+    let v2 = walk(app, "/files/events?path=-v2.&period=30d&limit=500", &token).await;
+    assert!(!v2.is_empty() && v2.iter().all(|e| e["type"] == "rename"), "path also searches the new path");
+    let both = walk(app, "/files/events?type=delete&path=Projets&period=30d&limit=500", &token).await;
+    assert!(both.iter().all(|e| e["type"] == "delete" && e["path"].as_str().is_some_and(|p| p.contains("Projets"))));
+}
+
+#[tokio::test]
+async fn a_cursor_works_only_with_its_own_filters() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    let first = app.get("/files/events?type=read&period=7d&limit=5", &token).await;
+    let cursor = first.body["meta"]["next_cursor"].as_str().expect("cursor");
+    let same = app.get(&format!("/files/events?type=read&period=7d&limit=5&cursor={cursor}"), &token).await;
+    assert_eq!(same.status, StatusCode::OK);
+    let other = app.get(&format!("/files/events?type=modify&period=7d&limit=5&cursor={cursor}"), &token).await;
+    assert_eq!(other.status, StatusCode::BAD_REQUEST);
+    assert_eq!(other.error(), "invalid_cursor");
+}
+
+#[tokio::test]
+async fn events_window_is_capped_at_31_days_and_bad_values_give_400() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    let long = app.get("/files/events?from=2026-01-01T00:00:00Z", &token).await;
+    assert_eq!(long.status, StatusCode::OK);
+    assert_eq!(long.body["meta"]["window_capped"], true);
+    let from = chrono::DateTime::parse_from_rfc3339(long.body["meta"]["window"]["from"].as_str().expect("f")).expect("d");
+    let to = chrono::DateTime::parse_from_rfc3339(long.body["meta"]["window"]["to"].as_str().expect("t")).expect("d");
+    assert_eq!((to - from).num_days(), 31);
+    assert!(app.get("/files/events?period=30d", &token).await.body["meta"].get("window_capped").is_none());
+    for (path, name) in [
+        ("/files/events?type=copy", "type"),
+        ("/files/events?limit=0", "limit"),
+        ("/files/events?period=5d", "period"),
+        ("/files/summary?to=tomorrow", "to"),
+    ] {
+        let res = app.get(path, &token).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{path}");
+        assert!(res.body["message"].as_str().is_some_and(|m| m.contains(name)), "{path}: {}", res.body);
+    }
+}
+
+#[tokio::test]
+async fn summary_gives_volumes_per_action_and_most_active_users_and_folders() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    let res = app.get("/files/summary?period=7d", &token).await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert!(res.body["meta"]["window"]["from"].is_string());
+    let s = &res.body["data"];
+    let by_action = s["by_action"].as_object().expect("by_action");
+    assert_eq!(by_action.len(), 5);
+    let sum: f64 = by_action.values().filter_map(|v| v["events"].as_f64()).sum();
+    assert_eq!(sum, s["total"]["events"].as_f64().expect("total"));
+    let users = s["top_users"].as_array().expect("users");
+    assert_eq!(users.len(), 10);
+    let counts: Vec<f64> = users.iter().filter_map(|u| u["events"].as_f64()).collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]));
+    let folders = s["top_folders"].as_array().expect("folders");
+    assert!(!folders.is_empty() && folders[0]["users"].as_u64().is_some_and(|n| n >= 1));
+    // The summary counts what the event list shows.
+    let week = walk(app, "/files/events?period=7d&limit=1000", &token).await;
+    let w = &res.body["meta"]["window"];
+    let from = w["from"].as_str().expect("from");
+    let counted = s["total"]["events"].as_f64().expect("total");
+    assert!(counted >= week.iter().filter(|e| e["at"].as_str() >= Some(from)).count() as f64);
+    let globex = app.token("globex", &[Scope::ReadFiles]).await;
+    let theirs = app.get("/files/summary?period=7d", &globex).await;
+    let acme_users: HashSet<&str> = users.iter().filter_map(|u| u["user"].as_str()).collect();
+    assert!(theirs.body["data"]["top_users"].as_array().expect("u").iter().all(|u| !acme_users.contains(u["user"].as_str().unwrap_or(""))));
+}

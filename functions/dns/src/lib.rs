@@ -1,18 +1,26 @@
-//! DNS module (spec 4.12).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! DNS module (spec 4.12): resolutions seen by the agents, most-asked domains, threat
+//! domains, and the query logs of the DNS servers where their collection is active.
+
+mod handlers;
+pub mod model;
+mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Dns,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_resolutions))
+        .routes(routes!(handlers::list_top_domains))
+        .routes(routes!(handlers::list_threats))
+        .routes(routes!(handlers::list_server_queries))
 }

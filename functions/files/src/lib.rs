@@ -1,18 +1,24 @@
-//! Files module (spec 4.13).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Shared-file access module (spec 4.13): who read, created, modified, deleted or renamed
+//! what on the file servers, and a summary of the activity.
+
+mod handlers;
+pub mod model;
+mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Files,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_events))
+        .routes(routes!(handlers::get_summary))
 }

@@ -1,18 +1,30 @@
-//! Firewall module (spec 4.11).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Firewall module (spec 4.11): firewalls and gateways relayed by site agents, events
+//! parsed from their logs (with directory-controller correlation), IPFIX / NetFlow v9
+//! traffic, threats and the perimeter report.
+
+pub mod correlate;
+mod handlers;
+pub mod model;
+pub mod parse;
+pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Firewall,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_devices))
+        .routes(routes!(handlers::list_events))
+        .routes(routes!(handlers::get_traffic))
+        .routes(routes!(handlers::list_threats))
+        .routes(routes!(handlers::get_report))
 }

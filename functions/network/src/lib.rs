@@ -1,18 +1,29 @@
-//! Network infrastructure module (spec 4.14).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Network infrastructure module (spec 4.14): sites, devices with WAN links and
+//! interfaces, device metrics, inter-site VPN tunnels, network alerts and ports.
+
+mod handlers;
+pub mod model;
+pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Network,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_sites))
+        .routes(routes!(handlers::list_devices))
+        .routes(routes!(handlers::get_device))
+        .routes(routes!(handlers::get_device_metrics))
+        .routes(routes!(handlers::list_tunnels))
+        .routes(routes!(handlers::list_alerts))
+        .routes(routes!(handlers::list_ports))
 }

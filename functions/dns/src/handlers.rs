@@ -1,0 +1,283 @@
+//! DNS handlers (spec 4.12): thin, over the series, rollup and document primitives.
+
+use std::collections::{HashMap, HashSet};
+
+use axum::extract::State;
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_shared::store::{Filter, Pred, SeriesQuery};
+use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::model::*;
+
+/// Most items a list without paging returns; the newest are kept and `meta.truncated` says
+/// when more matched.
+const LIST_CAP: usize = 500;
+
+fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
+    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
+}
+
+async fn check_machine(state: &AppState, caller: &Caller, hostname: &str) -> Result<(), ApiError> {
+    state
+        .store
+        .get_doc(&caller.tenant, MACHINES, hostname)
+        .await?
+        .map(|_| ())
+        .ok_or_else(|| {
+            ApiError::not_found(
+                format!("Machine « {hostname} »"),
+                format!("Machine '{hostname}'"),
+            )
+        })
+}
+
+/// Résolutions DNS
+///
+/// Les résolutions faites par les machines, les plus récentes d'abord : domaine, type,
+/// code de réponse, adresses obtenues, résolveur, processus. `machine` est un nom d'hôte
+/// exact (404 s'il est inconnu), `domain` une recherche partielle. Fenêtre de 7 jours au
+/// plus (`meta.window_capped`), 24 h par défaut ; 100 par défaut, 1000 au plus.
+#[utoipa::path(get, path = "/dns/resolutions", operation_id = "list_dns_resolutions", tag = "dns",
+    params(ResolutionsQuery),
+    responses(
+        (status = 200, description = "Les résolutions", body = Envelope<Vec<Resolution>>),
+        (status = 404, description = "Machine inconnue dans ce compte", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn list_resolutions(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<ResolutionsQuery>,
+) -> ApiResult<Vec<Resolution>> {
+    if let Some(m) = &q.machine {
+        check_machine(&state, &caller, m).await?;
+    }
+    let filter = Filter::all().and_some(q.domain.clone(), |d| Pred::Contains(vec!["domain"], d));
+    let result = state
+        .store
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series: RESOLUTIONS,
+            partition: q.machine.as_deref(),
+            from: window.from_ms(),
+            to: window.to_ms(),
+            filter: &filter,
+            after: None,
+            limit: page.limit as usize,
+        })
+        .await?;
+    let data = result
+        .records
+        .into_iter()
+        .map(|r| parse(r.body))
+        .collect::<Result<_, _>>()?;
+    Ok(Envelope::new(
+        data,
+        Meta::new().limit(page.limit).window(&window),
+    ))
+}
+
+/// Domaines les plus demandés
+///
+/// Les domaines classés par nombre de requêtes sur la fenêtre (agrégats horaires) : nombre
+/// de machines, réponses NXDOMAIN et échecs. `machine` (nom d'hôte exact) restreint à une
+/// machine. Fenêtre W, 24 h par défaut ; 50 domaines par défaut, 500 au plus.
+#[utoipa::path(get, path = "/dns/top-domains", operation_id = "list_dns_top_domains", tag = "dns",
+    params(TopDomainsQuery),
+    responses(
+        (status = 200, description = "Les domaines", body = Envelope<Vec<TopDomain>>),
+        (status = 404, description = "Machine inconnue dans ce compte", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn list_top_domains(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<TopDomainsQuery>,
+) -> ApiResult<Vec<TopDomain>> {
+    if let Some(m) = &q.machine {
+        check_machine(&state, &caller, m).await?;
+    }
+    let filter = Filter::all().and_some(q.machine.clone(), |m| Pred::Eq("machine", json!(m)));
+    let from = window
+        .from
+        .duration_trunc(Duration::hours(1))
+        .unwrap_or(window.from);
+    let rows = state
+        .store
+        .rollups(
+            &caller.tenant,
+            DOMAINS,
+            from.timestamp_millis(),
+            window.to_ms(),
+            &filter,
+        )
+        .await?;
+    struct Acc {
+        queries: f64,
+        nxdomain: f64,
+        failures: f64,
+        machines: HashSet<String>,
+        last: i64,
+    }
+    let mut by_domain: HashMap<String, Acc> = HashMap::new();
+    for r in rows {
+        let Some(domain) = r.dims["domain"].as_str() else {
+            continue;
+        };
+        let a = by_domain.entry(domain.to_owned()).or_insert_with(|| Acc {
+            queries: 0.0,
+            nxdomain: 0.0,
+            failures: 0.0,
+            machines: HashSet::new(),
+            last: 0,
+        });
+        let m = |k: &str| r.measures.get(k).copied().unwrap_or(0.0);
+        a.queries += m("queries");
+        a.nxdomain += m("nxdomain");
+        a.failures += m("failures");
+        if let Some(machine) = r.dims["machine"].as_str() {
+            a.machines.insert(machine.to_owned());
+        }
+        a.last = a.last.max(r.hour);
+    }
+    let mut data: Vec<TopDomain> = by_domain
+        .into_iter()
+        .map(|(domain, a)| TopDomain {
+            domain,
+            queries: a.queries,
+            machines: a.machines.len() as u32,
+            nxdomain: a.nxdomain,
+            failures: a.failures,
+            last_seen_hour: DateTime::<Utc>::from_timestamp_millis(a.last).unwrap_or(window.from),
+        })
+        .collect();
+    data.sort_by(|a, b| {
+        b.queries
+            .total_cmp(&a.queries)
+            .then_with(|| a.domain.cmp(&b.domain))
+    });
+    data.truncate(page.limit as usize);
+    Ok(Envelope::new(
+        data,
+        Meta::new().limit(page.limit).window(&window),
+    ))
+}
+
+/// Menaces DNS
+///
+/// Les machines qui ont résolu un domaine listé (logiciel malveillant, hameçonnage, C2,
+/// DGA, minage, tunnel DNS, domaine récent), actives dans la fenêtre : vues pour la
+/// dernière fois après son début et pour la première fois avant sa fin. `acknowledged=1` ne
+/// garde que les menaces acquittées, `0` celles qui ne le sont pas. Fenêtre W, 24 h par
+/// défaut ; les 500 plus récentes au plus.
+#[utoipa::path(get, path = "/dns/threats", operation_id = "list_dns_threats", tag = "dns",
+    params(ThreatsQuery),
+    responses((status = 200, description = "Les menaces", body = Envelope<Vec<DnsThreat>>)))]
+pub async fn list_threats(
+    State(state): State<AppState>,
+    caller: Caller,
+    window: Window,
+    Query(q): Query<ThreatsQuery>,
+) -> ApiResult<Vec<DnsThreat>> {
+    let filter = Filter::all().and_some(q.acknowledged, |f| {
+        Pred::Eq("acknowledged", json!(f == Flag::Yes))
+    });
+    let result = state
+        .store
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series: THREATS,
+            partition: None,
+            from: window.from_ms(),
+            to: i64::MAX,
+            filter: &filter,
+            after: None,
+            limit: 10_000,
+        })
+        .await?;
+    let mut data: Vec<DnsThreat> = result
+        .records
+        .into_iter()
+        .map(|r| parse(r.body))
+        .collect::<Result<_, _>>()?;
+    data.retain(|t| t.first_seen_at < window.to);
+    let truncated = data.len() > LIST_CAP;
+    data.truncate(LIST_CAP);
+    Ok(Envelope::new(
+        data,
+        Meta::new().window(&window).with("truncated", truncated),
+    ))
+}
+
+/// Requêtes des serveurs DNS
+///
+/// Les requêtes journalisées par les serveurs DNS du compte, les plus récentes d'abord (500
+/// au plus, `meta.truncated` indique s'il y en avait davantage). Elles n'existent que si la
+/// collecte sur les serveurs DNS est active : sinon la liste est vide et
+/// `meta.server_collection` vaut `inactive` (`active` sinon, avec `meta.servers`).
+/// `domain` est une recherche partielle, `suspicious=1` ne garde que les requêtes suspectes.
+/// Fenêtre W, 24 h par défaut.
+#[utoipa::path(get, path = "/dns/server-queries", operation_id = "list_dns_server_queries", tag = "dns",
+    params(ServerQueriesQuery),
+    responses((status = 200, description = "Les requêtes", body = Envelope<Vec<ServerQuery>>)))]
+pub async fn list_server_queries(
+    State(state): State<AppState>,
+    caller: Caller,
+    window: Window,
+    Query(q): Query<ServerQueriesQuery>,
+) -> ApiResult<Vec<ServerQuery>> {
+    let collection: Collection = match state
+        .store
+        .get_doc(&caller.tenant, COLLECTION, "servers")
+        .await?
+    {
+        Some(doc) => parse(doc.body)?,
+        None => Collection {
+            active: false,
+            servers: Vec::new(),
+            since: None,
+        },
+    };
+    let meta = Meta::new().window(&window);
+    if !collection.active {
+        return Ok(Envelope::new(
+            Vec::new(),
+            meta.with("server_collection", "inactive")
+                .with("truncated", false),
+        ));
+    }
+    let filter = Filter::all()
+        .and_some(q.domain.clone(), |d| Pred::Contains(vec!["domain"], d))
+        .and_some(q.suspicious.filter(|s| *s == Flag::Yes), |_| {
+            Pred::Eq("suspicious", json!(true))
+        });
+    let result = state
+        .store
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series: SERVER_QUERIES,
+            partition: None,
+            from: window.from_ms(),
+            to: window.to_ms(),
+            filter: &filter,
+            after: None,
+            limit: LIST_CAP,
+        })
+        .await?;
+    let truncated = result.next.is_some();
+    let data = result
+        .records
+        .into_iter()
+        .map(|r| parse(r.body))
+        .collect::<Result<_, _>>()?;
+    Ok(Envelope::new(
+        data,
+        meta.with("server_collection", "active")
+            .with("servers", json!(collection.servers))
+            .with("truncated", truncated),
+    ))
+}

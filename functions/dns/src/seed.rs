@@ -1,0 +1,416 @@
+//! DNS demo data: resolutions of the agent machines (last 7 days, the route's cap), hourly
+//! counts by machine and domain over the whole history, threat domains, and the query logs
+//! of the DNS servers where server collection is active (acme; not globex).
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
+use netops_shared::module::BoxFuture;
+use netops_shared::store::{Record, Rollup, StoreResult};
+use rand::Rng;
+use rand::rngs::StdRng;
+use serde_json::{Value, json};
+
+use crate::model::*;
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// Common domains with their weight and usual process.
+const DOMAINS_COMMON: &[(&str, u32, &str)] = &[
+    ("login.microsoftonline.com", 30, "msedge.exe"),
+    ("outlook.office365.com", 25, "outlook.exe"),
+    ("teams.microsoft.com", 20, "ms-teams.exe"),
+    ("graph.microsoft.com", 12, "onedrive.exe"),
+    ("www.google.com", 15, "chrome.exe"),
+    ("fonts.gstatic.com", 6, "chrome.exe"),
+    ("windowsupdate.microsoft.com", 5, "svchost.exe"),
+    ("ctldl.windowsupdate.com", 5, "svchost.exe"),
+    ("slack.com", 8, "slack.exe"),
+    ("github.com", 6, "git.exe"),
+    ("api.github.com", 4, "code.exe"),
+    ("zoom.us", 5, "zoom.exe"),
+    ("www.lemonde.fr", 3, "msedge.exe"),
+    ("cdn.jsdelivr.net", 3, "chrome.exe"),
+    ("time.windows.com", 2, "svchost.exe"),
+    ("wpad", 2, "svchost.exe"),
+];
+/// Threat domains: name, category, severity, feed.
+const THREAT_DOMAINS: &[(&str, &str, &str, &str)] = &[
+    (
+        "update-check.cdn-securesync.top",
+        "c2",
+        "critical",
+        "abuse.ch ThreatFox",
+    ),
+    ("xk2q9f7z1mvb.info", "dga", "high", "Netlab DGA"),
+    (
+        "microsoft-login.account-verify.co",
+        "phishing",
+        "high",
+        "OpenPhish",
+    ),
+    (
+        "pool.minexmr-eu.net",
+        "cryptomining",
+        "medium",
+        "CoinBlockerLists",
+    ),
+    (
+        "fresh-invoices-2026.xyz",
+        "newly_registered",
+        "low",
+        "Newly Registered Domains",
+    ),
+    ("dl.payload-store.ru", "malware", "critical", "URLhaus"),
+    ("a3f9.t.exfil-dns.net", "tunneling", "high", "Heuristics"),
+];
+
+/// The domain name as asked in this tenant (`wpad` is searched in the local domain).
+fn qualified(ctx: &SeedCtx, domain: &str) -> String {
+    if domain == "wpad" {
+        format!("wpad.{}", ctx.tenant.domain)
+    } else {
+        domain.to_owned()
+    }
+}
+
+fn pick_weighted(rng: &mut StdRng) -> (&'static str, &'static str) {
+    let total: u32 = DOMAINS_COMMON.iter().map(|d| d.1).sum();
+    let mut r = rng.random_range(0..total);
+    for (d, w, p) in DOMAINS_COMMON {
+        if r < *w {
+            return (d, p);
+        }
+        r -= w;
+    }
+    (DOMAINS_COMMON[0].0, DOMAINS_COMMON[0].2)
+}
+
+fn answer(rng: &mut StdRng, qtype: &str) -> Vec<String> {
+    match qtype {
+        "AAAA" => vec![format!(
+            "2603:1026:{:x}::{:x}",
+            rng.random_range(1..0xfff),
+            rng.random_range(1..0xff)
+        )],
+        _ => vec![format!(
+            "{}.{}.{}.{}",
+            [13, 20, 40, 52, 104, 142, 151][rng.random_range(0..7)],
+            rng.random_range(0..255),
+            rng.random_range(0..255),
+            rng.random_range(1..255)
+        )],
+    }
+}
+
+#[derive(Default)]
+struct Counts(HashMap<(i64, String, String), BTreeMap<String, f64>>);
+
+impl Counts {
+    fn add(&mut self, at: DateTime<Utc>, machine: &str, domain: &str, code: &str, n: f64) {
+        let hour = at
+            .duration_trunc(Duration::hours(1))
+            .unwrap_or(at)
+            .timestamp_millis();
+        let m = self
+            .0
+            .entry((hour, machine.to_owned(), domain.to_owned()))
+            .or_default();
+        *m.entry("queries".into()).or_insert(0.0) += n;
+        *m.entry("nxdomain".into()).or_insert(0.0) += if code == "NXDOMAIN" { n } else { 0.0 };
+        *m.entry("failures".into()).or_insert(0.0) += if matches!(code, "SERVFAIL" | "REFUSED") {
+            n
+        } else {
+            0.0
+        };
+    }
+
+    fn rows(self) -> Vec<Rollup> {
+        self.0
+            .into_iter()
+            .map(|((hour, machine, domain), measures)| Rollup {
+                hour,
+                key: format!("{machine}|{domain}"),
+                dims: json!({"machine": machine, "domain": domain}),
+                measures,
+            })
+            .collect()
+    }
+}
+
+/// Where server collection is active: the primary demo tenant only, so the inactive case
+/// shows too.
+pub fn server_collection(ctx: &SeedCtx) -> Collection {
+    let active = ctx.tenant.id == "acme";
+    let servers = ctx
+        .machines
+        .iter()
+        .filter(|m| m.kind == MachineKind::Server && m.os.starts_with("Windows Server"))
+        .take(2)
+        .map(|m| m.hostname.clone())
+        .collect();
+    Collection {
+        active,
+        servers: if active { servers } else { Vec::new() },
+        since: active.then(|| ctx.start()),
+    }
+}
+
+pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
+    Box::pin(async move {
+        let tenant = ctx.tenant.id;
+        let mut rng = ctx.rng("dns");
+        let collection = server_collection(ctx);
+        let resolver = collection
+            .servers
+            .first()
+            .cloned()
+            .or_else(|| {
+                ctx.machines
+                    .iter()
+                    .find(|m| m.kind == MachineKind::Server)
+                    .map(|m| m.ip.clone())
+            })
+            .unwrap_or_else(|| "10.0.0.53".into());
+        let detail_start = ctx.now - Duration::days(7);
+        let mut counts = Counts::default();
+        let mut records = Vec::new();
+        let mut seq = 0u64;
+        let qtypes = [
+            "A", "A", "A", "AAAA", "AAAA", "CNAME", "TXT", "SRV", "MX", "PTR",
+        ];
+        for m in &ctx.machines {
+            // Detailed resolutions over the last 7 days (the route's cap).
+            let per_day = if m.kind == MachineKind::Server { 6 } else { 9 };
+            let until = if m.online { ctx.now } else { m.last_seen_at };
+            for _ in 0..per_day * 7 {
+                let at = detail_start
+                    + Duration::seconds(
+                        rng.random_range(0..(ctx.now - detail_start).num_seconds()),
+                    );
+                if at > until {
+                    continue;
+                }
+                let (domain, process) = pick_weighted(&mut rng);
+                let qtype = qtypes[rng.random_range(0..qtypes.len())];
+                let roll = rng.random_range(0..100);
+                let code = match (domain, roll) {
+                    ("wpad", _) => "NXDOMAIN",
+                    (_, 0..=2) => "NXDOMAIN",
+                    (_, 3) => "SERVFAIL",
+                    (_, 4) => "REFUSED",
+                    _ => "NOERROR",
+                };
+                seq += 1;
+                let domain = qualified(ctx, domain);
+                records.push(resolution(
+                    m,
+                    at,
+                    &domain,
+                    Some(process),
+                    qtype,
+                    code,
+                    &resolver,
+                    &mut rng,
+                    seq,
+                ));
+                counts.add(at, &m.hostname, &domain, code, 1.0);
+            }
+            // Older history: hourly counts only.
+            let mut day = ctx.start();
+            while day < detail_start {
+                for _ in 0..3 {
+                    let at = day + Duration::seconds(rng.random_range(7 * 3600..19 * 3600));
+                    if at > until {
+                        continue;
+                    }
+                    let (domain, _) = pick_weighted(&mut rng);
+                    counts.add(
+                        at,
+                        &m.hostname,
+                        &qualified(ctx, domain),
+                        "NOERROR",
+                        f64::from(rng.random_range(1..30)),
+                    );
+                }
+                day += Duration::days(1);
+            }
+        }
+
+        // Threats: some machines resolved listed domains; half are acknowledged.
+        let mut threats = Vec::new();
+        for (k, (domain, category, severity, feed)) in THREAT_DOMAINS.iter().enumerate() {
+            let m = &ctx.machines[(k * 7 + 3) % ctx.machines.len()];
+            // The first two are still going on; the others are spread over the history.
+            let last = if k < 2 {
+                ctx.now - Duration::minutes(rng.random_range(5..300))
+            } else {
+                ctx.now - Duration::hours(rng.random_range(2..i64::from(ctx.days) * 24))
+            };
+            let first = last - Duration::minutes(rng.random_range(10..3000));
+            let queries: u32 = rng.random_range(2..60);
+            let shown = queries.min(6) as i32;
+            for j in 0..shown {
+                let at = first + (last - first) * j / shown;
+                let at = if j == 0 { last } else { at };
+                if at >= detail_start {
+                    seq += 1;
+                    let code = if *category == "dga" && j % 2 == 1 {
+                        "NXDOMAIN"
+                    } else {
+                        "NOERROR"
+                    };
+                    records.push(resolution(
+                        m,
+                        at,
+                        domain,
+                        Some("rundll32.exe"),
+                        "A",
+                        code,
+                        &resolver,
+                        &mut rng,
+                        seq,
+                    ));
+                }
+                counts.add(at, &m.hostname, domain, "NOERROR", 1.0);
+            }
+            let acknowledged = k % 2 == 1;
+            let t = DnsThreat {
+                id: format!("dns-thr-{}", ctx.tenant.id_base + k as i64 + 1),
+                domain: (*domain).into(),
+                category: (*category).into(),
+                severity: (*severity).into(),
+                machine: m.hostname.clone(),
+                machine_ip: m.ip.clone(),
+                user: m.user.clone(),
+                queries,
+                blocked: k % 3 != 2,
+                source: (*feed).into(),
+                first_seen_at: first,
+                last_seen_at: last,
+                acknowledged,
+                acknowledged_at: acknowledged
+                    .then(|| last + Duration::minutes(20))
+                    .filter(|t| *t < ctx.now),
+            };
+            threats.push(Record {
+                partition: "all".into(),
+                ts: last.timestamp_millis(),
+                id: t.id.clone(),
+                body: to_value(&t),
+            });
+        }
+
+        // Server query logs (acme): the last 7 days, about one in four queries suspicious
+        // for some clients, including devices without agent.
+        let mut server_queries = Vec::new();
+        if collection.active {
+            let clients: Vec<&MachineSeed> = ctx.machines.iter().collect();
+            let n = ctx.machines.len() * 7 * 6;
+            for i in 0..n {
+                let server = &collection.servers[i % collection.servers.len()];
+                let at = detail_start
+                    + Duration::seconds(
+                        rng.random_range(0..(ctx.now - detail_start).num_seconds()),
+                    );
+                let unmanaged = rng.random_bool(0.1);
+                let client = clients[rng.random_range(0..clients.len())];
+                let suspicious = rng.random_bool(0.06);
+                let (domain, reason) = if suspicious {
+                    let (d, c, _, _) = THREAT_DOMAINS[rng.random_range(0..THREAT_DOMAINS.len())];
+                    let reason = match c {
+                        "dga" => "dga",
+                        "tunneling" => "tunneling",
+                        "newly_registered" => "newly_registered",
+                        _ => "known_bad",
+                    };
+                    (d.to_owned(), Some(reason.to_owned()))
+                } else {
+                    (qualified(ctx, pick_weighted(&mut rng).0), None)
+                };
+                let q = ServerQuery {
+                    id: format!("sq-{}-{i:07}", at.timestamp_millis()),
+                    at,
+                    server: server.clone(),
+                    client_ip: if unmanaged {
+                        format!("10.{}.50.{}", client.site.subnet, rng.random_range(20..200))
+                    } else {
+                        client.ip.clone()
+                    },
+                    client: (!unmanaged).then(|| client.hostname.clone()),
+                    domain: domain.clone(),
+                    query_type: if domain.contains("exfil") { "TXT" } else { "A" }.into(),
+                    response_code: if reason.as_deref() == Some("dga") {
+                        "NXDOMAIN"
+                    } else {
+                        "NOERROR"
+                    }
+                    .into(),
+                    suspicious,
+                    reason,
+                };
+                server_queries.push(Record {
+                    partition: server.clone(),
+                    ts: at.timestamp_millis(),
+                    id: q.id.clone(),
+                    body: to_value(&q),
+                });
+            }
+        }
+
+        let store = &ctx.store;
+        store
+            .put_docs(
+                tenant,
+                COLLECTION,
+                vec![("servers".into(), to_value(&collection))],
+            )
+            .await?;
+        store.append(tenant, RESOLUTIONS, records).await?;
+        store.add_rollups(tenant, DOMAINS, counts.rows()).await?;
+        store.append(tenant, THREATS, threats).await?;
+        store.append(tenant, SERVER_QUERIES, server_queries).await?;
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn resolution(
+    m: &MachineSeed,
+    at: DateTime<Utc>,
+    domain: &str,
+    process: Option<&str>,
+    qtype: &str,
+    code: &str,
+    resolver: &str,
+    rng: &mut StdRng,
+    seq: u64,
+) -> Record {
+    let r = Resolution {
+        id: format!("dns-{}-{seq:07}", at.timestamp_millis()),
+        at,
+        machine: m.hostname.clone(),
+        machine_ip: m.ip.clone(),
+        user: m.user.clone(),
+        process: process.map(str::to_owned),
+        domain: domain.to_owned(),
+        query_type: qtype.into(),
+        response_code: code.into(),
+        answers: if code == "NOERROR" {
+            answer(rng, qtype)
+        } else {
+            Vec::new()
+        },
+        resolver: resolver.to_owned(),
+        latency_ms: (rng.random_range(0.4..60.0_f64) * 10.0).round() / 10.0,
+    };
+    Record {
+        partition: m.hostname.clone(),
+        ts: at.timestamp_millis(),
+        id: r.id.clone(),
+        body: to_value(&r),
+    }
+}

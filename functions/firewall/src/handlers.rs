@@ -1,0 +1,580 @@
+//! Firewall handlers (spec 4.11): thin, over the document, series and rollup primitives.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use axum::extract::State;
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_shared::store::{Filter, Pred, Rollup, SeriesQuery};
+use netops_shared::{
+    ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window, ok,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::model::*;
+use crate::parse::{Action, Category};
+
+fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
+    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
+}
+
+async fn check_device(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
+    state
+        .store
+        .get_doc(&caller.tenant, DEVICES, &key(id))
+        .await?
+        .map(|_| ())
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Pare-feu {id}"), format!("Firewall device {id}"))
+        })
+}
+
+/// Pare-feu et passerelles
+///
+/// Les pare-feu et passerelles dont le syslog et les flux IPFIX / NetFlow v9 sont relayés par
+/// un agent du site, avec l'état de chaque collecte (`active`, `stale` : rien reçu depuis
+/// 15 minutes, `inactive`) et le format des journaux lus.
+#[utoipa::path(get, path = "/firewall/devices", operation_id = "list_firewall_devices", tag = "firewall",
+    responses((status = 200, description = "Les équipements", body = Envelope<Vec<FirewallDevice>>)))]
+pub async fn list_devices(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Vec<FirewallDevice>> {
+    let docs = state
+        .store
+        .list_docs(&caller.tenant, DEVICES, &Filter::all(), None, 10_000)
+        .await?;
+    ok(docs
+        .into_iter()
+        .map(|d| parse(d.body))
+        .collect::<Result<_, _>>()?)
+}
+
+/// Événements de pare-feu
+///
+/// Événements lus dans les journaux des équipements (FortiGate, PAN-OS, CEF, LEEF,
+/// clé=valeur), les plus récents d'abord : catégorie, action, compte, adresses, service et
+/// `ad_events`, les événements des contrôleurs de domaine sur le même compte à 15 secondes
+/// près. `user` est une recherche partielle sur le compte, `ip` une adresse exacte, source
+/// ou destination. Fenêtre de 7 jours au plus (`meta.window_capped`), 24 h par défaut ;
+/// 100 événements par défaut, 1000 au plus. 404 si `device_id` est inconnu.
+#[utoipa::path(get, path = "/firewall/events", operation_id = "list_firewall_events", tag = "firewall",
+    params(EventsQuery),
+    responses(
+        (status = 200, description = "Les événements", body = Envelope<Vec<FirewallEvent>>),
+        (status = 404, description = "Équipement inconnu dans ce compte", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn list_events(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<EventsQuery>,
+) -> ApiResult<Vec<FirewallEvent>> {
+    let ip = match &q.ip {
+        Some(raw) => Some(raw.trim().parse::<std::net::IpAddr>().map_err(|_| {
+            ApiError::invalid_parameter(
+                "ip",
+                "adresse IP exacte attendue",
+                "an exact IP address is expected",
+            )
+        })?),
+        None => None,
+    };
+    if let Some(id) = q.device_id {
+        check_device(&state, &caller, id).await?;
+    }
+    // Rare categories and actions are read from their index series, so a filter on them
+    // does not walk the bulk of allowed and denied traffic.
+    let bulk_category = q
+        .category
+        .is_none_or(|c| matches!(c, Category::Allow | Category::Deny));
+    let bulk_action = q
+        .action
+        .is_none_or(|a| matches!(a, Action::Allowed | Action::Blocked));
+    let use_rare = !bulk_category || (q.category.is_none() && !bulk_action);
+    let mut filter = Filter::all()
+        .and_some(q.action, |a| Pred::Eq("action", json!(a.as_str())))
+        .and_some(q.user.clone(), |u| Pred::Contains(vec!["account"], u))
+        .and_some(ip, |ip| Pred::Has("ips", json!(ip.to_string())));
+    let (series, partition) = if use_rare {
+        filter = filter.and_some(q.device_id, |d| Pred::Eq("device_id", json!(d)));
+        (EVENTS_RARE, q.category.map(|c| c.as_str().to_owned()))
+    } else {
+        filter = filter.and_some(q.category, |c| Pred::Eq("category", json!(c.as_str())));
+        (EVENTS, q.device_id.map(|d| d.to_string()))
+    };
+    let result = state
+        .store
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series,
+            partition: partition.as_deref(),
+            from: window.from_ms(),
+            to: window.to_ms(),
+            filter: &filter,
+            after: None,
+            limit: page.limit as usize,
+        })
+        .await?;
+    let data = result
+        .records
+        .into_iter()
+        .map(|r| parse::<StoredEvent>(r.body).map(|s| s.event))
+        .collect::<Result<_, _>>()?;
+    Ok(Envelope::new(
+        data,
+        Meta::new().limit(page.limit).window(&window),
+    ))
+}
+
+fn hour_floor(t: DateTime<Utc>) -> i64 {
+    t.duration_trunc(Duration::hours(1))
+        .unwrap_or(t)
+        .timestamp_millis()
+}
+
+fn measure(r: &Rollup, name: &str) -> f64 {
+    r.measures.get(name).copied().unwrap_or(0.0)
+}
+
+fn top(map: HashMap<String, TrafficEntry>, limit: usize) -> Vec<TrafficEntry> {
+    let mut v: Vec<TrafficEntry> = map.into_values().collect();
+    v.sort_by(|a, b| b.bytes.total_cmp(&a.bytes).then_with(|| a.ip.cmp(&b.ip)));
+    v.truncate(limit);
+    v
+}
+
+/// Trafic des passerelles
+///
+/// Flux IPFIX et NetFlow v9 exportés par les pare-feu et passerelles, agrégés par heure
+/// pleine : totaux, volume par protocole d'export, premiers émetteurs et premières
+/// destinations (par octets, `limit` de chaque : 20 par défaut, 200 au plus) et série heure
+/// par heure. Fenêtre de 31 jours au plus, 24 h par défaut.
+#[utoipa::path(get, path = "/firewall/traffic", operation_id = "get_firewall_traffic", tag = "firewall",
+    params(TrafficQuery),
+    responses(
+        (status = 200, description = "Le trafic", body = Envelope<Traffic>),
+        (status = 404, description = "Équipement inconnu dans ce compte", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn get_traffic(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<TrafficQuery>,
+) -> ApiResult<Traffic> {
+    if let Some(id) = q.device_id {
+        check_device(&state, &caller, id).await?;
+    }
+    let filter = Filter::all().and_some(q.device_id, |d| Pred::Eq("device_id", json!(d)));
+    let rows = state
+        .store
+        .rollups(
+            &caller.tenant,
+            TRAFFIC,
+            hour_floor(window.from),
+            window.to_ms(),
+            &filter,
+        )
+        .await?;
+    let mut totals = TrafficTotals::default();
+    let mut by_protocol = BTreeMap::new();
+    let mut senders: HashMap<String, TrafficEntry> = HashMap::new();
+    let mut dests: HashMap<String, TrafficEntry> = HashMap::new();
+    // Every hour of the window, with zeros where nothing was exported.
+    let mut hours: BTreeMap<i64, (f64, f64)> = (hour_floor(window.from)..window.to_ms())
+        .step_by(3_600_000)
+        .map(|h| (h, (0.0, 0.0)))
+        .collect();
+    for r in &rows {
+        let (bytes, packets, flows) = (
+            measure(r, "bytes"),
+            measure(r, "packets"),
+            measure(r, "flows"),
+        );
+        totals.bytes += bytes;
+        totals.packets += packets;
+        totals.flows += flows;
+        let proto = r.dims["protocol"].as_str().unwrap_or("IPFIX").to_owned();
+        *by_protocol.entry(proto).or_insert(0.0) += bytes;
+        let add = |map: &mut HashMap<String, TrafficEntry>, ip: &str, host: Option<String>| {
+            let e = map.entry(ip.to_owned()).or_insert_with(|| TrafficEntry {
+                ip: ip.to_owned(),
+                host,
+                bytes: 0.0,
+                packets: 0.0,
+                flows: 0.0,
+            });
+            e.bytes += bytes;
+            e.packets += packets;
+            e.flows += flows;
+        };
+        if let Some(src) = r.dims["src_ip"].as_str() {
+            add(
+                &mut senders,
+                src,
+                r.dims["src_host"].as_str().map(str::to_owned),
+            );
+        }
+        if let Some(dst) = r.dims["dst_ip"].as_str() {
+            add(&mut dests, dst, None);
+        }
+        let h = hours.entry(r.hour).or_insert((0.0, 0.0));
+        h.0 += bytes;
+        h.1 += flows;
+    }
+    let limit = page.limit as usize;
+    let data = Traffic {
+        totals,
+        by_protocol,
+        top_senders: top(senders, limit),
+        top_destinations: top(dests, limit),
+        hours: hours
+            .into_iter()
+            .filter_map(|(h, (bytes, flows))| {
+                Some(TrafficHour {
+                    hour: DateTime::from_timestamp_millis(h)?,
+                    bytes,
+                    flows,
+                })
+            })
+            .collect(),
+    };
+    Ok(Envelope::new(
+        data,
+        Meta::new().limit(page.limit).window(&window),
+    ))
+}
+
+async fn threats_in(
+    state: &AppState,
+    tenant: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    filter: &Filter,
+    limit: usize,
+) -> Result<Vec<Threat>, ApiError> {
+    // A row covers its whole day: rows of days that overlap the window.
+    let result = state
+        .store
+        .scan(&SeriesQuery {
+            tenant,
+            series: THREATS,
+            partition: None,
+            from: (from - Duration::days(1)).timestamp_millis() + 1,
+            to: to.timestamp_millis(),
+            filter,
+            after: None,
+            limit,
+        })
+        .await?;
+    result.records.into_iter().map(|r| parse(r.body)).collect()
+}
+
+/// Menaces
+///
+/// Une ligne par équipement interne, adresse externe et jour, les jours récents d'abord :
+/// sources d'observation (`gateway`, `firewall`, `agent`), indicateur, identification de
+/// l'équipement (`agent`, `dhcp_lease`, `ip_only`), état (`open` ou `acknowledged`) et
+/// incident SIEM. Fenêtre W, 30 jours par défaut ; 100 lignes par défaut, 500 au plus.
+#[utoipa::path(get, path = "/firewall/threats", operation_id = "list_firewall_threats", tag = "firewall",
+    params(ThreatsQuery),
+    responses((status = 200, description = "Les menaces", body = Envelope<Vec<Threat>>)))]
+pub async fn list_threats(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<ThreatsQuery>,
+) -> ApiResult<Vec<Threat>> {
+    let filter = Filter::all().and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
+    let data = threats_in(
+        &state,
+        &caller.tenant,
+        window.from,
+        window.to,
+        &filter,
+        page.limit as usize,
+    )
+    .await?;
+    Ok(Envelope::new(
+        data,
+        Meta::new().limit(page.limit).window(&window),
+    ))
+}
+
+const REPORT_TOP: usize = 20;
+
+/// Failures, successes and the distinct sources of the failures of one account.
+type Tally = (f64, f64, BTreeSet<String>);
+
+/// Rapport de sécurité périmétrique
+///
+/// Synthèse sur `period` (`24h`, `7d` par défaut, `30d` ou `90d` ; toute autre valeur donne
+/// 400) : compteurs par catégorie et action, comptes visés par des échecs de connexion,
+/// adresses attaquantes, connexions réussies depuis l'extérieur, menaces, trafic bloqué,
+/// tunnels, état de la collecte et incidents SIEM. Lu dans les agrégats horaires.
+#[utoipa::path(get, path = "/firewall/report", operation_id = "get_firewall_report", tag = "firewall",
+    params(ReportQuery),
+    responses((status = 200, description = "Le rapport", body = Envelope<Report>)))]
+pub async fn get_report(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<ReportQuery>,
+) -> ApiResult<Report> {
+    let period = q.period.unwrap_or_default();
+    let to = Utc::now();
+    let from = to - Duration::seconds(period.seconds());
+    let tenant = caller.tenant.as_str();
+    let store = &state.store;
+    let (lo, hi) = (hour_floor(from), to.timestamp_millis());
+    let all = Filter::all();
+    let (
+        summary_rows,
+        device_rows,
+        account_rows,
+        source_rows,
+        blocked_rows,
+        tunnel_rows,
+        devices,
+        network_tunnels,
+    ) = tokio::try_join!(
+        store.rollups(tenant, SUMMARY, lo, hi, &all),
+        store.rollups(tenant, DEVICE_COUNTS, lo, hi, &all),
+        store.rollups(tenant, ACCOUNTS, lo, hi, &all),
+        store.rollups(tenant, SOURCES, lo, hi, &all),
+        store.rollups(tenant, BLOCKED, lo, hi, &all),
+        store.rollups(tenant, TUNNEL_EVENTS, lo, hi, &all),
+        store.list_docs(tenant, DEVICES, &all, None, 10_000),
+        store.list_docs(tenant, netops_network::model::TUNNELS, &all, None, 10_000),
+    )?;
+    let threats = threats_in(&state, tenant, from, to, &all, 10_000).await?;
+
+    let mut summary = ReportSummary::default();
+    let mut per_device: HashMap<i64, f64> = HashMap::new();
+    for r in &summary_rows {
+        let n = measure(r, "events");
+        let cat = r.dims["category"].as_str().unwrap_or("other");
+        let act = r.dims["action"].as_str().unwrap_or("info");
+        summary.events += n;
+        *summary.by_category.entry(cat.to_owned()).or_insert(0.0) += n;
+        *summary.by_action.entry(act.to_owned()).or_insert(0.0) += n;
+        match (cat, act) {
+            ("auth", "failure") => summary.auth_failures += n,
+            ("vpn", "success") => summary.vpn_logins += n,
+            _ => {}
+        }
+        if cat == "ids" {
+            summary.intrusions += n;
+        }
+        if act == "blocked" {
+            summary.blocked += n;
+        }
+    }
+    for r in &device_rows {
+        if let Some(d) = r.dims["device_id"].as_i64() {
+            *per_device.entry(d).or_insert(0.0) += measure(r, "events");
+        }
+    }
+    summary.open_threats = threats.iter().filter(|t| t.status == "open").count() as u32;
+
+    // Accounts: failures and their distinct sources, successes from outside.
+    let mut targeted: HashMap<String, Tally> = HashMap::new();
+    let mut connections: HashMap<(String, String, String), (f64, i64)> = HashMap::new();
+    for r in &account_rows {
+        let n = measure(r, "events");
+        let Some(account) = r.dims["account"].as_str() else {
+            continue;
+        };
+        let src = r.dims["src_ip"].as_str().unwrap_or_default().to_owned();
+        let entry = targeted.entry(account.to_owned()).or_default();
+        match r.dims["action"].as_str() {
+            Some("failure") => {
+                entry.0 += n;
+                entry.2.insert(src);
+            }
+            Some("success") => {
+                entry.1 += n;
+                if r.dims["external"] == json!(true) {
+                    let cat = r.dims["category"].as_str().unwrap_or_default().to_owned();
+                    let c = connections
+                        .entry((account.to_owned(), src, cat))
+                        .or_insert((0.0, 0));
+                    c.0 += n;
+                    c.1 = c.1.max(r.hour);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut targeted: Vec<(String, Tally)> =
+        targeted.into_iter().filter(|(_, v)| v.0 > 0.0).collect();
+    targeted.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
+    targeted.truncate(REPORT_TOP);
+    let mut targeted_accounts = Vec::with_capacity(targeted.len());
+    for (account, (failures, successes, sources)) in targeted {
+        let known = !store
+            .scan(&SeriesQuery {
+                tenant,
+                series: DIRECTORY,
+                partition: Some(&account),
+                from: 0,
+                to: i64::MAX,
+                filter: &all,
+                after: None,
+                limit: 1,
+            })
+            .await?
+            .records
+            .is_empty();
+        targeted_accounts.push(TargetedAccount {
+            account,
+            failures,
+            successes,
+            sources: sources.len() as u32,
+            known,
+        });
+    }
+    let mut successful_connections: Vec<SuccessfulConnection> = connections
+        .into_iter()
+        .filter_map(|((account, src_ip, category), (count, hour))| {
+            Some(SuccessfulConnection {
+                account,
+                src_ip,
+                category,
+                count,
+                last_hour: DateTime::from_timestamp_millis(hour)?,
+            })
+        })
+        .collect();
+    successful_connections.sort_by(|a, b| {
+        b.last_hour
+            .cmp(&a.last_hour)
+            .then_with(|| a.account.cmp(&b.account))
+    });
+    successful_connections.truncate(50);
+
+    let mut attackers: HashMap<String, (f64, BTreeSet<String>, f64)> = HashMap::new();
+    for r in &source_rows {
+        let n = measure(r, "events");
+        let Some(ip) = r.dims["ip"].as_str() else {
+            continue;
+        };
+        let e = attackers.entry(ip.to_owned()).or_default();
+        e.0 += n;
+        if let Some(c) = r.dims["category"].as_str() {
+            e.1.insert(c.to_owned());
+        }
+        if r.dims["action"] == "blocked" {
+            e.2 += n;
+        }
+    }
+    let mut attacking_addresses: Vec<AttackingAddress> = attackers
+        .into_iter()
+        .map(|(ip, (events, cats, blocked))| AttackingAddress {
+            ip,
+            events,
+            categories: cats.into_iter().collect(),
+            blocked,
+        })
+        .collect();
+    attacking_addresses.sort_by(|a, b| b.events.total_cmp(&a.events).then_with(|| a.ip.cmp(&b.ip)));
+    attacking_addresses.truncate(REPORT_TOP);
+
+    let mut blocked: HashMap<(String, Option<u16>), f64> = HashMap::new();
+    for r in &blocked_rows {
+        let service = r.dims["service"].as_str().unwrap_or("inconnu").to_owned();
+        let port = r.dims["dst_port"]
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok());
+        *blocked.entry((service, port)).or_insert(0.0) += measure(r, "events");
+    }
+    let mut blocked_traffic: Vec<BlockedService> = blocked
+        .into_iter()
+        .map(|((service, dst_port), count)| BlockedService {
+            service,
+            dst_port,
+            count,
+        })
+        .collect();
+    blocked_traffic.sort_by(|a, b| {
+        b.count
+            .total_cmp(&a.count)
+            .then_with(|| a.service.cmp(&b.service))
+    });
+    blocked_traffic.truncate(REPORT_TOP);
+
+    let status_now: HashMap<&str, &str> = network_tunnels
+        .iter()
+        .filter_map(|d| Some((d.body["name"].as_str()?, d.body["status"].as_str()?)))
+        .collect();
+    let mut tunnels: BTreeMap<String, (f64, f64)> = status_now
+        .keys()
+        .map(|k| ((*k).to_owned(), (0.0, 0.0)))
+        .collect();
+    for r in &tunnel_rows {
+        let Some(name) = r.dims["tunnel"].as_str() else {
+            continue;
+        };
+        let e = tunnels.entry(name.to_owned()).or_default();
+        match r.dims["action"].as_str() {
+            Some("up") => e.0 += measure(r, "events"),
+            Some("down") => e.1 += measure(r, "events"),
+            _ => {}
+        }
+    }
+    let tunnels = tunnels
+        .into_iter()
+        .map(|(name, (ups, downs))| TunnelReport {
+            status: status_now.get(name.as_str()).map(|s| (*s).to_owned()),
+            name,
+            ups,
+            downs,
+        })
+        .collect();
+
+    let collection = devices
+        .into_iter()
+        .map(|d| parse::<FirewallDevice>(d.body))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .map(|d| CollectionState {
+            device_id: d.id,
+            events: per_device.get(&d.id).copied().unwrap_or(0.0),
+            device: d.name,
+            syslog: d.syslog,
+            flows: d.flows,
+        })
+        .collect();
+
+    let mut incidents: Vec<SiemRef> = Vec::new();
+    for t in &threats {
+        if let Some(s) = &t.siem_incident
+            && !incidents.iter().any(|i| i.id == s.id)
+        {
+            incidents.push(s.clone());
+        }
+    }
+    let mut top_threats = threats;
+    top_threats.sort_by(|a, b| b.hits.cmp(&a.hits).then_with(|| b.day.cmp(&a.day)));
+    top_threats.truncate(REPORT_TOP);
+
+    ok(Report {
+        period: serde_json::to_value(period)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        from,
+        to,
+        summary,
+        targeted_accounts,
+        attacking_addresses,
+        successful_connections,
+        threats: top_threats,
+        blocked_traffic,
+        tunnels,
+        collection,
+        incidents,
+    })
+}
