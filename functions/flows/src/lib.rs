@@ -1,18 +1,32 @@
-//! Network flows module (spec 4.4).
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! Network flows module (spec 4.4): detailed agent records, hourly aggregates (agents,
+//! gateways, firewall), failed outbound connections and the multidimensional explorer.
+
+mod catalog;
+mod explore;
+pub mod expr;
+mod handlers;
+pub mod model;
+mod seed;
+pub mod tiers;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Flows,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
+    seed: seed::seed,
     worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::list_flows))
+        .routes(routes!(handlers::list_destinations))
+        .routes(routes!(handlers::get_summary))
+        .routes(routes!(handlers::list_talkers))
+        .routes(routes!(handlers::list_blocked))
+        .routes(routes!(handlers::explore_flows))
 }

@@ -1,0 +1,405 @@
+//! `/flows/explore` (spec 4.4 rule 6): validation of the query and aggregation of the cube
+//! into a stacked series, Sankey links and a top N.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use netops_shared::ApiError;
+use netops_shared::store::{Filter, Pred, Rollup};
+use serde_json::json;
+
+use crate::expr;
+use crate::model::*;
+use crate::tiers::{DAY_MS, HOUR_MS};
+
+/// The fourteen flow dimensions and the key of each in the cube rows.
+pub const FLOW_DIMS: &[(&str, &str)] = &[
+    ("interne", "i"),
+    ("externe", "e"),
+    ("pays", "c"),
+    ("operateur", "o"),
+    ("port", "p"),
+    ("service", "s"),
+    ("proto", "t"),
+    ("sens", "d"),
+    ("source", "src"),
+    ("passerelle", "g"),
+    ("site", "si"),
+    ("interface", "if"),
+    ("processus", "pr"),
+    ("utilisateur", "u"),
+];
+
+/// Dimensions of the firewall logs.
+pub const FIREWALL_DIMS: &[(&str, &str)] = &[("action", "ac"), ("regle", "r"), ("categorie", "ca")];
+
+/// Dimensions only the full cube holds.
+const INTERNAL_SIDE: &[&str] = &["i", "pr", "u"];
+
+pub const PERIODS: &[(&str, i64)] = &[
+    ("1h", 1),
+    ("6h", 6),
+    ("24h", 24),
+    ("7d", 7 * 24),
+    ("30d", 30 * 24),
+];
+
+/// Name of the remainder of the values beyond the top N.
+pub const OTHERS: &str = "autres";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    All,
+    Agent,
+    Gateway,
+    Firewall,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::All => "all",
+            Source::Agent => "agent",
+            Source::Gateway => "gateway",
+            Source::Firewall => "firewall",
+        }
+    }
+}
+
+/// A validated explore query.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub source: Source,
+    pub period: &'static str,
+    /// `bytes`, `flows` or `connections`: the measure read from the rows.
+    pub measure: &'static str,
+    /// (name, key) of the asked dimensions.
+    pub dims: Vec<(&'static str, &'static str)>,
+    pub limit: usize,
+    pub filter: Filter,
+    /// The series to read: the full cube, its external projection or the firewall's.
+    pub series: &'static str,
+    pub step_ms: i64,
+    pub from: i64,
+    pub to: i64,
+}
+
+fn bad(name: &str, fr: &str, en: &str) -> ApiError {
+    ApiError::invalid_parameter(name, fr, en)
+}
+
+fn names(dims: &[(&str, &str)]) -> String {
+    dims.iter().map(|d| d.0).collect::<Vec<_>>().join(", ")
+}
+
+/// Validates the query and resolves its window at `now`.
+pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
+    let source = match q.source.as_deref().map(str::trim) {
+        None | Some("all") => Source::All,
+        Some("agent") => Source::Agent,
+        Some("gateway") => Source::Gateway,
+        Some("firewall") => Source::Firewall,
+        Some(_) => {
+            return Err(bad(
+                "source",
+                "valeurs admises : all, agent, gateway, firewall",
+                "allowed values: all, agent, gateway, firewall",
+            ));
+        }
+    };
+    let (period, hours) = match q.period.as_deref().map(str::trim) {
+        None => ("24h", 24),
+        Some(p) => PERIODS
+            .iter()
+            .find(|(n, _)| *n == p)
+            .copied()
+            .ok_or_else(|| {
+                bad(
+                    "period",
+                    "valeurs admises : 1h, 6h, 24h, 7d, 30d",
+                    "allowed values: 1h, 6h, 24h, 7d, 30d",
+                )
+            })?,
+    };
+    let firewall = source == Source::Firewall;
+    let measure = match (q.metric.as_deref().map(str::trim), firewall) {
+        (None, false) | (Some("bytes"), false) => "bytes",
+        (Some("flows"), false) => "flows",
+        (None, true) | (Some("flows"), true) => "connections",
+        (Some("bytes"), true) => {
+            return Err(bad(
+                "metric",
+                "les journaux du pare-feu comptent des connexions : utilisez metric=flows ou omettez-le",
+                "firewall logs count connections: use metric=flows or leave it out",
+            ));
+        }
+        _ => {
+            return Err(bad(
+                "metric",
+                "valeurs admises : bytes, flows",
+                "allowed values: bytes, flows",
+            ));
+        }
+    };
+    let limit = match q.limit.as_deref().map(str::trim) {
+        None => 10,
+        Some(raw) => match raw.parse::<i64>() {
+            Ok(n) if (3..=20).contains(&n) => n as usize,
+            _ => {
+                return Err(bad(
+                    "limit",
+                    "entier de 3 à 20 attendu",
+                    "expected an integer from 3 to 20",
+                ));
+            }
+        },
+    };
+    let allowed: &[(&str, &str)] = if firewall { FIREWALL_DIMS } else { FLOW_DIMS };
+    let find = |name: &str| allowed.iter().find(|(n, _)| *n == name).copied();
+    let raw_dims =
+        q.dims
+            .as_deref()
+            .map(str::trim)
+            .unwrap_or(if firewall { "action" } else { "service" });
+    let mut dims = Vec::new();
+    for name in raw_dims.split(',').map(str::trim) {
+        let dim = find(name).ok_or_else(|| {
+            let (fr, en) = if name.is_empty() {
+                ("nom de dimension vide".to_string(), "empty dimension name".to_string())
+            } else if firewall {
+                (
+                    format!("« {name} » n'est pas une dimension des journaux du pare-feu (admises : {})", names(allowed)),
+                    format!("'{name}' is not a firewall-log dimension (allowed: {})", names(allowed)),
+                )
+            } else if FIREWALL_DIMS.iter().any(|(n, _)| *n == name) {
+                (
+                    format!("« {name} » n'existe qu'avec source=firewall"),
+                    format!("'{name}' exists only with source=firewall"),
+                )
+            } else {
+                (
+                    format!("dimension « {name} » inconnue (admises : {})", names(allowed)),
+                    format!("unknown dimension '{name}' (allowed: {})", names(allowed)),
+                )
+            };
+            bad("dims", &fr, &en)
+        })?;
+        if dims.contains(&dim) {
+            return Err(bad(
+                "dims",
+                &format!("« {name} » est donnée deux fois"),
+                &format!("'{name}' is given twice"),
+            ));
+        }
+        dims.push(dim);
+    }
+    if dims.len() > 3 {
+        return Err(bad("dims", "de 1 à 3 dimensions", "1 to 3 dimensions"));
+    }
+    let conditions = expr::parse(q.filter.as_deref().unwrap_or("")).map_err(|e| {
+        bad(
+            "filter",
+            &format!(
+                "position {}, « {} » : {} attendu",
+                e.position, e.token, e.expected_fr
+            ),
+            &format!(
+                "position {}, '{}': expected {}",
+                e.position, e.token, e.expected_en
+            ),
+        )
+        .with("position", e.position)
+        .with("token", e.token.clone())
+    })?;
+    let mut filter = Filter::all();
+    let mut keys_used: HashSet<&str> = dims.iter().map(|d| d.1).collect();
+    for c in &conditions {
+        let Some((_, key)) = find(&c.dim) else {
+            let fr = format!(
+                "position {}, « {} » : dimension inconnue (admises : {})",
+                c.position,
+                c.dim,
+                names(allowed)
+            );
+            let en = format!(
+                "position {}, '{}': unknown dimension (allowed: {})",
+                c.position,
+                c.dim,
+                names(allowed)
+            );
+            return Err(bad("filter", &fr, &en)
+                .with("position", c.position)
+                .with("token", c.dim.clone()));
+        };
+        keys_used.insert(key);
+        filter = filter.and(if c.negated {
+            Pred::Ne(key, json!(c.value))
+        } else {
+            Pred::Eq(key, json!(c.value))
+        });
+    }
+    match source {
+        Source::All => filter = filter.and(Pred::Ne("a", json!(true))),
+        Source::Agent => filter = filter.and(Pred::Eq("src", json!("agent"))),
+        Source::Gateway => filter = filter.and(Pred::Eq("src", json!("gateway"))),
+        Source::Firewall => {}
+    }
+    let series = if firewall {
+        FIREWALL
+    } else if keys_used.iter().any(|k| INTERNAL_SIDE.contains(k)) {
+        CUBE
+    } else {
+        CUBE_EXT
+    };
+    let step_ms = if hours >= 7 * 24 { DAY_MS } else { HOUR_MS };
+    let to = now.timestamp_millis();
+    let from = (to - hours * HOUR_MS).div_euclid(step_ms) * step_ms;
+    Ok(Plan {
+        source,
+        period,
+        measure,
+        dims,
+        limit,
+        filter,
+        series,
+        step_ms,
+        from,
+        to,
+    })
+}
+
+fn top_values(totals: &HashMap<String, f64>, n: usize) -> Vec<String> {
+    let mut v: Vec<(&String, &f64)> = totals.iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    v.into_iter().take(n).map(|(k, _)| k.clone()).collect()
+}
+
+/// Aggregates the rows read for the plan.
+pub fn aggregate(plan: &Plan, rows: &[Rollup]) -> Exploration {
+    let k = plan.dims.len();
+    let mut per_dim: Vec<HashMap<String, f64>> = vec![HashMap::new(); k];
+    let mut tuples: HashMap<Vec<String>, f64> = HashMap::new();
+    // (bucket, first value) -> measure
+    let mut by_bucket: HashMap<(i64, String), f64> = HashMap::new();
+    let mut total = 0.0;
+    for row in rows {
+        let value = row.measures.get(plan.measure).copied().unwrap_or(0.0);
+        if value == 0.0 {
+            continue;
+        }
+        let vals: Vec<String> = plan
+            .dims
+            .iter()
+            .map(|(_, key)| {
+                row.dims
+                    .get(*key)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("inconnu")
+                    .to_owned()
+            })
+            .collect();
+        for (i, v) in vals.iter().enumerate() {
+            *per_dim[i].entry(v.clone()).or_default() += value;
+        }
+        let bucket = row.hour.div_euclid(plan.step_ms) * plan.step_ms;
+        *by_bucket.entry((bucket, vals[0].clone())).or_default() += value;
+        *tuples.entry(vals).or_default() += value;
+        total += value;
+    }
+    let kept: Vec<Vec<String>> = per_dim.iter().map(|t| top_values(t, plan.limit)).collect();
+    let kept_sets: Vec<HashSet<&String>> = kept.iter().map(|v| v.iter().collect()).collect();
+    let map = |i: usize, v: &String| -> String {
+        if kept_sets[i].contains(v) {
+            v.clone()
+        } else {
+            OTHERS.to_owned()
+        }
+    };
+    // Stacked series by the first dimension.
+    let mut keys = kept[0].clone();
+    let has_others = per_dim[0].len() > kept[0].len();
+    if has_others {
+        keys.push(OTHERS.into());
+    }
+    let mut points = Vec::new();
+    let mut t = plan.from;
+    while t < plan.to {
+        let mut values: BTreeMap<String, f64> = keys.iter().map(|k| (k.clone(), 0.0)).collect();
+        points.push((t, std::mem::take(&mut values)));
+        t += plan.step_ms;
+    }
+    for ((bucket, v), m) in &by_bucket {
+        let idx = ((bucket - plan.from) / plan.step_ms) as usize;
+        if let Some((_, values)) = points.get_mut(idx) {
+            *values.entry(map(0, v)).or_default() += m;
+        }
+    }
+    let points = points
+        .into_iter()
+        .map(|(t, values)| StackedPoint {
+            time: DateTime::from_timestamp_millis(t).unwrap_or_default(),
+            values,
+        })
+        .collect();
+    // Links between consecutive dimensions.
+    let mut link_sums: BTreeMap<(String, String, usize), f64> = BTreeMap::new();
+    for (vals, m) in &tuples {
+        for i in 0..k.saturating_sub(1) {
+            *link_sums
+                .entry((map(i, &vals[i]), map(i + 1, &vals[i + 1]), i))
+                .or_default() += m;
+        }
+    }
+    let mut links: Vec<Link> = link_sums
+        .into_iter()
+        .map(|((a, b, i), value)| Link {
+            from: Node {
+                dim: plan.dims[i].0.into(),
+                value: a,
+            },
+            to: Node {
+                dim: plan.dims[i + 1].0.into(),
+                value: b,
+            },
+            value,
+        })
+        .collect();
+    links.sort_by(|a, b| {
+        b.value
+            .total_cmp(&a.value)
+            .then_with(|| a.from.cmp(&b.from))
+            .then_with(|| a.to.cmp(&b.to))
+    });
+    // Top N combinations.
+    let mut top: Vec<(Vec<String>, f64)> = tuples.into_iter().collect();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let top = top
+        .into_iter()
+        .take(plan.limit)
+        .map(|(vals, value)| TopItem {
+            values: plan
+                .dims
+                .iter()
+                .zip(vals)
+                .map(|((n, _), v)| ((*n).to_owned(), v))
+                .collect(),
+            value,
+            share: if total > 0.0 {
+                (value / total * 10_000.0).round() / 10_000.0
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    Exploration {
+        dims: plan.dims.iter().map(|d| d.0.to_owned()).collect(),
+        source: plan.source.as_str().into(),
+        period: plan.period.into(),
+        measure: plan.measure.into(),
+        step: if plan.step_ms == DAY_MS { "1d" } else { "1h" }.into(),
+        total,
+        series: StackedSeries { keys, points },
+        links,
+        top,
+    }
+}

@@ -1,0 +1,532 @@
+//! Flows handlers: thin, over the series and rollup primitives (spec 4.4).
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use netops_shared::paging::{SeriesSpec, series_page};
+use netops_shared::store::{Filter, Pred, Record, Rollup, SeriesQuery};
+use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
+use serde_json::{Value, json};
+
+use crate::explore::{self, Source};
+use crate::model::*;
+use crate::seed::part_keys;
+use crate::tiers::{self, DAY_MS, HOUR_MS, ceil_to, day_series, hour_series};
+
+fn time(ts: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ts).unwrap_or_default()
+}
+
+fn flow(r: Record) -> Result<FlowRecord, ApiError> {
+    let s: StoredFlow = serde_json::from_value(r.body).map_err(|e| ApiError::internal(&e))?;
+    Ok(FlowRecord {
+        id: r.id,
+        time: time(r.ts),
+        machine: r.partition,
+        process: s.p,
+        user: s.u,
+        local_ip: s.li,
+        local_port: s.lp,
+        remote_ip: s.ri,
+        remote_port: s.rp,
+        remote_host: s.rh,
+        protocol: s.t,
+        direction: s.d,
+        bytes: s.b,
+        listening: s.l,
+        country: s.c,
+        operator: s.o,
+    })
+}
+
+/// The tenant's collection settings (which sources exist).
+async fn sources(state: &AppState, tenant: &str) -> Result<Value, ApiError> {
+    Ok(state
+        .store
+        .get_doc(tenant, SOURCES, "config")
+        .await?
+        .map(|d| d.body)
+        .unwrap_or_else(|| json!({"agent": true})))
+}
+
+fn measure(r: &Rollup, name: &str) -> f64 {
+    r.measures.get(name).copied().unwrap_or(0.0)
+}
+
+/// Flux détaillés
+///
+/// Connexions observées par les agents, de la plus récente à la plus ancienne, paginées
+/// par curseur (100 par défaut, 500 au plus). La fenêtre est de 7 jours au plus : une
+/// fenêtre plus longue est ramenée aux 7 derniers jours et `meta.window_capped` vaut
+/// `true` (spec 4.4 règle 1). Par défaut, les 24 dernières heures. Les sockets en écoute
+/// sont masqués sauf avec `include_listening=1`. `remote_ip` accepte un préfixe,
+/// `process` une partie du nom, `destination` est cherché dans l'adresse et le nom
+/// d'hôte distants (sans tenir compte de la casse). Une machine inconnue donne une liste
+/// vide.
+#[utoipa::path(get, path = "/flows", operation_id = "list_flows", tag = "flows",
+    params(FlowsQuery),
+    responses((status = 200, description = "Une page de flux", body = Envelope<Vec<FlowRecord>>)))]
+pub async fn list_flows(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<FlowsQuery>,
+) -> ApiResult<Vec<FlowRecord>> {
+    let show_listening = match q.include_listening {
+        None | Some(0) => false,
+        Some(1) => true,
+        Some(_) => {
+            return Err(ApiError::invalid_parameter(
+                "include_listening",
+                "seule la valeur 1 est admise",
+                "only the value 1 is allowed",
+            ));
+        }
+    };
+    let mut filter = Filter::all()
+        .and_some(q.protocol, |p| Pred::Eq("t", json!(p)))
+        .and_some(q.direction, |d| Pred::Eq("d", json!(d)))
+        .and_some(q.remote_ip.clone(), |ip| Pred::Prefix("ri", ip))
+        .and_some(q.remote_port, |p| Pred::Eq("rp", json!(p)))
+        .and_some(q.process.clone(), |p| Pred::Contains(vec!["p"], p))
+        .and_some(q.destination.clone(), |d| {
+            Pred::Contains(vec!["ri", "rh"], d)
+        });
+    if !show_listening {
+        filter = filter.and(Pred::Ne("l", json!(true)));
+    }
+    let spec = SeriesSpec {
+        series: RECORDS,
+        partition: q.machine.as_deref(),
+        filter: &filter,
+    };
+    let (records, meta) = series_page(&state, &caller, &page, &window, spec, &q).await?;
+    let data = records.into_iter().map(flow).collect::<Result<_, _>>()?;
+    Ok(Envelope::new(data, meta))
+}
+
+fn destination_of(dims: &Value, host_key: &str) -> (String, Option<String>, String, String) {
+    let s = |k: &str| dims.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let ip = s("ip");
+    let host = dims
+        .get(host_key)
+        .and_then(Value::as_str)
+        .filter(|h| *h != ip)
+        .map(str::to_owned);
+    (ip, host, s("c"), s("o"))
+}
+
+#[derive(Default)]
+struct DestAcc {
+    host: Option<String>,
+    country: String,
+    operator: String,
+    bytes: f64,
+    flows: f64,
+    agent: bool,
+    gateway: bool,
+}
+
+/// Destinations
+///
+/// Destinations distantes classées par volume décroissant, lues dans les agrégats
+/// horaires (fenêtre de 31 jours au plus, 24 h par défaut ; 100 par défaut, 500 au plus).
+/// `source=agent` (défaut) : flux vus par les agents ; `source=gateway` : flux vus par les
+/// passerelles (IPFIX), y compris les appareils sans agent ; `source=all` : les deux, le
+/// trafic des machines équipées d'un agent n'étant compté qu'une fois, avec `seen_by`
+/// (spec 4.4 règle 2). `machine` restreint à une machine (liste vide si elle est inconnue).
+#[utoipa::path(get, path = "/flows/destinations", operation_id = "list_flow_destinations", tag = "flows",
+    params(DestinationsQuery),
+    responses((status = 200, description = "Destinations par volume décroissant", body = Envelope<Vec<Destination>>)))]
+pub async fn list_destinations(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<DestinationsQuery>,
+) -> ApiResult<Vec<Destination>> {
+    let source = q.source.unwrap_or_default();
+    let (from, to) = (window.from_ms(), window.to_ms());
+    let store = &state.store;
+    let tenant = &caller.tenant;
+    // (rows, is gateway, key of the host name in the rows)
+    let mut parts: Vec<(Vec<Rollup>, bool, &str)> = Vec::new();
+    match &q.machine {
+        Some(host) => {
+            let filter = Filter::all().and(Pred::Eq("i", json!(host)));
+            let rows = tiers::read(store, tenant, CUBE, from, to, &filter).await?;
+            let (gw, agent): (Vec<Rollup>, Vec<Rollup>) = rows
+                .into_iter()
+                .partition(|r| r.dims.get("src") == Some(&json!("gateway")));
+            if source != DestSource::Gateway {
+                parts.push((agent, false, "e"));
+            }
+            if source != DestSource::Agent {
+                parts.push((gw, true, "e"));
+            }
+        }
+        None => {
+            if source != DestSource::Gateway {
+                parts.push((
+                    tiers::read(store, tenant, DEST_AGENT, from, to, &Filter::all()).await?,
+                    false,
+                    "h",
+                ));
+            }
+            if source != DestSource::Agent {
+                parts.push((
+                    tiers::read(store, tenant, DEST_GATEWAY, from, to, &Filter::all()).await?,
+                    true,
+                    "h",
+                ));
+            }
+        }
+    }
+    let mut acc: HashMap<String, DestAcc> = HashMap::new();
+    for (rows, gateway, host_key) in &parts {
+        for r in rows {
+            let (ip, host, country, operator) = destination_of(&r.dims, host_key);
+            let a = acc.entry(ip).or_default();
+            if a.host.is_none() {
+                a.host = host;
+            }
+            a.country = country;
+            a.operator = operator;
+            // Under `all`, gateway rows of agent machines are already counted by the agents.
+            let counted =
+                !gateway || source == DestSource::Gateway || r.dims.get("a") == Some(&json!(false));
+            if counted {
+                a.bytes += measure(r, "bytes");
+                a.flows += measure(r, "flows");
+            }
+            if *gateway {
+                a.gateway = true;
+            } else {
+                a.agent = true;
+            }
+        }
+    }
+    let mut data: Vec<Destination> = acc
+        .into_iter()
+        .filter(|(_, a)| a.bytes > 0.0 || a.flows > 0.0)
+        .map(|(ip, a)| Destination {
+            remote_ip: ip,
+            remote_host: a.host,
+            country: a.country,
+            operator: a.operator,
+            bytes: a.bytes as u64,
+            flows: a.flows as u64,
+            seen_by: (source == DestSource::All).then(|| {
+                let mut s = Vec::new();
+                if a.agent {
+                    s.push("agent".to_owned());
+                }
+                if a.gateway {
+                    s.push("gateway".to_owned());
+                }
+                s
+            }),
+        })
+        .collect();
+    data.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.remote_ip.cmp(&b.remote_ip))
+    });
+    data.truncate(page.limit as usize);
+    let source_name = match source {
+        DestSource::Agent => "agent",
+        DestSource::Gateway => "gateway",
+        DestSource::All => "all",
+    };
+    Ok(Envelope::new(
+        data,
+        Meta::new()
+            .limit(page.limit)
+            .window(&window)
+            .with("source", source_name),
+    ))
+}
+
+/// Synthèse des flux
+///
+/// Totaux, répartition par protocole et par sens, et série heure par heure (au plus 744
+/// points ; les heures sans trafic valent zéro), lus dans les agrégats horaires des
+/// agents ; fenêtre de 31 jours au plus, 24 h par défaut (spec 4.4 règle 3). Chaque point
+/// est une heure qui commence dans la fenêtre. `machine` restreint à une machine (totaux
+/// nuls si elle est inconnue).
+#[utoipa::path(get, path = "/flows/summary", operation_id = "get_flow_summary", tag = "flows",
+    params(SummaryQuery),
+    responses((status = 200, description = "Synthèse", body = Envelope<Summary>)))]
+pub async fn get_summary(
+    State(state): State<AppState>,
+    caller: Caller,
+    window: Window,
+    Query(q): Query<SummaryQuery>,
+) -> ApiResult<Summary> {
+    let (from, to) = (window.from_ms(), window.to_ms());
+    let rows = match &q.machine {
+        Some(host) => {
+            let filter = Filter::all().and(Pred::Eq("m", json!(host)));
+            tiers::read_hourly(&state.store, &caller.tenant, TALK, from, to, &filter).await?
+        }
+        None => {
+            tiers::read_hourly(&state.store, &caller.tenant, SUM, from, to, &Filter::all()).await?
+        }
+    };
+    let first = ceil_to(from, HOUR_MS);
+    let mut series: Vec<HourPoint> = (0..)
+        .map(|i| first + i * HOUR_MS)
+        .take_while(|t| *t < to)
+        .map(|t| HourPoint {
+            time: time(t),
+            bytes: 0,
+            flows: 0,
+        })
+        .collect();
+    let mut protocols = [
+        (Protocol::Tcp, Volume::default()),
+        (Protocol::Udp, Volume::default()),
+    ];
+    let mut directions = [
+        (Direction::Inbound, Volume::default()),
+        (Direction::Outbound, Volume::default()),
+    ];
+    let mut totals = Volume::default();
+    for r in &rows {
+        let idx = ((r.hour - first) / HOUR_MS) as usize;
+        for (pi, (p, _)) in protocols.clone().iter().enumerate() {
+            for (di, (d, _)) in directions.clone().iter().enumerate() {
+                let (kb, kf) = part_keys(*p, *d);
+                let (b, f) = (measure(r, &kb) as u64, measure(r, &kf) as u64);
+                protocols[pi].1.bytes += b;
+                protocols[pi].1.flows += f;
+                directions[di].1.bytes += b;
+                directions[di].1.flows += f;
+                totals.bytes += b;
+                totals.flows += f;
+                if let Some(point) = series.get_mut(idx) {
+                    point.bytes += b;
+                    point.flows += f;
+                }
+            }
+        }
+    }
+    let data = Summary {
+        machine: q.machine,
+        totals,
+        by_protocol: protocols
+            .into_iter()
+            .map(|(protocol, v)| ProtocolVolume {
+                protocol,
+                bytes: v.bytes,
+                flows: v.flows,
+            })
+            .collect(),
+        by_direction: directions
+            .into_iter()
+            .map(|(direction, v)| DirectionVolume {
+                direction,
+                bytes: v.bytes,
+                flows: v.flows,
+            })
+            .collect(),
+        series,
+    };
+    Ok(Envelope::new(data, Meta::new().window(&window)))
+}
+
+/// Machines les plus actives
+///
+/// Machines classées par volume total (octets émis et reçus) décroissant, lues dans les
+/// agrégats horaires ; fenêtre de 31 jours au plus, 24 h par défaut ; 50 par défaut, 200
+/// au plus (spec 4.4 règle 4).
+#[utoipa::path(get, path = "/flows/talkers", operation_id = "list_flow_talkers", tag = "flows",
+    responses((status = 200, description = "Machines par volume décroissant", body = Envelope<Vec<Talker>>)))]
+pub async fn list_talkers(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+) -> ApiResult<Vec<Talker>> {
+    let rows = tiers::read(
+        &state.store,
+        &caller.tenant,
+        TALK,
+        window.from_ms(),
+        window.to_ms(),
+        &Filter::all(),
+    )
+    .await?;
+    let mut acc: HashMap<String, [f64; 4]> = HashMap::new();
+    for r in &rows {
+        let host = r
+            .dims
+            .get("m")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let a = acc.entry(host).or_default();
+        a[0] += measure(r, "bytes");
+        a[1] += measure(r, "bytes_in");
+        a[2] += measure(r, "bytes_out");
+        a[3] += measure(r, "flows");
+    }
+    let mut ranked: Vec<(String, [f64; 4])> = acc.into_iter().collect();
+    ranked.sort_by(|a, b| b.1[0].total_cmp(&a.1[0]).then_with(|| a.0.cmp(&b.0)));
+    let data = ranked
+        .into_iter()
+        .take(page.limit as usize)
+        .enumerate()
+        .map(|(i, (machine, a))| Talker {
+            rank: i as u32 + 1,
+            machine,
+            bytes: a[0] as u64,
+            bytes_in: a[1] as u64,
+            bytes_out: a[2] as u64,
+            flows: a[3] as u64,
+        })
+        .collect();
+    Ok(Envelope::new(
+        data,
+        Meta::new().limit(page.limit).window(&window),
+    ))
+}
+
+/// Connexions sortantes en échec
+///
+/// Connexions sortantes qui ont échoué, vues par les agents, de la plus récente à la plus
+/// ancienne (24 h par défaut ; 100 par défaut, 1000 au plus). La collecte est active
+/// depuis le 2026-09-27 ; une tentative abandonnée par l'application avant le délai TCP du
+/// système (environ 21 s) n'est pas enregistrée (spec 4.4 règle 5). `type` : refused,
+/// timeout, blocked (pare-feu local), host_unreachable, network_unreachable, reset,
+/// aborted. `machine` : nom d'hôte exact, 404 s'il est inconnu.
+#[utoipa::path(get, path = "/flows/blocked", operation_id = "list_blocked_flows", tag = "flows",
+    params(BlockedQuery),
+    responses(
+        (status = 200, description = "Connexions en échec", body = Envelope<Vec<BlockedFlow>>),
+        (status = 404, description = "Machine inconnue dans ce compte", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn list_blocked(
+    State(state): State<AppState>,
+    caller: Caller,
+    page: Page,
+    window: Window,
+    Query(q): Query<BlockedQuery>,
+) -> ApiResult<Vec<BlockedFlow>> {
+    if let Some(host) = &q.machine
+        && state
+            .store
+            .get_doc(&caller.tenant, MACHINES, host)
+            .await?
+            .is_none()
+    {
+        return Err(ApiError::not_found(
+            format!("Machine « {host} »"),
+            format!("Machine '{host}'"),
+        ));
+    }
+    let filter = Filter::all().and_some(q.kind, |k| Pred::Eq("type", json!(k)));
+    let result = state
+        .store
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series: BLOCKED,
+            partition: q.machine.as_deref(),
+            from: window.from_ms(),
+            to: window.to_ms(),
+            filter: &filter,
+            after: None,
+            limit: page.limit as usize,
+        })
+        .await?;
+    let data = result
+        .records
+        .into_iter()
+        .map(|r| {
+            let mut body = r.body;
+            if let Some(obj) = body.as_object_mut() {
+                obj.insert("id".into(), json!(r.id));
+                obj.insert("time".into(), json!(time(r.ts)));
+                obj.insert("machine".into(), json!(r.partition));
+            }
+            serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Envelope::new(
+        data,
+        Meta::new().limit(page.limit).window(&window),
+    ))
+}
+
+/// Exploration des flux
+///
+/// Analyse multidimensionnelle des agrégats : `dims` (1 à 3 parmi interne, externe, pays,
+/// operateur, port, service, proto, sens, source, passerelle, site, interface, processus,
+/// utilisateur ; avec `source=firewall` : action, regle, categorie, la mesure étant alors
+/// le nombre de connexions), `source` (all par défaut, agent, gateway, firewall ; sous
+/// `all` le trafic des machines équipées d'un agent n'est compté qu'une fois), `period`
+/// (1h, 6h, 24h par défaut, 7d, 30d ; pas d'une heure jusqu'à 24h, d'un jour UTC pour 7d et
+/// 30d, la fenêtre commençant au début du premier pas), `metric` (bytes par défaut, flows),
+/// `filter` (`<dimension> <opérateur> <valeur>` reliés par `et`, opérateurs `=` et `!=`,
+/// valeurs avec espaces entre guillemets ; une erreur indique la position et le jeton
+/// fautifs), `limit` (valeurs gardées par dimension, 3 à 20, 10 par défaut ; le reste est
+/// regroupé dans `autres`). La réponse contient une série empilée par la première
+/// dimension, les liens entre dimensions consécutives (diagramme de Sankey) et le top N
+/// des combinaisons. `meta.attribution` cite la source des pays et opérateurs (CC BY 4.0).
+/// 404 quand la source demandée n'est pas collectée dans ce compte.
+#[utoipa::path(get, path = "/flows/explore", operation_id = "explore_flows", tag = "flows",
+    params(ExploreQuery),
+    responses(
+        (status = 200, description = "Exploration", body = Envelope<Exploration>),
+        (status = 404, description = "Source non collectée dans ce compte", body = netops_shared::error::ErrorBody),
+    ))]
+pub async fn explore_flows(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<ExploreQuery>,
+) -> ApiResult<Exploration> {
+    let plan = explore::plan(&q, Utc::now())?;
+    let collected = sources(&state, &caller.tenant).await?;
+    let key = match plan.source {
+        Source::Gateway => Some((
+            "gateway",
+            "Données des passerelles (IPFIX)",
+            "Gateway (IPFIX) data",
+        )),
+        Source::Firewall => Some(("firewall", "Journaux du pare-feu", "Firewall logs")),
+        _ => None,
+    };
+    if let Some((k, fr, en)) = key
+        && collected.get(k) != Some(&json!(true))
+    {
+        return Err(ApiError::not_found(
+            format!("{fr} pour ce compte"),
+            format!("{en} for this account"),
+        ));
+    }
+    let series = if plan.step_ms == DAY_MS {
+        day_series(plan.series)
+    } else {
+        hour_series(plan.series)
+    };
+    let rows = state
+        .store
+        .rollups(&caller.tenant, &series, plan.from, plan.to, &plan.filter)
+        .await?;
+    let data = explore::aggregate(&plan, &rows);
+    let window = Window {
+        from: time(plan.from),
+        to: time(plan.to),
+        capped: false,
+    };
+    Ok(Envelope::new(
+        data,
+        Meta::new().window(&window).with(
+            "attribution",
+            json!({"text": GEO_ATTRIBUTION, "licence": "CC BY 4.0", "url": "https://db-ip.com"}),
+        ),
+    ))
+}
