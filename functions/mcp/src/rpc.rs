@@ -9,6 +9,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use netops_shared::error::ApiError;
 use netops_shared::extract::BODY_LIMIT;
 use netops_shared::{AppState, Caller};
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
 use crate::call;
@@ -69,19 +70,17 @@ pub async fn mcp(
         let msg = format!("Bad Request: unsupported MCP-Protocol-Version; supported: {supported}");
         return reply(
             StatusCode::BAD_REQUEST,
-            &error(Value::Null, INVALID_REQUEST, &msg, None),
+            error(&Value::Null, INVALID_REQUEST, &msg, None).bytes,
         );
     }
     let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
-        return reply(
-            StatusCode::BAD_REQUEST,
-            &error(
-                Value::Null,
-                PARSE_ERROR,
-                "Parse error: the body is not JSON",
-                None,
-            ),
+        let answer = error(
+            &Value::Null,
+            PARSE_ERROR,
+            "Parse error: the body is not JSON",
+            None,
         );
+        return reply(StatusCode::BAD_REQUEST, answer.bytes);
     };
     let ctx = Ctx {
         state: &state,
@@ -90,35 +89,34 @@ pub async fn mcp(
     };
     match message {
         Value::Array(batch) if !batch.is_empty() => {
-            let mut answers = Vec::new();
+            let mut out = Vec::new();
             for m in &batch {
                 if let Some(a) = ctx.handle(m).await {
-                    answers.push(a);
+                    out.push(if out.is_empty() { b'[' } else { b',' });
+                    out.extend_from_slice(&a.bytes);
                 }
             }
-            if answers.is_empty() {
-                accepted()
-            } else {
-                reply(StatusCode::OK, &Value::Array(answers))
+            if out.is_empty() {
+                return accepted();
             }
+            out.push(b']');
+            reply(StatusCode::OK, out)
         }
         single => match ctx.handle(&single).await {
             None => accepted(),
             Some(answer) => {
-                let code = answer["error"]["code"].as_i64();
-                let status = if matches!(code, Some(PARSE_ERROR | INVALID_REQUEST)) {
+                let status = if matches!(answer.code, Some(PARSE_ERROR | INVALID_REQUEST)) {
                     StatusCode::BAD_REQUEST
                 } else {
                     StatusCode::OK
                 };
-                reply(status, &answer)
+                reply(status, answer.bytes)
             }
         },
     }
 }
 
-fn reply(status: StatusCode, body: &Value) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
+fn reply(status: StatusCode, bytes: Vec<u8>) -> Response {
     let mut res = (status, bytes).into_response();
     res.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -131,16 +129,37 @@ fn accepted() -> Response {
     StatusCode::ACCEPTED.into_response()
 }
 
-fn error(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
+/// One serialized JSON-RPC response, with its error code if it is an error.
+struct Answer {
+    bytes: Vec<u8>,
+    code: Option<i64>,
+}
+
+/// A response whose `result` is already serialized JSON.
+fn result_raw(id: &Value, result: &[u8]) -> Answer {
+    let mut bytes = Vec::with_capacity(result.len() + 48);
+    bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    bytes.extend_from_slice(&serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec()));
+    bytes.extend_from_slice(br#","result":"#);
+    bytes.extend_from_slice(result);
+    bytes.push(b'}');
+    Answer { bytes, code: None }
+}
+
+fn result(id: &Value, result: &Value) -> Answer {
+    result_raw(id, &serde_json::to_vec(result).unwrap_or_default())
+}
+
+fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Answer {
     let mut err = json!({"code": code, "message": message});
     if let Some(d) = data {
         err["data"] = d;
     }
-    json!({"jsonrpc": "2.0", "id": id, "error": err})
-}
-
-fn result(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": err});
+    Answer {
+        bytes: serde_json::to_vec(&body).unwrap_or_default(),
+        code: Some(code),
+    }
 }
 
 struct Ctx<'a> {
@@ -151,10 +170,10 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// One JSON-RPC message; `None` for notifications and client responses (no answer).
-    async fn handle(&self, message: &Value) -> Option<Value> {
+    async fn handle(&self, message: &Value) -> Option<Answer> {
         let Some(obj) = message.as_object() else {
             return Some(error(
-                Value::Null,
+                &Value::Null,
                 INVALID_REQUEST,
                 "Invalid Request: a JSON-RPC message is an object",
                 None,
@@ -167,7 +186,7 @@ impl Ctx<'_> {
         let answer_id = valid_id.clone().unwrap_or(Value::Null);
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return Some(error(
-                answer_id,
+                &answer_id,
                 INVALID_REQUEST,
                 "Invalid Request: jsonrpc must be \"2.0\"",
                 None,
@@ -179,7 +198,7 @@ impl Ctx<'_> {
                 return None;
             }
             return Some(error(
-                answer_id,
+                &answer_id,
                 INVALID_REQUEST,
                 "Invalid Request: method is missing",
                 None,
@@ -187,31 +206,29 @@ impl Ctx<'_> {
         };
         let Some(method) = method.as_str() else {
             return Some(error(
-                answer_id,
+                &answer_id,
                 INVALID_REQUEST,
                 "Invalid Request: method must be a string",
                 None,
             ));
         };
-        let Some(id) = id else {
-            // A notification (initialized, cancelled, ...): nothing to answer.
-            return None;
-        };
+        // A notification (initialized, cancelled, ...): nothing to answer.
+        id?;
         let Some(id) = valid_id else {
-            let _ = id;
             return Some(error(
-                Value::Null,
+                &Value::Null,
                 INVALID_REQUEST,
                 "Invalid Request: id must be a string or an integer",
                 None,
             ));
         };
+        let empty = Map::new();
         let params = match obj.get("params") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(p)) => p.clone(),
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(p)) => p,
             Some(_) => {
                 return Some(error(
-                    id,
+                    &id,
                     INVALID_PARAMS,
                     "Invalid params: params must be an object",
                     None,
@@ -219,12 +236,12 @@ impl Ctx<'_> {
             }
         };
         Some(match method {
-            "initialize" => self.initialize(id, &params),
-            "ping" => result(id, json!({})),
-            "tools/list" => self.list(id),
-            "tools/call" => self.call(id, &params).await,
+            "initialize" => self.initialize(&id, params),
+            "ping" => result_raw(&id, b"{}"),
+            "tools/list" => self.list(&id),
+            "tools/call" => self.call(&id, params).await,
             other => error(
-                id,
+                &id,
                 METHOD_NOT_FOUND,
                 &format!("Method not found: {other}"),
                 Some(json!({"supported": ["initialize", "ping", "tools/list", "tools/call"]})),
@@ -232,7 +249,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn initialize(&self, id: Value, params: &Map<String, Value>) -> Value {
+    fn initialize(&self, id: &Value, params: &Map<String, Value>) -> Answer {
         let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
             return error(
                 id,
@@ -248,7 +265,7 @@ impl Ctx<'_> {
             .unwrap_or(&PROTOCOL_VERSIONS[0]);
         result(
             id,
-            json!({
+            &json!({
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": false}},
                 "serverInfo": {"name": "netops", "title": "Network Operations API", "version": env!("CARGO_PKG_VERSION")},
@@ -257,16 +274,24 @@ impl Ctx<'_> {
         )
     }
 
-    fn list(&self, id: Value) -> Value {
-        let tools: Vec<Value> = tools::catalog()
+    /// The tools the caller's scopes cover, from their definitions serialized once.
+    fn list(&self, id: &Value) -> Answer {
+        let mut out = Vec::with_capacity(64 * 1024);
+        out.extend_from_slice(br#"{"tools":["#);
+        for tool in tools::catalog()
             .iter()
             .filter(|t| t.covered_by(&self.caller.scopes))
-            .map(|t| t.def.clone())
-            .collect();
-        result(id, json!({"tools": tools}))
+        {
+            if out.len() > 10 {
+                out.push(b',');
+            }
+            out.extend_from_slice(tool.json.as_bytes());
+        }
+        out.extend_from_slice(b"]}");
+        result_raw(id, &out)
     }
 
-    async fn call(&self, id: Value, params: &Map<String, Value>) -> Value {
+    async fn call(&self, id: &Value, params: &Map<String, Value>) -> Answer {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return error(
                 id,
@@ -308,34 +333,41 @@ impl Ctx<'_> {
             }
         };
         let (status, bytes) = call::send(self.state, &uri, self.headers).await;
-        tracing::info!(tool = name, status = status.as_u16(), "tool call");
-        result(id, tool_result(tool, status, &bytes))
+        tracing::debug!(tool = name, status = status.as_u16(), "tool call");
+        result_raw(id, &tool_result(tool, status, &bytes))
     }
 }
 
-/// The REST answer as a tool result: its JSON text, the same as structured content, and
-/// `isError` unless it succeeded.
-fn tool_result(tool: &Tool, status: StatusCode, bytes: &[u8]) -> Value {
+/// The REST answer as a tool result: its JSON text, the same JSON as structured content
+/// (embedded as is, never re-encoded), and `isError` unless it succeeded.
+fn tool_result(tool: &Tool, status: StatusCode, body: &[u8]) -> Vec<u8> {
     let is_error = !status.is_success();
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(body) if body.is_object() => json!({
-            "content": [{"type": "text", "text": String::from_utf8_lossy(bytes)}],
-            "structuredContent": body,
-            "isError": is_error,
-        }),
-        _ => {
-            tracing::error!(
-                tool = tool.name(),
-                status = status.as_u16(),
-                "tool answered no JSON object"
-            );
-            let body =
-                json!({"error": "internal_error", "message": "Réponse inattendue de la route."});
-            json!({
-                "content": [{"type": "text", "text": body.to_string()}],
-                "structuredContent": body,
-                "isError": true,
-            })
-        }
-    }
+    let text = std::str::from_utf8(body)
+        .ok()
+        .filter(|t| t.trim_start().starts_with('{'))
+        .filter(|t| serde_json::from_str::<IgnoredAny>(t).is_ok());
+    let Some(text) = text else {
+        tracing::error!(
+            tool = tool.name(),
+            status = status.as_u16(),
+            "tool answered no JSON object"
+        );
+        let body = json!({"error": "internal_error", "message": "Réponse inattendue de la route."});
+        return tool_result(
+            tool,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            body.to_string().as_bytes(),
+        );
+    };
+    let mut out = Vec::with_capacity(body.len() * 2 + 96);
+    out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    let _ = serde_json::to_writer(&mut out, text);
+    out.extend_from_slice(br#"}],"structuredContent":"#);
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(if is_error {
+        br#","isError":true}"#
+    } else {
+        br#","isError":false}"#
+    });
+    out
 }

@@ -70,6 +70,8 @@ pub struct Tool {
     pub params: Vec<Param>,
     /// The tool as `tools/list` shows it.
     pub def: Value,
+    /// The same, serialized once.
+    pub json: String,
 }
 
 impl Tool {
@@ -115,7 +117,7 @@ pub fn build(doc: &Value) -> Vec<Tool> {
 
 /// Bytes of the tool definitions, serialized as `tools/list` shows them.
 pub fn list_size(tools: &[Tool]) -> usize {
-    tools.iter().map(|t| t.def.to_string().len() + 1).sum()
+    tools.iter().map(|t| t.json.len() + 1).sum()
 }
 
 fn build_with(doc: &Value, lengths: Lengths) -> Vec<Tool> {
@@ -213,7 +215,12 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
         "inputSchema": input,
         "annotations": {"readOnlyHint": true},
     });
-    Tool { route, params, def }
+    Tool {
+        route,
+        params,
+        json: def.to_string(),
+        def,
+    }
 }
 
 /// `{hostname}`, `{id}`... in template order.
