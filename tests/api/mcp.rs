@@ -1,1 +1,641 @@
-//! Tests of the mcp module (added with the module).
+//! MCP entry point: `POST /mcp` (spec 4.15, DECISIONS "MCP"), spoken as an assistant's
+//! client would, over the whole API.
+
+use std::collections::BTreeSet;
+
+use http::{Method, StatusCode};
+use netops_shared::config::Config;
+use netops_shared::routes::{Kind, ROUTES};
+use netops_shared::scope::Scope;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, TestResponse};
+
+async fn rpc(app: &TestApp, token: &str, message: Value) -> TestResponse {
+    app.send(Method::POST, "/mcp", token, message).await
+}
+
+async fn raw(app: &TestApp, token: &str, body: &str, headers: &[(&str, &str)]) -> TestResponse {
+    let mut all = vec![("content-type", "application/json")];
+    all.extend_from_slice(headers);
+    app.request(
+        Method::POST,
+        "/mcp",
+        Some(token),
+        Some(body.as_bytes().to_vec()),
+        &all,
+    )
+    .await
+}
+
+async fn call(app: &TestApp, token: &str, name: &str, arguments: Value) -> TestResponse {
+    let res = rpc(
+        app,
+        token,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    res
+}
+
+async fn tool_names(app: &TestApp, token: &str) -> (BTreeSet<String>, TestResponse) {
+    let res = rpc(
+        app,
+        token,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let names = res.body["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect();
+    (names, res)
+}
+
+fn error_code(res: &TestResponse) -> i64 {
+    res.body["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no JSON-RPC error: {}", res.body))
+}
+
+#[tokio::test]
+async fn every_message_needs_a_valid_token_before_anything_else() {
+    let app = TestApp::shared();
+    let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec();
+    let res = app
+        .request(Method::POST, "/mcp", None, Some(ping.clone()), &[])
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(res.error(), "unauthorized");
+    let bogus = "nop_0000000000000000000000000000000000000000";
+    let res = app
+        .request(
+            Method::POST,
+            "/mcp",
+            Some(bogus),
+            Some(b"not json".to_vec()),
+            &[],
+        )
+        .await;
+    assert_eq!(
+        res.status,
+        StatusCode::UNAUTHORIZED,
+        "401 comes before the body is read"
+    );
+    let res = app.request(Method::GET, "/mcp", None, None, &[]).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn get_and_delete_answer_405_with_post_allowed() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    for method in [Method::GET, Method::DELETE] {
+        let res = app
+            .request(method.clone(), "/mcp", Some(&token), None, &[])
+            .await;
+        assert_eq!(res.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(res.error(), "method_not_allowed");
+        assert_eq!(res.header("allow"), Some("POST"));
+    }
+}
+
+#[tokio::test]
+async fn initialize_negotiates_each_supported_protocol_version() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    for (asked, agreed) in [
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2024-11-05", "2025-11-25"),
+        ("2099-01-01", "2025-11-25"),
+    ] {
+        let res = rpc(
+            app,
+            &token,
+            json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                "protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        )
+        .await;
+        assert_eq!(res.status, StatusCode::OK);
+        let r = &res.body["result"];
+        assert_eq!(res.body["id"], "init");
+        assert_eq!(r["protocolVersion"], agreed, "asked {asked}");
+        assert!(r["capabilities"]["tools"].is_object());
+        assert_eq!(r["serverInfo"]["name"], "netops");
+        assert!(r["instructions"].as_str().is_some_and(|i| !i.is_empty()));
+        assert!(
+            res.header("mcp-session-id").is_none(),
+            "the server is stateless"
+        );
+    }
+    let res = rpc(
+        app,
+        &token,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+    )
+    .await;
+    assert_eq!(error_code(&res), -32602, "protocolVersion is required");
+}
+
+#[tokio::test]
+async fn ping_answers_an_empty_object() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let res = rpc(
+        app,
+        &token,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body, json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+    assert_eq!(res.header("content-type"), Some("application/json"));
+}
+
+#[tokio::test]
+async fn notifications_and_client_responses_get_202_without_body() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    for message in [
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+        json!({"jsonrpc": "2.0", "method": "some/unknown/notification"}),
+        json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
+    ] {
+        let res = rpc(app, &token, message.clone()).await;
+        assert_eq!(res.status, StatusCode::ACCEPTED, "{message}");
+        assert!(res.bytes.is_empty(), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn an_unparsable_body_is_a_parse_error() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    for body in ["{not json", "", "{\"jsonrpc\": \"2.0\", "] {
+        let res = raw(app, &token, body, &[]).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{body:?}");
+        assert_eq!(error_code(&res), -32700);
+        assert_eq!(res.body["id"], Value::Null);
+    }
+}
+
+#[tokio::test]
+async fn a_message_that_is_not_a_json_rpc_request_is_invalid() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    for message in [
+        json!(42),
+        json!("ping"),
+        json!([]),
+        json!({"id": 1, "method": "ping"}),
+        json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": 5}),
+        json!({"jsonrpc": "2.0", "id": 1}),
+        json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
+    ] {
+        let res = rpc(app, &token, message.clone()).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{message}");
+        assert_eq!(error_code(&res), -32600, "{message}");
+    }
+    let res = rpc(
+        app,
+        &token,
+        json!({"jsonrpc": "1.0", "id": "x", "method": "ping"}),
+    )
+    .await;
+    assert_eq!(res.body["id"], "x", "a readable id is echoed");
+}
+
+#[tokio::test]
+async fn unknown_methods_are_not_found_so_newer_clients_fall_back() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    for method in [
+        "server/discover",
+        "resources/list",
+        "prompts/list",
+        "tools/delete",
+    ] {
+        let res = rpc(
+            app,
+            &token,
+            json!({"jsonrpc": "2.0", "id": 4, "method": method}),
+        )
+        .await;
+        assert_eq!(res.status, StatusCode::OK, "{method}");
+        assert_eq!(error_code(&res), -32601, "{method}");
+        assert_eq!(res.body["id"], 4);
+    }
+}
+
+#[tokio::test]
+async fn unknown_tools_and_bad_params_are_invalid_params() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let cases = [
+        json!({"name": "drop_database"}),
+        json!({"name": "acknowledge_alert", "arguments": {"id": 1}}),
+        json!({"name": "get_netdiag_report", "arguments": {"hostname": "x"}}),
+        json!({"name": "mcp"}),
+        json!({}),
+        json!({"name": 12}),
+        json!({"name": "list_machines", "arguments": "limit=5"}),
+        json!({"name": "list_machines", "arguments": {"colour": "blue"}}),
+        json!({"name": "list_machines", "arguments": {"status": {"eq": "online"}}}),
+        json!({"name": "list_machines", "arguments": {"limit": [1, 2]}}),
+        json!({"name": "get_machine", "arguments": {}}),
+        json!({"name": "get_machine", "arguments": {"hostname": ""}}),
+        json!({"name": "get_machine", "arguments": {"hostname": null}}),
+    ];
+    for params in cases {
+        let res = rpc(
+            app,
+            &token,
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}),
+        )
+        .await;
+        assert_eq!(res.status, StatusCode::OK, "{params}");
+        assert_eq!(error_code(&res), -32602, "{params}: {}", res.body);
+    }
+    let res = rpc(
+        app,
+        &token,
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": [1]}),
+    )
+    .await;
+    assert_eq!(error_code(&res), -32602, "params must be an object");
+    let res = call(app, &token, "list_machines", json!({"colour": "blue"})).await;
+    let message = res.body["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("colour") && message.contains("status"),
+        "names the argument and the admitted ones: {message}"
+    );
+}
+
+#[tokio::test]
+async fn the_protocol_version_header_is_honoured() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let res = raw(app, &token, ping, &[("mcp-protocol-version", version)]).await;
+        assert_eq!(res.status, StatusCode::OK, "{version}");
+    }
+    for version in ["2024-11-05", "1.0", ""] {
+        let res = raw(app, &token, ping, &[("mcp-protocol-version", version)]).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{version:?}");
+        assert_eq!(error_code(&res), -32600);
+        assert!(
+            res.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("2025-06-18"))
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_tool_list_equals_the_read_routes_of_the_route_table() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let (names, res) = tool_names(app, &token).await;
+    let reads: BTreeSet<String> = ROUTES
+        .iter()
+        .filter(|r| r.kind == Kind::Read)
+        .map(|r| r.op.to_owned())
+        .collect();
+    assert_eq!(names, reads);
+    assert!(names.len() >= 58, "the spec counts 58 read tools");
+    for route in ROUTES.iter().filter(|r| r.kind != Kind::Read) {
+        assert!(!names.contains(route.op), "{} is not a JSON read", route.op);
+    }
+    let size = res.bytes.len();
+    eprintln!(
+        "tools/list for a full-scope token: {} tools, {size} bytes",
+        names.len()
+    );
+    assert!(size < 60 * 1024, "tools/list is {size} bytes");
+    for tool in res.body["result"]["tools"].as_array().expect("tools") {
+        let name = tool["name"].as_str().unwrap_or("");
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{name}");
+        assert!(
+            tool["description"].as_str().is_some_and(|d| !d.is_empty()),
+            "{name}"
+        );
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["type"], "object", "{name}");
+        assert!(schema["properties"].is_object(), "{name}");
+        let route = ROUTES.iter().find(|r| r.op == name).expect("route");
+        for segment in route.path.split('/').filter(|s| s.starts_with('{')) {
+            let param = segment.trim_matches(['{', '}']);
+            assert!(
+                schema["properties"][param].is_object(),
+                "{name} lacks {param}"
+            );
+            assert!(
+                schema["required"]
+                    .as_array()
+                    .is_some_and(|r| r.contains(&json!(param))),
+                "{name}: {param} is required"
+            );
+        }
+        if let Some(p) = route.paging {
+            assert_eq!(
+                schema["properties"]["limit"]["default"], p.default,
+                "{name}"
+            );
+            assert_eq!(schema["properties"]["limit"]["maximum"], p.max, "{name}");
+            assert_eq!(
+                schema["properties"]["cursor"].is_object(),
+                p.cursor,
+                "{name}"
+            );
+        }
+        if route.window.is_some() {
+            assert!(schema["properties"]["period"]["enum"].is_array(), "{name}");
+            assert_eq!(
+                schema["properties"]["from"]["format"], "date-time",
+                "{name}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_tool_list_holds_only_the_tools_the_token_scopes_cover() {
+    let app = TestApp::shared();
+    let token = app.token("acme", &[Scope::ReadMachines]).await;
+    let (names, _) = tool_names(app, &token).await;
+    let expected: BTreeSet<String> = ["get_me", "list_machines", "get_machine"]
+        .map(String::from)
+        .into();
+    assert_eq!(names, expected);
+    let token = app
+        .token("acme", &[Scope::ReadFlows, Scope::WriteAlerts])
+        .await;
+    let (names, _) = tool_names(app, &token).await;
+    let expected: BTreeSet<String> = ROUTES
+        .iter()
+        .filter(|r| r.kind == Kind::Read && matches!(r.scope(), None | Some(Scope::ReadFlows)))
+        .map(|r| r.op.to_owned())
+        .collect();
+    assert_eq!(names, expected);
+}
+
+#[tokio::test]
+async fn a_tool_call_returns_the_rest_body_as_text_and_structured_content() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let rest = app.get("/machines?status=online&limit=5", &token).await;
+    let res = call(
+        app,
+        &token,
+        "list_machines",
+        json!({"status": "online", "limit": 5}),
+    )
+    .await;
+    let result = &res.body["result"];
+    assert_eq!(result["isError"], false);
+    assert_eq!(result["content"][0]["type"], "text");
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().expect("text"))
+        .expect("JSON text");
+    assert_eq!(text, result["structuredContent"]);
+    assert_eq!(result["structuredContent"]["data"], rest.body["data"]);
+    assert_eq!(result["structuredContent"]["meta"]["limit"], 5);
+    let first = rest.items()[0]["hostname"].as_str().expect("hostname");
+    let res = call(app, &token, "get_machine", json!({"hostname": first})).await;
+    assert_eq!(res.body["result"]["isError"], false);
+    assert_eq!(
+        res.body["result"]["structuredContent"]["data"]["hostname"],
+        first
+    );
+    let res = call(app, &token, "get_me", json!({})).await;
+    assert_eq!(
+        res.body["result"]["structuredContent"]["data"]["tenant"],
+        "acme"
+    );
+}
+
+#[tokio::test]
+async fn cursor_pages_walk_through_tool_calls_as_through_rest() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"limit": 25});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let res = call(app, &token, "list_machines", args).await;
+        let body = &res.body["result"]["structuredContent"];
+        seen.extend(
+            body["data"]
+                .as_array()
+                .expect("data")
+                .iter()
+                .map(|m| m["hostname"].as_str().unwrap_or("").to_owned()),
+        );
+        match body["meta"]["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 60);
+    assert_eq!(
+        seen.iter().collect::<BTreeSet<_>>().len(),
+        60,
+        "no machine repeated"
+    );
+}
+
+#[tokio::test]
+async fn a_rest_error_becomes_a_tool_error_with_the_rest_body() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let res = call(app, &token, "get_machine", json!({"hostname": "NOPE-0000"})).await;
+    let result = &res.body["result"];
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["structuredContent"]["error"], "not_found");
+    let text: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON");
+    assert_eq!(text["error"], "not_found");
+    let res = call(app, &token, "list_machines", json!({"limit": 0})).await;
+    assert_eq!(res.body["result"]["isError"], true);
+    assert_eq!(
+        res.body["result"]["structuredContent"]["error"],
+        "invalid_parameter"
+    );
+    assert!(
+        res.body["result"]["structuredContent"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("limit"))
+    );
+    let res = call(app, &token, "list_machines", json!({"cursor": "forged"})).await;
+    assert_eq!(
+        res.body["result"]["structuredContent"]["error"],
+        "invalid_cursor"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_outside_the_token_scopes_answers_the_rest_403() {
+    let app = TestApp::shared();
+    let token = app.token("acme", &[Scope::ReadDns]).await;
+    let res = call(app, &token, "list_machines", json!({})).await;
+    let result = &res.body["result"];
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["structuredContent"]["error"], "forbidden");
+    assert_eq!(result["structuredContent"]["scope"], "read:machines");
+}
+
+#[tokio::test]
+async fn tool_errors_follow_the_callers_language() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_machine", "arguments": {"hostname": "NOPE-0000"}}})
+    .to_string();
+    let fr = raw(app, &token, &body, &[]).await;
+    let en = raw(app, &token, &body, &[("accept-language", "en-GB,en;q=0.9")]).await;
+    let fr = fr.body["result"]["structuredContent"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let en = en.body["result"]["structuredContent"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert_ne!(fr, en);
+    assert!(
+        en.contains("not found") || en.contains("Unknown") || en.contains("unknown"),
+        "{en}"
+    );
+}
+
+#[tokio::test]
+async fn path_arguments_are_percent_encoded_and_never_change_the_route() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    for hostname in [
+        "..",
+        ".",
+        "a/b",
+        "../machines",
+        "x?status=online",
+        "x#y",
+        "é t%2F",
+    ] {
+        let res = call(app, &token, "get_machine", json!({"hostname": hostname})).await;
+        let result = &res.body["result"];
+        assert_eq!(result["isError"], true, "{hostname}: {result}");
+        assert_eq!(
+            result["structuredContent"]["error"], "not_found",
+            "{hostname}: {result}"
+        );
+        let message = result["structuredContent"]["message"]
+            .as_str()
+            .unwrap_or("");
+        assert!(
+            message.contains(hostname),
+            "{hostname} reaches the handler intact: {message}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn tool_calls_read_only_the_callers_tenant() {
+    let app = TestApp::shared();
+    let acme = app.full_token().await;
+    let globex = app.token("globex", Scope::ALL).await;
+    let rest = app.get("/machines?limit=1", &acme).await;
+    let hostname = rest.items()[0]["hostname"].as_str().expect("hostname");
+    let res = call(app, &globex, "get_machine", json!({"hostname": hostname})).await;
+    assert_eq!(
+        res.body["result"]["structuredContent"]["error"],
+        "not_found"
+    );
+    let res = call(app, &globex, "list_machines", json!({})).await;
+    let data = res.body["result"]["structuredContent"]["data"]
+        .as_array()
+        .expect("data");
+    assert!(data.iter().all(|m| m["hostname"] != hostname));
+}
+
+#[tokio::test]
+async fn tool_calls_count_against_the_rate_limit_like_rest_calls() {
+    let app = TestApp::with_config(Config {
+        rate_limit: 3,
+        ..Config::default()
+    })
+    .await;
+    let token = app.full_token().await;
+    // The first message and its REST call: 2 of 3.
+    let res = call(&app, &token, "get_me", json!({})).await;
+    assert_eq!(res.body["result"]["isError"], false);
+    // The second message is admitted (3 of 3); its REST call is over the limit.
+    let res = call(&app, &token, "get_me", json!({})).await;
+    assert_eq!(res.body["result"]["isError"], true);
+    assert_eq!(
+        res.body["result"]["structuredContent"]["error"],
+        "rate_limited"
+    );
+    // The third message itself is refused.
+    let res = rpc(
+        &app,
+        &token,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(res.header("retry-after").is_some());
+}
+
+#[tokio::test]
+async fn a_batch_gets_one_answer_per_request() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let res = rpc(
+        app,
+        &token,
+        json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "nope"},
+        ]),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK);
+    let answers = res.body.as_array().expect("array");
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["result"], json!({}));
+    assert_eq!(answers[1]["error"]["code"], -32601);
+    let res = rpc(
+        app,
+        &token,
+        json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn a_body_over_64_kib_is_refused() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(70 * 1024)
+    );
+    let res = raw(app, &token, &body, &[]).await;
+    assert_eq!(res.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(res.error(), "payload_too_large");
+}

@@ -1,10 +1,18 @@
-//! MCP entry point (spec 4.15): every JSON read route as a tool for AI assistants.
-//!
-//! Not yet implemented: its routes answer 404 until the module lands.
+//! MCP entry point (spec 4.15, DECISIONS "MCP"): every JSON read route of the route table as
+//! a tool for AI assistants, over stateless streamable HTTP (`POST /mcp`). Tool calls go
+//! through the REST routes themselves, so auth, scopes, the rate limit and the write log
+//! apply exactly as for REST.
+
+mod call;
+mod rpc;
+pub mod tools;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use rpc::PROTOCOL_VERSIONS;
 
 pub const MODULE: Module = Module {
     function: Function::Mcp,
@@ -14,5 +22,5 @@ pub const MODULE: Module = Module {
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+    OpenApiRouter::new().routes(routes!(rpc::mcp))
 }

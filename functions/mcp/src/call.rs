@@ -1,0 +1,169 @@
+//! `tools/call`: the tool's arguments become a REST request sent through the whole API
+//! (every data module mounted under the same gate), with the caller's own token, so the
+//! token check, the rate limit, the scope check and the handlers' validation apply exactly
+//! as for a REST call.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
+use netops_shared::AppState;
+use netops_shared::routes::BASE_PATH;
+use serde_json::{Map, Value};
+use tower::ServiceExt;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::tools::{In, Tool, path_params};
+
+/// The inner application for `state`, built once per state (one per process in service;
+/// tests run several apps side by side). Each entry holds its state, so its key (the
+/// address of the state's configuration) cannot be reused while the entry lives.
+fn inner_app(state: &AppState) -> Router {
+    static APPS: Mutex<Vec<(usize, Router)>> = Mutex::new(Vec::new());
+    let key = Arc::as_ptr(&state.config) as usize;
+    let mut apps = APPS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, app)) = apps.iter().find(|(k, _)| *k == key) {
+        return app.clone();
+    }
+    let mut router = OpenApiRouter::new();
+    for module in netops_docs::MODULES {
+        router = router.merge((module.routes)());
+    }
+    let (router, _) = router.split_for_parts();
+    let app = netops_shared::http::app(router, state.clone());
+    apps.push((key, app.clone()));
+    app
+}
+
+/// Arguments that do not fit the tool's input schema (JSON-RPC -32602).
+#[derive(Debug)]
+pub struct BadArguments(pub String);
+
+/// The REST path and query string for a call of `tool` with `args`.
+pub fn target(tool: &Tool, args: &Map<String, Value>) -> Result<String, BadArguments> {
+    for name in args.keys() {
+        if tool.param(name).is_none() {
+            let admitted: Vec<&str> = tool.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(BadArguments(format!(
+                "unknown argument '{name}' for tool '{}'; admitted: {}",
+                tool.name(),
+                if admitted.is_empty() {
+                    "none".to_owned()
+                } else {
+                    admitted.join(", ")
+                }
+            )));
+        }
+    }
+    let mut path = String::with_capacity(BASE_PATH.len() + tool.route.path.len() + 16);
+    path.push_str(BASE_PATH);
+    let mut params = path_params(tool.route.path);
+    for segment in tool.route.path.split('/').skip(1) {
+        path.push('/');
+        if segment.starts_with('{') {
+            let name = params.next().unwrap_or_default();
+            let value = args
+                .get(name)
+                .filter(|v| !v.is_null())
+                .ok_or_else(|| BadArguments(format!("missing required argument '{name}'")))?;
+            let value = scalar(value).filter(|v| !v.is_empty()).ok_or_else(|| {
+                BadArguments(format!(
+                    "argument '{name}' must be a non-empty string or number"
+                ))
+            })?;
+            encode_segment(&value, &mut path);
+        } else {
+            path.push_str(segment);
+        }
+    }
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    let mut any = false;
+    for p in tool.params.iter().filter(|p| p.location == In::Query) {
+        let Some(value) = args.get(&p.name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        match value {
+            Value::Array(items) if p.array => {
+                for item in items {
+                    let item = scalar(item).ok_or_else(|| {
+                        BadArguments(format!(
+                            "argument '{}' must be a list of strings or numbers",
+                            p.name
+                        ))
+                    })?;
+                    query.append_pair(&p.name, &item);
+                    any = true;
+                }
+            }
+            other => {
+                let value = scalar(other).ok_or_else(|| {
+                    BadArguments(format!(
+                        "argument '{}' must be a string, number or boolean",
+                        p.name
+                    ))
+                })?;
+                query.append_pair(&p.name, &value);
+                any = true;
+            }
+        }
+    }
+    if any {
+        path.push('?');
+        path.push_str(&query.finish());
+    }
+    Ok(path)
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Percent-encodes one path segment: everything but unreserved characters, and dots too
+/// when the segment is only dots (so `..` stays a value, never a path step).
+fn encode_segment(value: &str, out: &mut String) {
+    let only_dots = value.bytes().all(|b| b == b'.');
+    for b in value.bytes() {
+        let keep = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'_' | b'~')
+            || (b == b'.' && !only_dots);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(char::from(b"0123456789ABCDEF"[usize::from(b >> 4)]));
+            out.push(char::from(b"0123456789ABCDEF"[usize::from(b & 15)]));
+        }
+    }
+}
+
+/// Sends `GET uri` through the inner application with the caller's token and language.
+pub async fn send(state: &AppState, uri: &str, outer: &HeaderMap) -> (StatusCode, Bytes) {
+    let mut req = Request::builder().method(Method::GET).uri(uri);
+    for name in [header::AUTHORIZATION, header::ACCEPT_LANGUAGE] {
+        if let Some(v) = outer.get(&name) {
+            req = req.header(name, v.clone());
+        }
+    }
+    req = req.header(header::USER_AGENT, HeaderValue::from_static("netops-mcp"));
+    let Ok(req) = req.body(Body::empty()) else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, Bytes::new());
+    };
+    let res = match inner_app(state).oneshot(req).await {
+        Ok(res) => res,
+        Err(never) => match never {},
+    };
+    let status = res.status();
+    match axum::body::to_bytes(res.into_body(), usize::MAX).await {
+        Ok(bytes) => (status, bytes),
+        Err(e) => {
+            tracing::error!(error = %e, "tool call body unreadable");
+            (StatusCode::INTERNAL_SERVER_ERROR, Bytes::new())
+        }
+    }
+}

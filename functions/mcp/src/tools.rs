@@ -1,0 +1,497 @@
+//! The tool catalog: one tool per JSON read route of the route table (`Kind::Read`), named
+//! by its operation id. Each tool's `inputSchema` comes from the route's path and query
+//! parameters in the OpenAPI document (types, enums, bounds, defaults); the parameters every
+//! route shares (paging, window) come from the route table itself with compact wording. A
+//! route whose module has no OpenAPI operation yet still gets its tool, built from the table
+//! alone, so the tool list always equals the table's read routes.
+
+use std::sync::OnceLock;
+
+use netops_shared::Scope;
+use netops_shared::routes::{Access, Kind, ROUTES, Route, WindowRule};
+use netops_shared::window::PERIODS;
+use serde_json::{Map, Value, json};
+
+/// Budget of the whole tool list (the serialized tool definitions), in bytes: the
+/// `tools/list` answer of a full-scope token must stay under 60 KB, since an assistant pays
+/// for every token of it.
+pub const LIST_BUDGET: usize = 56 * 1024;
+
+/// Text lengths (characters) of a tool description and of a parameter description.
+#[derive(Debug, Clone, Copy)]
+struct Lengths {
+    description: usize,
+    param: usize,
+}
+
+/// From the most to the least detailed: the first that fits the budget is used.
+const LEVELS: &[Lengths] = &[
+    Lengths {
+        description: 420,
+        param: 160,
+    },
+    Lengths {
+        description: 320,
+        param: 120,
+    },
+    Lengths {
+        description: 240,
+        param: 90,
+    },
+    Lengths {
+        description: 160,
+        param: 60,
+    },
+    Lengths {
+        description: 100,
+        param: 0,
+    },
+];
+
+/// Where an argument goes in the REST request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum In {
+    Path,
+    Query,
+}
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    pub location: In,
+    pub required: bool,
+    /// The query parameter takes several values (repeated `name=v`).
+    pub array: bool,
+}
+
+#[derive(Debug)]
+pub struct Tool {
+    pub route: &'static Route,
+    pub params: Vec<Param>,
+    /// The tool as `tools/list` shows it.
+    pub def: Value,
+    /// The same, serialized once.
+    pub json: String,
+}
+
+impl Tool {
+    pub fn name(&self) -> &'static str {
+        self.route.op
+    }
+
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// Whether a token with `scopes` may call the tool's route.
+    pub fn covered_by(&self, scopes: &[Scope]) -> bool {
+        match self.route.access {
+            Access::Scoped(s) => scopes.contains(&s),
+            Access::Token | Access::Public => true,
+        }
+    }
+}
+
+/// Every tool, built once per process from the route table and the OpenAPI document.
+pub fn catalog() -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOLS.get_or_init(|| build(&netops_docs::openapi()))
+}
+
+pub fn find(name: &str) -> Option<&'static Tool> {
+    catalog().iter().find(|t| t.name() == name)
+}
+
+/// Builds the catalog from an OpenAPI document (a `serde_json::Value`), with the most
+/// detailed descriptions that keep the whole list within [`LIST_BUDGET`].
+pub fn build(doc: &Value) -> Vec<Tool> {
+    let mut tools = Vec::new();
+    for lengths in LEVELS {
+        tools = build_with(doc, *lengths);
+        if list_size(&tools) <= LIST_BUDGET {
+            break;
+        }
+    }
+    tools
+}
+
+/// Bytes of the tool definitions, serialized as `tools/list` shows them.
+pub fn list_size(tools: &[Tool]) -> usize {
+    tools.iter().map(|t| t.json.len() + 1).sum()
+}
+
+fn build_with(doc: &Value, lengths: Lengths) -> Vec<Tool> {
+    ROUTES
+        .iter()
+        .filter(|r| r.kind == Kind::Read)
+        .map(|route| {
+            let method = route.method.as_str().to_ascii_lowercase();
+            let op = doc["paths"]
+                .get(route.path)
+                .and_then(|p| p.get(&method))
+                .filter(|op| op.is_object());
+            tool(route, op, doc, lengths)
+        })
+        .collect()
+}
+
+fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths) -> Tool {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut params = Vec::new();
+    let mut add =
+        |name: &str, location: In, is_required: bool, schema: Value, params: &mut Vec<Param>| {
+            if properties.contains_key(name) {
+                return;
+            }
+            let array = schema["type"] == "array";
+            properties.insert(name.to_owned(), schema);
+            if is_required {
+                required.push(Value::from(name));
+            }
+            params.push(Param {
+                name: name.to_owned(),
+                location,
+                required: is_required,
+                array,
+            });
+        };
+    // Path parameters, in template order, always present and required.
+    for name in path_params(route.path) {
+        let declared = op.and_then(|op| declared_param(op, name, "path"));
+        let mut schema = declared
+            .map(|p| simplify(&p["schema"], doc, 0))
+            .unwrap_or_else(|| json!({"type": "string"}));
+        if schema.get("type").is_none() {
+            schema["type"] = json!("string");
+        }
+        if let Some(d) = declared.and_then(|p| p["description"].as_str()) {
+            let d = compact(d, lengths.param);
+            if !d.is_empty() {
+                schema["description"] = json!(d);
+            }
+        }
+        add(name, In::Path, true, schema, &mut params);
+    }
+    // The parameters the route table defines, worded compactly.
+    for (name, schema) in common_params(route) {
+        add(name, In::Query, false, schema, &mut params);
+    }
+    // The route's own query parameters, as its module documents them.
+    if let Some(list) = op.and_then(|op| op["parameters"].as_array()) {
+        for p in list {
+            let (Some(name), Some("query")) = (p["name"].as_str(), p["in"].as_str()) else {
+                continue;
+            };
+            let mut schema = simplify(&p["schema"], doc, 0);
+            if let Some(d) = p["description"].as_str() {
+                let d = compact(d, lengths.param);
+                if !d.is_empty() {
+                    schema["description"] = json!(d);
+                }
+            }
+            add(name, In::Query, p["required"] == true, schema, &mut params);
+        }
+    }
+    let description = op
+        .map(|op| describe(op, lengths.description))
+        .unwrap_or_else(|| {
+            format!(
+                "GET {}{} : réponse JSON {{data, meta}}.",
+                netops_shared::routes::BASE_PATH,
+                route.path
+            )
+        });
+    let mut input = Map::new();
+    input.insert("type".into(), json!("object"));
+    input.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        input.insert("required".into(), Value::Array(required));
+    }
+    input.insert("additionalProperties".into(), json!(false));
+    let def = json!({
+        "name": route.op,
+        "description": description,
+        "inputSchema": input,
+        "annotations": {"readOnlyHint": true},
+    });
+    Tool {
+        route,
+        params,
+        json: def.to_string(),
+        def,
+    }
+}
+
+/// `{hostname}`, `{id}`... in template order.
+pub fn path_params(template: &str) -> impl Iterator<Item = &str> {
+    template
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+}
+
+fn declared_param<'a>(op: &'a Value, name: &str, location: &str) -> Option<&'a Value> {
+    op["parameters"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name && p["in"] == location)
+}
+
+fn duration(secs: i64) -> String {
+    if secs % 86_400 == 0 {
+        let d = secs / 86_400;
+        format!("{d} jour{}", if d > 1 { "s" } else { "" })
+    } else {
+        format!("{} h", secs / 3600)
+    }
+}
+
+/// Paging and window parameters from the route table.
+fn common_params(route: &Route) -> Vec<(&'static str, Value)> {
+    let mut out = Vec::new();
+    if let Some(p) = route.paging {
+        out.push((
+            "limit",
+            json!({"type": "integer", "minimum": 1, "maximum": p.max, "default": p.default,
+                "description": format!("Taille de page ; au-delà de {} : ramenée à {}.", p.max, p.max)}),
+        ));
+        if p.cursor {
+            out.push((
+                "cursor",
+                json!({"type": "string", "description": "meta.next_cursor de la page précédente, mêmes filtres."}),
+            ));
+        }
+    }
+    if let Some(w) = route.window {
+        out.extend(window_params(w));
+    }
+    out
+}
+
+fn window_params(rule: WindowRule) -> Vec<(&'static str, Value)> {
+    let periods: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
+    let cap = rule
+        .max_secs
+        .map(|m| {
+            format!(
+                " ; {} au plus (au-delà : réduite, meta.window_capped)",
+                duration(m)
+            )
+        })
+        .unwrap_or_default();
+    vec![
+        (
+            "period",
+            json!({"type": "string", "enum": periods,
+                "description": format!("Fenêtre finissant maintenant, défaut {}{cap}. Ignorée si from et to sont donnés.", duration(rule.default_secs))}),
+        ),
+        ("from", json!({"type": "string", "format": "date-time"})),
+        ("to", json!({"type": "string", "format": "date-time"})),
+    ]
+}
+
+/// Summary and description of an operation, on one line, cut at a sentence end.
+fn describe(op: &Value, max: usize) -> String {
+    let summary = op["summary"].as_str().unwrap_or("").trim();
+    let description = op["description"].as_str().unwrap_or("").trim();
+    let text = match (summary.is_empty(), description.is_empty()) {
+        (false, false) => format!("{}. {description}", summary.trim_end_matches('.')),
+        (false, true) => summary.to_owned(),
+        (true, _) => description.to_owned(),
+    };
+    compact(&text, max)
+}
+
+/// Whitespace collapsed; cut at the last sentence end that fits in `max` characters (or at
+/// a word boundary, with an ellipsis, when no sentence ends early enough).
+pub fn compact(text: &str, max: usize) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() <= max {
+        return text;
+    }
+    let cut: String = text.chars().take(max).collect();
+    if let Some(end) = cut.rfind(". ").filter(|&i| i > max / 3) {
+        return cut[..=end].to_owned();
+    }
+    match cut.rfind(' ') {
+        Some(i) => format!("{}…", &cut[..i]),
+        None => cut,
+    }
+}
+
+/// A JSON schema reduced to what an assistant needs: references resolved, nullable unions
+/// collapsed, only typing and bounds kept.
+fn simplify(schema: &Value, doc: &Value, depth: u8) -> Value {
+    if depth > 6 {
+        return json!({});
+    }
+    if let Some(r) = schema["$ref"].as_str() {
+        let target = r
+            .strip_prefix("#/")
+            .map(|p| p.split('/').fold(doc, |v, k| &v[k]))
+            .unwrap_or(&Value::Null);
+        return simplify(target, doc, depth + 1);
+    }
+    for key in ["oneOf", "anyOf", "allOf"] {
+        if let Some(list) = schema[key].as_array() {
+            let variants: Vec<&Value> = list.iter().filter(|v| v["type"] != "null").collect();
+            if let [one] = variants.as_slice() {
+                return simplify(one, doc, depth + 1);
+            }
+            // Unions of plain enums (a common shape for enum types): merge the values.
+            let values: Vec<Value> = variants
+                .iter()
+                .flat_map(|v| {
+                    simplify(v, doc, depth + 1)["enum"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect();
+            if !values.is_empty() {
+                return json!({"type": "string", "enum": values});
+            }
+            return json!({});
+        }
+    }
+    let Some(obj) = schema.as_object() else {
+        return json!({});
+    };
+    let mut out = Map::new();
+    if let Some(t) = obj.get("type") {
+        let t = match t {
+            Value::Array(types) => {
+                let kept: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                match kept.as_slice() {
+                    [one] => (*one).clone(),
+                    _ => Value::Array(kept.into_iter().cloned().collect()),
+                }
+            }
+            other => other.clone(),
+        };
+        out.insert("type".into(), t);
+    }
+    if let Some(Value::Array(values)) = obj.get("enum") {
+        let values: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+        out.insert("enum".into(), Value::Array(values));
+    }
+    for key in [
+        "default",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+    ] {
+        if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(f) = obj.get("format").and_then(Value::as_str)
+        && !matches!(
+            f,
+            "int8"
+                | "int16"
+                | "int32"
+                | "int64"
+                | "uint8"
+                | "uint16"
+                | "uint32"
+                | "uint64"
+                | "float"
+                | "double"
+        )
+    {
+        out.insert("format".into(), json!(f));
+    }
+    if let Some(items) = obj.get("items") {
+        out.insert("items".into(), simplify(items, doc, depth + 1));
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_read_route_is_a_tool_even_without_an_openapi_operation() {
+        let tools = build(&json!({"paths": {}}));
+        let names: Vec<&str> = tools.iter().map(Tool::name).collect();
+        let reads: Vec<&str> = ROUTES
+            .iter()
+            .filter(|r| r.kind == Kind::Read)
+            .map(|r| r.op)
+            .collect();
+        assert_eq!(names, reads);
+        let events = tools
+            .iter()
+            .find(|t| t.name() == "list_netdiag_events")
+            .expect("tool");
+        let def = &events.def;
+        let props = &def["inputSchema"]["properties"];
+        assert_eq!(def["inputSchema"]["required"], json!(["hostname"]));
+        assert_eq!(props["limit"]["maximum"], 1000);
+        assert_eq!(props["limit"]["default"], 200);
+        assert!(props["cursor"].is_object());
+        assert!(
+            props["period"]["enum"]
+                .as_array()
+                .is_some_and(|e| e.contains(&json!("24h")))
+        );
+        assert_eq!(def["annotations"]["readOnlyHint"], true);
+    }
+
+    #[test]
+    fn verbose_modules_still_fit_the_list_budget() {
+        let long = "Une phrase de documentation assez longue pour peser dans la liste. ".repeat(15);
+        let mut paths = Map::new();
+        for r in ROUTES.iter().filter(|r| r.kind == Kind::Read) {
+            let mut params: Vec<Value> = path_params(r.path)
+                .map(|n| json!({"name": n, "in": "path", "required": true, "description": long, "schema": {"type": "string"}}))
+                .collect();
+            for i in 0..5 {
+                params.push(json!({"name": format!("filter_{i}"), "in": "query", "description": long,
+                    "schema": {"type": "string", "enum": ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]}}));
+            }
+            paths.insert(r.path.into(), json!({"get": {"summary": "Un résumé de route", "description": long, "parameters": params}}));
+        }
+        let tools = build(&json!({"paths": paths}));
+        assert!(
+            list_size(&tools) <= LIST_BUDGET,
+            "{} bytes",
+            list_size(&tools)
+        );
+        assert!(tools.iter().all(|t| t.params.len() >= 5));
+    }
+
+    #[test]
+    fn schemas_lose_references_and_null_unions() {
+        let doc =
+            json!({"components": {"schemas": {"Kind": {"type": "string", "enum": ["a", "b"]}}}});
+        let s = simplify(
+            &json!({"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Kind"}]}),
+            &doc,
+            0,
+        );
+        assert_eq!(s, json!({"type": "string", "enum": ["a", "b"]}));
+        let s = simplify(
+            &json!({"type": ["integer", "null"], "format": "int64", "minimum": 0}),
+            &doc,
+            0,
+        );
+        assert_eq!(s, json!({"type": "integer", "minimum": 0}));
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_sentence_end() {
+        let text = "Une phrase courte. ".repeat(40);
+        let out = compact(&text, 100);
+        assert!(out.len() <= 100 && out.ends_with('.'), "{out}");
+        assert_eq!(compact("a\n  b", 10), "a b");
+    }
+}

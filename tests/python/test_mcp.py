@@ -1,0 +1,170 @@
+"""The MCP entry point as an assistant meets it: the official Python MCP SDK client over
+streamable HTTP, against the real `netops serve` (spec 4.15, DECISIONS "MCP")."""
+
+import json
+
+import anyio
+import pytest
+import requests
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+
+def connect(server, token=None, mode="auto"):
+    http = create_mcp_http_client(headers=server.headers(token))
+    return http, Client(streamable_http_client(server.base_url + "/mcp", http_client=http), mode=mode)
+
+
+def run(server, body, token=None, mode="auto"):
+    """Connects (initialize), runs `body(client)` and returns its value."""
+
+    async def main():
+        http, client = connect(server, token, mode)
+        async with http, client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def structured(result):
+    """The REST body of a tool result, checked to equal its text content."""
+    assert result.content and result.content[0].type == "text"
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content
+    return body
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_sdk_client_initializes_over_streamable_http(server, mode):
+    async def body(client):
+        assert client.server_info.name == "netops"
+        assert client.protocol_version in ("2025-03-26", "2025-06-18", "2025-11-25")
+        assert client.server_capabilities.tools is not None
+        await client.send_ping()
+        return client.protocol_version
+
+    version = run(server, body, mode=mode)
+    print(f"negotiated {version} in mode {mode}")
+
+
+def test_a_full_scope_token_lists_every_read_tool_with_schemas(server):
+    async def body(client):
+        return (await client.list_tools()).tools
+
+    tools = run(server, body)
+    names = {t.name for t in tools}
+    assert {"get_me", "list_machines", "get_machine"} <= names
+    assert len(names) >= 58, "one tool per JSON read route"
+    assert not names & {"mcp", "acknowledge_alert", "update_netdiag_settings", "start_netdiag_action",
+                        "get_netdiag_report", "get_openapi", "get_docs"}
+    for tool in tools:
+        assert tool.description
+        assert tool.input_schema["type"] == "object"
+        assert tool.annotations and tool.annotations.read_only_hint is True
+    machine = next(t for t in tools if t.name == "get_machine")
+    assert machine.input_schema["required"] == ["hostname"]
+    machines = next(t for t in tools if t.name == "list_machines")
+    assert machines.input_schema["properties"]["limit"]["maximum"] == 500
+    size = len(requests.post(server.base_url + "/mcp", headers=server.headers(),
+                             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30).content)
+    print(f"tools/list: {len(tools)} tools, {size} bytes")
+    assert size < 60 * 1024
+
+
+def test_tool_calls_return_the_rest_bodies(server):
+    rest = server.get("/machines", params={"status": "online", "limit": 3}).json()
+
+    async def body(client):
+        me = await client.call_tool("get_me", {})
+        page = await client.call_tool("list_machines", {"status": "online", "limit": 3})
+        first = structured(page)["data"][0]["hostname"]
+        one = await client.call_tool("get_machine", {"hostname": first})
+        missing = await client.call_tool("get_machine", {"hostname": "NOPE-0000"})
+        bad = await client.call_tool("list_machines", {"limit": 0})
+        return me, page, one, missing, bad, first
+
+    me, page, one, missing, bad, first = run(server, body)
+    assert not me.is_error and structured(me)["data"]["tenant"] == "acme"
+    assert not page.is_error
+    assert structured(page)["data"] == rest["data"]
+    assert structured(page)["meta"]["limit"] == 3
+    assert structured(one)["data"]["hostname"] == first
+    assert missing.is_error and structured(missing)["error"] == "not_found"
+    assert bad.is_error and structured(bad)["error"] == "invalid_parameter"
+
+
+def test_cursor_pages_walk_through_the_tool(server):
+    async def body(client):
+        seen, cursor = [], None
+        while True:
+            args = {"limit": 20} | ({"cursor": cursor} if cursor else {})
+            page = structured(await client.call_tool("list_machines", args))
+            seen += [m["hostname"] for m in page["data"]]
+            cursor = page["meta"]["next_cursor"]
+            if cursor is None:
+                return seen
+
+    seen = run(server, body)
+    assert len(seen) == len(set(seen)) == 60
+
+
+def test_unknown_tools_are_protocol_errors(server):
+    async def body(client):
+        with pytest.raises(MCPError) as err:
+            await client.call_tool("drop_database", {})
+        return err.value.code
+
+    assert run(server, body) == -32602
+
+
+def test_a_narrow_token_sees_and_calls_only_its_tools(server):
+    token = server.create_token("read:dns", "mcp-narrow-dns")
+
+    async def body(client):
+        tools = {t.name for t in (await client.list_tools()).tools}
+        denied = await client.call_tool("list_machines", {})
+        return tools, denied
+
+    tools, denied = run(server, body, token=token)
+    assert "get_me" in tools
+    assert "list_machines" not in tools and "get_machine" not in tools
+    assert all(name == "get_me" or "dns" in name for name in tools), tools
+    assert denied.is_error
+    assert structured(denied)["error"] == "forbidden"
+    assert structured(denied)["scope"] == "read:machines"
+
+    machines = server.create_token("read:machines", "mcp-narrow-machines")
+
+    async def listed(client):
+        return {t.name for t in (await client.list_tools()).tools}
+
+    assert run(server, listed, token=machines) == {"get_me", "list_machines", "get_machine"}
+
+
+def test_a_missing_token_is_refused_before_anything(server):
+    res = requests.post(server.base_url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30)
+    assert res.status_code == 401
+
+    async def main():
+        http = create_mcp_http_client()
+        async with http, Client(streamable_http_client(server.base_url + "/mcp", http_client=http), mode="legacy"):
+            pass
+
+    with pytest.raises(BaseException):
+        anyio.run(main)
+
+
+def test_raw_protocol_answers(server):
+    url, headers = server.base_url + "/mcp", server.headers()
+    post = lambda body, **kw: requests.post(url, headers=headers | kw.pop("extra", {}), data=body, timeout=30)
+    assert post('{"jsonrpc":"2.0","method":"notifications/initialized"}').status_code == 202
+    res = post("{oops")
+    assert res.status_code == 400 and res.json()["error"]["code"] == -32700
+    res = post('{"jsonrpc":"2.0","id":1,"method":"server/discover"}')
+    assert res.status_code == 200 and res.json()["error"]["code"] == -32601
+    res = post('{"jsonrpc":"2.0","id":1,"method":"ping"}', extra={"MCP-Protocol-Version": "1999-01-01"})
+    assert res.status_code == 400
+    assert requests.get(url, headers=headers, timeout=30).status_code == 405
+    assert requests.delete(url, headers=headers, timeout=30).status_code == 405
