@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use chrono::{Duration, Utc};
 use clap::{Args, Parser, Subcommand};
-use netops::{SeedSize, open_store, seed_demo};
-use netops_shared::config::Config;
+use netops::{SeedSize, open_configured, seed_demo};
+use netops_shared::config::{Config, StoreKind};
 use netops_shared::scope::{Scope, parse_list};
 use netops_shared::store::{DynStore, StoreError};
 use netops_shared::AppState;
@@ -24,6 +24,22 @@ struct DbArg {
     /// SQLite file of the embedded store.
     #[arg(long, env = "NETOPS_DB", default_value = "netops.db")]
     db: PathBuf,
+    /// Store to use: `embedded` (the SQLite file) or `dynamodb` (the tables named by
+    /// NETOPS_DYNAMODB_TABLE_PREFIX, created when missing). Default: NETOPS_STORE, else embedded.
+    #[arg(long, value_parser = ["embedded", "dynamodb"])]
+    store: Option<String>,
+}
+
+impl DbArg {
+    /// The store these arguments name, with the configuration's settings.
+    async fn open(&self, config: &Config) -> Result<DynStore, Failure> {
+        let mut config = config.clone();
+        if let Some(kind) = self.store.as_deref().and_then(StoreKind::parse) {
+            config.store = kind;
+        }
+        config.db_path = self.db.clone();
+        Ok(open_configured(&config).await?)
+    }
 }
 
 #[derive(Subcommand)]
@@ -159,16 +175,16 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             .ok()
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
-        db: DbArg { db: config.db_path.clone() },
+        db: DbArg { db: config.db_path.clone(), store: None },
     });
     match command {
-        Command::Serve { addr, db } => serve(addr, db.db, config).await,
-        Command::Token { command } => token(command).await,
+        Command::Serve { addr, db } => serve(addr, db, config).await,
+        Command::Token { command } => token(command, &config).await,
         Command::Seed { db, machines, days, seed } => {
             if machines == 0 || days == 0 {
                 return Err(usage("--machines and --days must be at least 1"));
             }
-            let store = open_store(&db.db)?;
+            let store = db.open(&config).await?;
             let started = std::time::Instant::now();
             seed_demo(&store, SeedSize { machines, days, seed }).await?;
             eprintln!(
@@ -179,7 +195,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
         }
         Command::Writes { tenant, db } => {
             check_tenant(&tenant)?;
-            let store = open_store(&db.db)?;
+            let store = db.open(&config).await?;
             for entry in store.write_log(&tenant).await? {
                 println!("{}", serde_json::to_string(&entry).unwrap_or_default());
             }
@@ -188,7 +204,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
     }
 }
 
-async fn token(command: TokenCommand) -> Result<(), Failure> {
+async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
     match command {
         TokenCommand::Create { tenant, name, scopes, expires_in, db } => {
             check_tenant(&tenant)?;
@@ -201,7 +217,7 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
             })?;
             let ttl = parse_duration(&expires_in)
                 .ok_or_else(|| usage(format!("--expires-in: '{expires_in}' is not like 90s, 30m, 12h or 30d")))?;
-            let store = open_store(&db.db)?;
+            let store = db.open(config).await?;
             match netops_shared::auth::create_token(&store, &tenant, &name, scopes, ttl).await {
                 Ok((secret, _)) => {
                     println!("{secret}");
@@ -215,7 +231,7 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
         }
         TokenCommand::Revoke { tenant, name, db } => {
             check_tenant(&tenant)?;
-            let store = open_store(&db.db)?;
+            let store = db.open(config).await?;
             if store.revoke_token(&tenant, &name, Utc::now().timestamp()).await? {
                 eprintln!("netops: token '{name}' of tenant '{tenant}' revoked");
                 Ok(())
@@ -225,7 +241,7 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
         }
         TokenCommand::List { tenant, db } => {
             check_tenant(&tenant)?;
-            let store = open_store(&db.db)?;
+            let store = db.open(config).await?;
             let now = Utc::now().timestamp();
             println!("NAME\tSTATE\tEXPIRES\tSCOPES");
             for t in store.list_tokens(&tenant).await? {
@@ -254,13 +270,13 @@ async fn demo_token(store: &DynStore) -> Result<String, Failure> {
     Ok(secret)
 }
 
-async fn serve(addr: SocketAddr, db: PathBuf, config: Config) -> Result<(), Failure> {
-    let store = open_store(&db)?;
+async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failure> {
+    let store = db.open(&config).await?;
     if store.is_empty().await? {
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
         seed_demo(&store, SeedSize::default()).await?;
     }
-    let state = AppState::new(store.clone(), Config { db_path: db, ..config }).await?;
+    let state = AppState::new(store.clone(), Config { db_path: db.db, ..config }).await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;
