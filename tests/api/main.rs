@@ -3,6 +3,7 @@
 mod helpers;
 
 mod alerts;
+mod aws;
 mod databases;
 mod dns;
 mod events;

@@ -133,7 +133,7 @@ impl TokenCache {
 }
 
 /// The HTTPS client shared by the AWS adapters: rustls over ring, hyper 1.
-pub(crate) fn http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
+pub fn http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
     use aws_smithy_http_client::tls;
     aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(
