@@ -12,6 +12,7 @@ mod firewall;
 mod fleet;
 mod flows;
 mod foundation;
+mod infra;
 mod inventory;
 mod mcp;
 mod netdiag;
