@@ -59,13 +59,13 @@ fn the_sam_template_routes_functions_and_scopes_equal_the_route_table() {
     let mut declared = BTreeSet::new();
     let mut functions = BTreeMap::new();
     for (id, res) in resources {
-        if res["Type"] != Yaml::from("AWS::Serverless::Function") {
+        if res["Type"] != "AWS::Serverless::Function" {
             continue;
         }
         let id = s(id);
         assert_eq!(
             res["Metadata"]["BuildMethod"],
-            Yaml::from("rust-cargolambda"),
+            "rust-cargolambda",
             "{id}"
         );
         let binary = s(&res["Metadata"]["BuildProperties"]["Binary"]);
@@ -76,7 +76,7 @@ fn the_sam_template_routes_functions_and_scopes_equal_the_route_table() {
         );
         let scopes = &res["Metadata"]["Scopes"];
         for (name, event) in res["Properties"]["Events"].as_mapping().expect("Events") {
-            assert_eq!(event["Type"], Yaml::from("HttpApi"), "{id}");
+            assert_eq!(event["Type"], "HttpApi", "{id}");
             let props = &event["Properties"];
             if props.get("Path").is_none() {
                 assert_eq!(binary, "docs", "only docs takes the $default route");
@@ -164,29 +164,29 @@ fn the_sam_template_routes_functions_and_scopes_equal_the_route_table() {
 fn the_sam_template_builds_arm64_al2023_functions_over_tables_with_ttl_and_recovery() {
     let t = template();
     let globals = &t["Globals"]["Function"];
-    assert_eq!(globals["Runtime"], Yaml::from("provided.al2023"));
-    assert_eq!(globals["Architectures"][0], Yaml::from("arm64"));
+    assert_eq!(globals["Runtime"], "provided.al2023");
+    assert_eq!(globals["Architectures"][0], "arm64");
     let env = &globals["Environment"]["Variables"];
-    assert_eq!(env["NETOPS_STORE"], Yaml::from("dynamodb"));
+    assert_eq!(env["NETOPS_STORE"], "dynamodb");
     // The cursor key comes from Secrets Manager, never a literal.
     let secret = serde_norway::to_string(&env["NETOPS_CURSOR_SECRET"]).unwrap_or_default();
     assert!(secret.contains("{{resolve:secretsmanager:"), "{secret}");
     for table in ["ControlTable", "DataTable"] {
         let p = &t["Resources"][table]["Properties"];
-        assert_eq!(p["BillingMode"], Yaml::from("PAY_PER_REQUEST"), "{table}");
+        assert_eq!(p["BillingMode"], "PAY_PER_REQUEST", "{table}");
         assert_eq!(
             p["TimeToLiveSpecification"]["AttributeName"],
-            Yaml::from("ttl"),
+            "ttl",
             "{table}"
         );
         assert_eq!(
             p["TimeToLiveSpecification"]["Enabled"],
-            Yaml::from(true),
+            true,
             "{table}"
         );
         assert_eq!(
             p["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
-            Yaml::from(true),
+            true,
             "{table}"
         );
     }
@@ -194,7 +194,7 @@ fn the_sam_template_builds_arm64_al2023_functions_over_tables_with_ttl_and_recov
         let logs = &t["Resources"][format!("{}Logs", camel(f.name())).as_str()];
         assert_eq!(
             logs["Type"],
-            Yaml::from("AWS::Logs::LogGroup"),
+            "AWS::Logs::LogGroup",
             "{}",
             f.name()
         );
