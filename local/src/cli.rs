@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use chrono::{Duration, Utc};
 use clap::{Args, Parser, Subcommand};
-use netops::{SeedSize, open_store, seed_demo};
+use netops::{SeedSize, open_configured, seed_demo};
 use netops_shared::AppState;
-use netops_shared::config::Config;
+use netops_shared::config::{Config, StoreKind};
 use netops_shared::scope::{Scope, parse_list};
 use netops_shared::store::{DynStore, StoreError};
 
@@ -28,6 +28,22 @@ struct DbArg {
     /// SQLite file of the embedded store.
     #[arg(long, env = "NETOPS_DB", default_value = "netops.db")]
     db: PathBuf,
+    /// Store to use: `embedded` (the SQLite file) or `dynamodb` (the tables named by
+    /// NETOPS_DYNAMODB_TABLE_PREFIX, created when missing). Default: NETOPS_STORE, else embedded.
+    #[arg(long, value_parser = ["embedded", "dynamodb"])]
+    store: Option<String>,
+}
+
+impl DbArg {
+    /// The store these arguments name, with the configuration's settings.
+    async fn open(&self, config: &Config) -> Result<DynStore, Failure> {
+        let mut config = config.clone();
+        if let Some(kind) = self.store.as_deref().and_then(StoreKind::parse) {
+            config.store = kind;
+        }
+        config.db_path = self.db.clone();
+        Ok(open_configured(&config).await?)
+    }
 }
 
 #[derive(Subcommand)]
@@ -176,11 +192,12 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
         db: DbArg {
             db: config.db_path.clone(),
+            store: None,
         },
     });
     match command {
-        Command::Serve { addr, db } => serve(addr, db.db, config).await,
-        Command::Token { command } => token(command).await,
+        Command::Serve { addr, db } => serve(addr, db, config).await,
+        Command::Token { command } => token(command, &config).await,
         Command::Seed {
             db,
             machines,
@@ -190,7 +207,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             if machines == 0 || days == 0 {
                 return Err(usage("--machines and --days must be at least 1"));
             }
-            let store = open_store(&db.db)?;
+            let store = db.open(&config).await?;
             let started = std::time::Instant::now();
             seed_demo(
                 &store,
@@ -209,7 +226,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
         }
         Command::Writes { tenant, db } => {
             check_tenant(&tenant)?;
-            let store = open_store(&db.db)?;
+            let store = db.open(&config).await?;
             for entry in store.write_log(&tenant).await? {
                 println!("{}", serde_json::to_string(&entry).unwrap_or_default());
             }
@@ -218,7 +235,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
     }
 }
 
-async fn token(command: TokenCommand) -> Result<(), Failure> {
+async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
     match command {
         TokenCommand::Create {
             tenant,
@@ -243,7 +260,7 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
                     "--expires-in: '{expires_in}' is not like 90s, 30m, 12h or 30d"
                 ))
             })?;
-            let store = open_store(&db.db)?;
+            let store = db.open(config).await?;
             match netops_shared::auth::create_token(&store, &tenant, &name, scopes, ttl).await {
                 Ok((secret, _)) => {
                     println!("{secret}");
@@ -257,7 +274,7 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
         }
         TokenCommand::Revoke { tenant, name, db } => {
             check_tenant(&tenant)?;
-            let store = open_store(&db.db)?;
+            let store = db.open(config).await?;
             if store
                 .revoke_token(&tenant, &name, Utc::now().timestamp())
                 .await?
@@ -273,7 +290,7 @@ async fn token(command: TokenCommand) -> Result<(), Failure> {
         }
         TokenCommand::List { tenant, db } => {
             check_tenant(&tenant)?;
-            let store = open_store(&db.db)?;
+            let store = db.open(config).await?;
             let now = Utc::now().timestamp();
             println!("NAME\tSTATE\tEXPIRES\tSCOPES");
             for t in store.list_tokens(&tenant).await? {
@@ -308,8 +325,8 @@ async fn demo_token(store: &DynStore) -> Result<String, Failure> {
     Ok(secret)
 }
 
-async fn serve(addr: SocketAddr, db: PathBuf, config: Config) -> Result<(), Failure> {
-    let store = open_store(&db)?;
+async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failure> {
+    let store = db.open(&config).await?;
     if store.is_empty().await? {
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
         seed_demo(&store, SeedSize::default()).await?;
@@ -317,7 +334,7 @@ async fn serve(addr: SocketAddr, db: PathBuf, config: Config) -> Result<(), Fail
     let state = AppState::new(
         store.clone(),
         Config {
-            db_path: db,
+            db_path: db.db,
             ..config
         },
     )

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use axum::Router;
 use chrono::Utc;
+use netops_shared::config::{Config, StoreKind};
 use netops_shared::demo::{SeedCtx, TENANTS, Tenant};
+use netops_shared::store::dynamo::DynamoStore;
 use netops_shared::store::{DynStore, StoreResult};
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
@@ -103,4 +105,16 @@ pub fn open_store(path: &std::path::Path) -> StoreResult<DynStore> {
     Ok(Arc::new(netops_shared::store::sqlite::SqliteStore::open(
         path,
     )?))
+}
+
+/// The store the configuration names. DynamoDB tables are created when missing, so a fresh
+/// account can be tried at once with `netops seed --store dynamodb`.
+pub async fn open_configured(config: &Config) -> StoreResult<DynStore> {
+    if config.store == StoreKind::Dynamodb {
+        DynamoStore::connect(&config.dynamodb)
+            .await?
+            .ensure_tables()
+            .await?;
+    }
+    netops_shared::state::open_configured(config).await
 }

@@ -3,6 +3,29 @@
 
 use std::path::PathBuf;
 
+use crate::store::dynamo::DynamoConfig;
+use crate::store::timestream::TimestreamConfig;
+
+/// Which adapter holds the data (`NETOPS_STORE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoreKind {
+    /// One SQLite file (the default).
+    #[default]
+    Embedded,
+    /// DynamoDB tables (the AWS deployment).
+    Dynamodb,
+}
+
+impl StoreKind {
+    pub fn parse(s: &str) -> Option<StoreKind> {
+        match s {
+            "embedded" => Some(StoreKind::Embedded),
+            "dynamodb" => Some(StoreKind::Dynamodb),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `NETOPS_DB`: the embedded store's file.
@@ -15,6 +38,16 @@ pub struct Config {
     pub cursor_secret: Option<Vec<u8>>,
     /// `NETOPS_LOG_FORMAT`: `json` (default under Lambda) or `text`.
     pub json_logs: bool,
+    /// `NETOPS_STORE`: `embedded` (default) or `dynamodb`.
+    pub store: StoreKind,
+    /// `NETOPS_DYNAMODB_TABLE_PREFIX` (`netops-`), `NETOPS_DYNAMODB_ENDPOINT`,
+    /// `NETOPS_AWS_REGION`, `NETOPS_TOKEN_CACHE_SECS` (30, at most 30),
+    /// `NETOPS_RETENTION_DAYS` (400): the DynamoDB adapter.
+    pub dynamodb: DynamoConfig,
+    /// `NETOPS_SERIES_STORE=timestream` with `NETOPS_TIMESTREAM_DATABASE`,
+    /// `NETOPS_TIMESTREAM_SERIES` and `NETOPS_TIMESTREAM_ENDPOINT`: series reads from
+    /// Timestream for LiveAnalytics (never the default).
+    pub timestream: Option<TimestreamConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +65,9 @@ impl Default for Config {
             rate_window_secs: 60,
             cursor_secret: None,
             json_logs: false,
+            store: StoreKind::Embedded,
+            dynamodb: DynamoConfig::default(),
+            timestream: None,
         }
     }
 }
@@ -73,7 +109,55 @@ impl Config {
                 reason: "limit and window must be positive".into(),
             });
         }
+        let store = match var("NETOPS_STORE") {
+            None => d.store,
+            Some(v) => StoreKind::parse(&v).ok_or_else(|| ConfigError {
+                var: "NETOPS_STORE",
+                reason: format!("'{v}' is neither embedded nor dynamodb"),
+            })?,
+        };
+        let dd = DynamoConfig::default();
+        let token_cache_secs = parse("NETOPS_TOKEN_CACHE_SECS")?.unwrap_or(dd.token_cache_secs);
+        if token_cache_secs > 30 {
+            return Err(ConfigError {
+                var: "NETOPS_TOKEN_CACHE_SECS",
+                reason: "a revocation must take effect within 30 s: at most 30".into(),
+            });
+        }
+        let dynamodb = DynamoConfig {
+            table_prefix: var("NETOPS_DYNAMODB_TABLE_PREFIX").unwrap_or(dd.table_prefix),
+            endpoint: var("NETOPS_DYNAMODB_ENDPOINT"),
+            region: var("NETOPS_AWS_REGION"),
+            token_cache_secs,
+            retention_days: parse("NETOPS_RETENTION_DAYS")?.unwrap_or(dd.retention_days),
+        };
+        let timestream = match var("NETOPS_SERIES_STORE").as_deref() {
+            None | Some("default") => None,
+            Some("timestream") => Some(TimestreamConfig {
+                database: var("NETOPS_TIMESTREAM_DATABASE").ok_or_else(|| ConfigError {
+                    var: "NETOPS_TIMESTREAM_DATABASE",
+                    reason: "required with NETOPS_SERIES_STORE=timestream".into(),
+                })?,
+                series: var("NETOPS_TIMESTREAM_SERIES")
+                    .map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect())
+                    .ok_or_else(|| ConfigError {
+                        var: "NETOPS_TIMESTREAM_SERIES",
+                        reason: "required with NETOPS_SERIES_STORE=timestream: the series read from Timestream, comma-separated".into(),
+                    })?,
+                endpoint: var("NETOPS_TIMESTREAM_ENDPOINT"),
+                region: var("NETOPS_AWS_REGION"),
+            }),
+            Some(other) => {
+                return Err(ConfigError {
+                    var: "NETOPS_SERIES_STORE",
+                    reason: format!("'{other}' is neither default nor timestream"),
+                });
+            }
+        };
         Ok(Config {
+            store,
+            dynamodb,
+            timestream,
             db_path: var("NETOPS_DB").map(PathBuf::from).unwrap_or(d.db_path),
             rate_limit,
             rate_window_secs,

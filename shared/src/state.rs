@@ -2,9 +2,11 @@
 
 use std::sync::Arc;
 
-use crate::config::Config;
+use crate::config::{Config, StoreKind};
 use crate::cursor::CursorCodec;
+use crate::store::dynamo::DynamoStore;
 use crate::store::sqlite::SqliteStore;
+use crate::store::timestream::TimestreamSeries;
 use crate::store::{DynStore, StoreResult};
 
 #[derive(Clone)]
@@ -31,7 +33,20 @@ impl AppState {
 
     /// State over the store the configuration names.
     pub async fn from_config(config: Config) -> StoreResult<Self> {
-        let store: DynStore = Arc::new(SqliteStore::open(&config.db_path)?);
+        let store = open_configured(&config).await?;
         Self::new(store, config).await
     }
+}
+
+/// The store the configuration names (`NETOPS_STORE`, and `NETOPS_SERIES_STORE` for series
+/// reads): SDK clients are built here, once per process (per cold start under Lambda).
+pub async fn open_configured(config: &Config) -> StoreResult<DynStore> {
+    let store: DynStore = match config.store {
+        StoreKind::Embedded => Arc::new(SqliteStore::open(&config.db_path)?),
+        StoreKind::Dynamodb => Arc::new(DynamoStore::connect(&config.dynamodb).await?),
+    };
+    Ok(match &config.timestream {
+        Some(ts) => Arc::new(TimestreamSeries::connect(store, ts).await?),
+        None => store,
+    })
 }

@@ -10,9 +10,10 @@ use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use netops::SeedSize;
 use netops_shared::AppState;
-use netops_shared::config::Config;
+use netops_shared::config::{Config, StoreKind};
 use netops_shared::scope::Scope;
 use netops_shared::store::DynStore;
+use netops_shared::store::dynamo::DynamoConfig;
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -20,8 +21,8 @@ pub struct TestApp {
     pub router: Router,
     pub state: AppState,
     pub store: DynStore,
-    /// Keeps the store's folder alive as long as the app.
-    pub _dir: Arc<tempfile::TempDir>,
+    /// The store's folder, kept alive as long as the app (tests may put files in it).
+    pub dir: Arc<tempfile::TempDir>,
 }
 
 #[derive(Debug)]
@@ -52,16 +53,50 @@ impl TestResponse {
 
 static SHARED: OnceLock<TestApp> = OnceLock::new();
 
+/// The DynamoDB-protocol endpoint the suite runs against, when asked to.
+pub fn dynamo_test_endpoint() -> Option<String> {
+    if std::env::var("NETOPS_TEST_STORE").ok().as_deref() != Some("dynamodb") {
+        return None;
+    }
+    Some(
+        std::env::var("NETOPS_TEST_DYNAMODB_ENDPOINT")
+            .expect("NETOPS_TEST_STORE=dynamodb needs NETOPS_TEST_DYNAMODB_ENDPOINT"),
+    )
+}
+
 impl TestApp {
     /// A fresh app over a newly seeded store (for tests that write or need their own state).
     pub async fn new() -> TestApp {
         Self::with_config(Config::default()).await
     }
 
+    /// A fresh app with `config`. The store is the embedded one, or DynamoDB when
+    /// `NETOPS_TEST_STORE=dynamodb` (tables with a prefix of their own on the server at
+    /// `NETOPS_TEST_DYNAMODB_ENDPOINT`, which the test command starts), so the whole suite
+    /// runs against either adapter.
     pub async fn with_config(config: Config) -> TestApp {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("netops.db");
-        let store = netops::open_store(&path).expect("store");
+        let config = match dynamo_test_endpoint() {
+            Some(endpoint) => Config {
+                store: StoreKind::Dynamodb,
+                dynamodb: DynamoConfig {
+                    table_prefix: format!("t{:016x}-", rand_u64()),
+                    endpoint: Some(endpoint),
+                    // Revocations must show on the next request, as with the embedded store.
+                    token_cache_secs: 0,
+                    ..config.dynamodb.clone()
+                },
+                ..config
+            },
+            None => config,
+        };
+        let store = netops::open_configured(&Config {
+            db_path: path.clone(),
+            ..config.clone()
+        })
+        .await
+        .expect("store");
         netops::seed_demo(&store, SeedSize::default())
             .await
             .expect("seed");
@@ -78,7 +113,7 @@ impl TestApp {
             router: netops::app(state.clone()),
             state,
             store,
-            _dir: Arc::new(dir),
+            dir: Arc::new(dir),
         }
     }
 

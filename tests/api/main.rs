@@ -3,6 +3,7 @@
 mod helpers;
 
 mod alerts;
+mod aws;
 mod databases;
 mod dns;
 mod events;
@@ -11,6 +12,7 @@ mod firewall;
 mod fleet;
 mod flows;
 mod foundation;
+mod infra;
 mod inventory;
 mod mcp;
 mod netdiag;

@@ -9,8 +9,10 @@
 //! - **counters**: atomic increments with an expiry (the rate limit);
 //! - **writes**: conditional state changes committed together with their write-log entry.
 
+pub mod dynamo;
 pub mod filter;
 pub mod sqlite;
+pub mod timestream;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
