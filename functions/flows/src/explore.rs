@@ -75,8 +75,10 @@ impl Source {
 pub struct Plan {
     pub source: Source,
     pub period: &'static str,
-    /// `bytes`, `flows` or `connections`: the measure read from the rows.
+    /// `bytes`, `flows` or `connections`.
     pub measure: &'static str,
+    /// Its stored name.
+    pub key: &'static str,
     /// (name, key) of the asked dimensions.
     pub dims: Vec<(&'static str, &'static str)>,
     pub limit: usize,
@@ -268,10 +270,16 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
     let step_ms = if hours >= 7 * 24 { DAY_MS } else { HOUR_MS };
     let to = now.timestamp_millis();
     let from = (to - hours * HOUR_MS).div_euclid(step_ms) * step_ms;
+    let key = match measure {
+        "bytes" => BYTES,
+        "flows" => FLOWS,
+        _ => CONNECTIONS,
+    };
     Ok(Plan {
         source,
         period,
         measure,
+        key,
         dims,
         limit,
         filter,

@@ -50,6 +50,11 @@ async fn sources(state: &AppState, tenant: &str) -> Result<Value, ApiError> {
         .unwrap_or_else(|| json!({"agent": true})))
 }
 
+/// Whether the day-totals series exist (big tenants).
+async fn totals_tier(state: &AppState, tenant: &str) -> Result<bool, ApiError> {
+    Ok(sources(state, tenant).await?.get("totals_tier") == Some(&json!(true)))
+}
+
 fn measure(r: &Rollup, name: &str) -> f64 {
     r.measures.get(name).copied().unwrap_or(0.0)
 }
@@ -151,6 +156,7 @@ pub async fn list_destinations(
     let (from, to) = (window.from_ms(), window.to_ms());
     let store = &state.store;
     let tenant = &caller.tenant;
+    let fast = totals_tier(&state, tenant).await?;
     let mut acc: HashMap<String, DestAcc> = HashMap::new();
     let mut add = |r: &Rollup, host_key: &str, counted: bool, agent: bool, gateway: bool| {
         let (ip, host, country, operator) = destination_of(&r.dims, host_key);
@@ -161,8 +167,8 @@ pub async fn list_destinations(
         a.country = country;
         a.operator = operator;
         if counted {
-            a.bytes += measure(r, "bytes");
-            a.flows += measure(r, "flows");
+            a.bytes += measure(r, BYTES);
+            a.flows += measure(r, FLOWS);
         }
         a.agent |= agent;
         a.gateway |= gateway;
@@ -184,14 +190,14 @@ pub async fn list_destinations(
         None => {
             if source != DestSource::Gateway {
                 for r in
-                    tiers::read(store, tenant, DEST_AGENT, from, to, &Filter::all(), true).await?
+                    tiers::read(store, tenant, DEST_AGENT, from, to, &Filter::all(), fast).await?
                 {
                     add(&r, "h", true, true, false);
                 }
             }
             if source != DestSource::Agent {
                 for r in
-                    tiers::read(store, tenant, DEST_GATEWAY, from, to, &Filter::all(), true).await?
+                    tiers::read(store, tenant, DEST_GATEWAY, from, to, &Filter::all(), fast).await?
                 {
                     // Under `all`, gateway rows of agent machines are already counted by the agents.
                     let counted =
@@ -371,14 +377,14 @@ pub async fn list_talkers(
             .to_owned();
         let a = acc.entry(host).or_default();
         for (name, v) in &r.measures {
-            if name.starts_with("bytes.") {
+            if name.starts_with("b.") {
                 a[0] += v;
-                if name.ends_with(".inbound") {
+                if name.ends_with('I') {
                     a[1] += v;
                 } else {
                     a[2] += v;
                 }
-            } else if name.starts_with("flows.") {
+            } else if name.starts_with("f.") {
                 a[3] += v;
             }
         }
@@ -519,7 +525,8 @@ pub async fn explore_flows(
     let store = &state.store;
     let data = if plan.step_ms == DAY_MS {
         // Whole days: the day totals (today's row holds the hours so far).
-        let series = if plan.series == CUBE_EXT {
+        let fast = plan.series == CUBE_EXT && collected.get("totals_tier") == Some(&json!(true));
+        let series = if fast {
             totals(plan.series)
         } else {
             packed(plan.series)
@@ -529,8 +536,7 @@ pub async fn explore_flows(
             .await?;
         explore::aggregate(
             &plan,
-            rows.iter()
-                .map(|r| (r.hour, &r.dims, measure(r, plan.measure))),
+            rows.iter().map(|r| (r.hour, &r.dims, measure(r, plan.key))),
         )
     } else {
         let rows = store
@@ -546,7 +552,7 @@ pub async fn explore_flows(
             &plan,
             rows.iter().flat_map(|r| {
                 tiers::hours(r)
-                    .filter(|(name, _, _)| *name == plan.measure)
+                    .filter(|(name, _, _)| *name == plan.key)
                     .map(move |(_, t, v)| (t, &r.dims, v))
             }),
         )

@@ -191,11 +191,22 @@ pub const PARTS: [(Protocol, Direction); 4] = [
     (Protocol::Udp, Direction::Outbound),
 ];
 
-/// Measure names of the per-protocol, per-direction parts.
+/// `TI`, `TO`, `UI`, `UO`: protocol and direction of a part.
+fn part_code(proto: Protocol, dir: Direction) -> &'static str {
+    match (proto, dir) {
+        (Protocol::Tcp, Direction::Inbound) => "TI",
+        (Protocol::Tcp, Direction::Outbound) => "TO",
+        (Protocol::Udp, Direction::Inbound) => "UI",
+        (Protocol::Udp, Direction::Outbound) => "UO",
+    }
+}
+
+/// Measure names (short: they repeat in every stored row) of the per-protocol,
+/// per-direction parts: bytes `b.TO`, flows `f.TO`.
 pub fn part_keys(proto: Protocol, dir: Direction) -> (String, String) {
     (
-        format!("bytes.{}.{}", proto.as_str(), dir.as_str()),
-        format!("flows.{}.{}", proto.as_str(), dir.as_str()),
+        format!("b.{}", part_code(proto, dir)),
+        format!("f.{}", part_code(proto, dir)),
     )
 }
 
@@ -261,7 +272,7 @@ fn bf(d: &DayM) -> Vec<(String, [f64; 24])> {
         b[h] = m.bytes;
         f[h] = m.flows;
     }
-    vec![("bytes".into(), b), ("flows".into(), f)]
+    vec![(BYTES.into(), b), (FLOWS.into(), f)]
 }
 
 fn parts(d: &PartsDay) -> Vec<(String, [f64; 24])> {
@@ -337,6 +348,8 @@ struct Gen<'a> {
     gateways: Vec<String>,
     has_gateway: bool,
     has_firewall: bool,
+    /// Big seeds also write day totals (`<name>.d`) for the largest reads.
+    totals_tier: bool,
 }
 
 impl Gen<'_> {
@@ -412,7 +425,7 @@ impl Gen<'_> {
                 d.to_string(),
                 self.dest_dims(*d as usize, None),
                 &bf(m),
-                true,
+                self.totals_tier,
             );
         }
         for ((d, a), m) in &aggs.dest_gw {
@@ -422,7 +435,7 @@ impl Gen<'_> {
                 format!("{d}.{a}"),
                 self.dest_dims(*d as usize, Some(*a)),
                 &bf(m),
-                true,
+                self.totals_tier,
             );
         }
         for (k, m) in &aggs.cube {
@@ -432,7 +445,7 @@ impl Gen<'_> {
         for (k, m) in &aggs.ext {
             let key = format!("{}.{}.{}", k.src as u8, k.site, k.dest);
             let dims = Value::Object(self.common_dims(k.src, k.site as usize, k.dest as usize));
-            out.day(CUBE_EXT, day, key, dims, &bf(m), true);
+            out.day(CUBE_EXT, day, key, dims, &bf(m), self.totals_tier);
         }
         for (r, c) in &aggs.fw {
             let (rule, cat, action, _) = FIREWALL_RULES[*r];
@@ -441,7 +454,7 @@ impl Gen<'_> {
                 day,
                 r.to_string(),
                 json!({"r": rule, "ca": cat, "ac": action}),
-                &[("connections".into(), *c)],
+                &[(CONNECTIONS.into(), *c)],
                 false,
             );
         }
@@ -730,6 +743,7 @@ fn build(ctx: &SeedCtx) -> Gen<'_> {
         gateways,
         has_gateway,
         has_firewall,
+        totals_tier: big,
     }
 }
 
@@ -877,9 +891,11 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                 let di = pick_habit(&mut rng, &ep.habits);
                 let d = &g.dests[di];
                 let process = if ep.machine.is_some() {
-                    d.processes[rng
-                        .random_range(0..d.processes.len().max(1))
-                        .min(d.processes.len().saturating_sub(1))]
+                    // Each machine has its usual program for a service (its browser...).
+                    d.processes
+                        .get((e + di) % d.processes.len().max(1))
+                        .copied()
+                        .unwrap_or("svchost.exe")
                 } else {
                     catalog::UNKNOWN
                 };
@@ -1070,6 +1086,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         "gateway": g.has_gateway,
         "firewall": g.has_firewall,
         "gateways": g.gateways,
+        "totals_tier": g.totals_tier,
     });
     ctx.store
         .put_docs(ctx.tenant.id, SOURCES, vec![("config".into(), sources)])
