@@ -156,24 +156,12 @@ impl M {
 }
 
 /// One measure pair for each hour of a day.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct DayM([M; 24]);
 
-impl Default for DayM {
-    fn default() -> Self {
-        DayM([M::default(); 24])
-    }
-}
-
 /// Per hour: [TCP in, TCP out, UDP in, UDP out].
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct PartsDay([[M; 4]; 24]);
-
-impl Default for PartsDay {
-    fn default() -> Self {
-        PartsDay([[M::default(); 4]; 24])
-    }
-}
 
 fn part(proto: Protocol, inbound: bool) -> usize {
     match (proto, inbound) {
