@@ -318,11 +318,8 @@ pub fn aggregate<'a>(
     entries: impl Iterator<Item = (i64, &'a Value, f64)>,
 ) -> Exploration {
     let k = plan.dims.len();
-    let mut per_dim: Vec<HashMap<String, f64>> = vec![HashMap::new(); k];
-    let mut tuples: HashMap<Vec<String>, f64> = HashMap::new();
-    // (bucket, first value) -> measure
-    let mut by_bucket: HashMap<(i64, String), f64> = HashMap::new();
-    let mut total = 0.0;
+    // First (bucket, values) with borrowed values: one small key per row, no copies.
+    let mut cells: HashMap<(i64, [&str; 3]), f64> = HashMap::new();
     for (bucket, dims, value) in entries {
         if value == 0.0 || bucket < plan.from || bucket >= plan.to {
             continue;
@@ -334,15 +331,23 @@ pub fn aggregate<'a>(
         {
             continue;
         }
-        let vals: Vec<String> = plan
-            .dims
-            .iter()
-            .map(|(_, key)| dim_value(plan, dims, key).to_owned())
-            .collect();
+        let mut vals = [""; 3];
+        for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
+            vals[i] = dim_value(plan, dims, key);
+        }
+        let bucket = bucket.div_euclid(plan.step_ms) * plan.step_ms;
+        *cells.entry((bucket, vals)).or_default() += value;
+    }
+    let mut per_dim: Vec<HashMap<String, f64>> = vec![HashMap::new(); k];
+    let mut tuples: HashMap<Vec<String>, f64> = HashMap::new();
+    // (bucket, first value) -> measure
+    let mut by_bucket: HashMap<(i64, String), f64> = HashMap::new();
+    let mut total = 0.0;
+    for ((bucket, vals), value) in cells {
+        let vals: Vec<String> = vals[..k].iter().map(|v| (*v).to_owned()).collect();
         for (i, v) in vals.iter().enumerate() {
             *per_dim[i].entry(v.clone()).or_default() += value;
         }
-        let bucket = bucket.div_euclid(plan.step_ms) * plan.step_ms;
         *by_bucket.entry((bucket, vals[0].clone())).or_default() += value;
         *tuples.entry(vals).or_default() += value;
         total += value;
