@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use netops_shared::ApiError;
-use netops_shared::store::{Filter, Pred, Rollup};
-use serde_json::json;
+use netops_shared::store::{Filter, Pred};
+use serde_json::{Value, json};
 
 use crate::expr;
 use crate::model::*;
@@ -32,6 +32,10 @@ pub const FLOW_DIMS: &[(&str, &str)] = &[
 
 /// Dimensions of the firewall logs.
 pub const FIREWALL_DIMS: &[(&str, &str)] = &[("action", "ac"), ("regle", "r"), ("categorie", "ca")];
+
+/// Dimensions a gateway does not see: with source=gateway, agent rows count as gateway
+/// traffic of unknown process and user.
+const GATEWAY_REWRITTEN: &[&str] = &["src", "pr", "u"];
 
 /// Dimensions only the full cube holds.
 const INTERNAL_SIDE: &[&str] = &["i", "pr", "u"];
@@ -71,12 +75,18 @@ impl Source {
 pub struct Plan {
     pub source: Source,
     pub period: &'static str,
-    /// `bytes`, `flows` or `connections`: the measure read from the rows.
+    /// `bytes`, `flows` or `connections`.
     pub measure: &'static str,
+    /// Its stored name.
+    pub key: &'static str,
     /// (name, key) of the asked dimensions.
     pub dims: Vec<(&'static str, &'static str)>,
     pub limit: usize,
     pub filter: Filter,
+    /// Conditions checked here rather than by the store (dimensions a gateway does not see).
+    pub post: Vec<(&'static str, bool, String)>,
+    /// Agent rows seen as a gateway sees them (source=gateway).
+    pub gateway_view: bool,
     /// The series to read: the full cube, its external projection or the firewall's.
     pub series: &'static str,
     pub step_ms: i64,
@@ -212,7 +222,10 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
         .with("token", e.token.clone())
     })?;
     let mut filter = Filter::all();
+    let mut post = Vec::new();
     let mut keys_used: HashSet<&str> = dims.iter().map(|d| d.1).collect();
+    // Gateways see agent machines' traffic too, without its process or user.
+    let gateway_view = source == Source::Gateway;
     for c in &conditions {
         let Some((_, key)) = find(&c.dim) else {
             let fr = format!(
@@ -232,17 +245,20 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
                 .with("token", c.dim.clone()));
         };
         keys_used.insert(key);
-        filter = filter.and(if c.negated {
-            Pred::Ne(key, json!(c.value))
+        if gateway_view && GATEWAY_REWRITTEN.contains(&key) {
+            post.push((key, c.negated, c.value.clone()));
         } else {
-            Pred::Eq(key, json!(c.value))
-        });
+            filter = filter.and(if c.negated {
+                Pred::Ne(key, json!(c.value))
+            } else {
+                Pred::Eq(key, json!(c.value))
+            });
+        }
     }
     match source {
-        Source::All => filter = filter.and(Pred::Ne("a", json!(true))),
         Source::Agent => filter = filter.and(Pred::Eq("src", json!("agent"))),
-        Source::Gateway => filter = filter.and(Pred::Eq("src", json!("gateway"))),
-        Source::Firewall => {}
+        Source::Gateway => filter = filter.and(Pred::Eq("vg", json!(true))),
+        Source::All | Source::Firewall => {}
     }
     let series = if firewall {
         FIREWALL
@@ -254,13 +270,21 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
     let step_ms = if hours >= 7 * 24 { DAY_MS } else { HOUR_MS };
     let to = now.timestamp_millis();
     let from = (to - hours * HOUR_MS).div_euclid(step_ms) * step_ms;
+    let key = match measure {
+        "bytes" => BYTES,
+        "flows" => FLOWS,
+        _ => CONNECTIONS,
+    };
     Ok(Plan {
         source,
         period,
         measure,
+        key,
         dims,
         limit,
         filter,
+        post,
+        gateway_view,
         series,
         step_ms,
         from,
@@ -274,34 +298,56 @@ fn top_values(totals: &HashMap<String, f64>, n: usize) -> Vec<String> {
     v.into_iter().take(n).map(|(k, _)| k.clone()).collect()
 }
 
-/// Aggregates the rows read for the plan.
-pub fn aggregate(plan: &Plan, rows: &[Rollup]) -> Exploration {
+/// The value of dimension `key` in a row, as the plan's source sees it.
+fn dim_value<'a>(plan: &Plan, dims: &'a Value, key: &str) -> &'a str {
+    if plan.gateway_view {
+        match key {
+            "src" => return "gateway",
+            "pr" | "u" => return crate::catalog::UNKNOWN,
+            _ => {}
+        }
+    }
+    dims.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or(crate::catalog::UNKNOWN)
+}
+
+/// Aggregates `(bucket start, dims, value)` entries read for the plan.
+pub fn aggregate<'a>(
+    plan: &Plan,
+    entries: impl Iterator<Item = (i64, &'a Value, f64)>,
+) -> Exploration {
     let k = plan.dims.len();
+    // First (bucket, values) with borrowed values: one small key per row, no copies.
+    let mut cells: HashMap<(i64, [&str; 3]), f64> = HashMap::new();
+    for (bucket, dims, value) in entries {
+        if value == 0.0 || bucket < plan.from || bucket >= plan.to {
+            continue;
+        }
+        if !plan
+            .post
+            .iter()
+            .all(|(key, negated, v)| (dim_value(plan, dims, key) == v) != *negated)
+        {
+            continue;
+        }
+        let mut vals = [""; 3];
+        for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
+            vals[i] = dim_value(plan, dims, key);
+        }
+        let bucket = bucket.div_euclid(plan.step_ms) * plan.step_ms;
+        *cells.entry((bucket, vals)).or_default() += value;
+    }
     let mut per_dim: Vec<HashMap<String, f64>> = vec![HashMap::new(); k];
     let mut tuples: HashMap<Vec<String>, f64> = HashMap::new();
     // (bucket, first value) -> measure
     let mut by_bucket: HashMap<(i64, String), f64> = HashMap::new();
     let mut total = 0.0;
-    for row in rows {
-        let value = row.measures.get(plan.measure).copied().unwrap_or(0.0);
-        if value == 0.0 {
-            continue;
-        }
-        let vals: Vec<String> = plan
-            .dims
-            .iter()
-            .map(|(_, key)| {
-                row.dims
-                    .get(*key)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("inconnu")
-                    .to_owned()
-            })
-            .collect();
+    for ((bucket, vals), value) in cells {
+        let vals: Vec<String> = vals[..k].iter().map(|v| (*v).to_owned()).collect();
         for (i, v) in vals.iter().enumerate() {
             *per_dim[i].entry(v.clone()).or_default() += value;
         }
-        let bucket = row.hour.div_euclid(plan.step_ms) * plan.step_ms;
         *by_bucket.entry((bucket, vals[0].clone())).or_default() += value;
         *tuples.entry(vals).or_default() += value;
         total += value;

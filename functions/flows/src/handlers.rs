@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use crate::explore::{self, Source};
 use crate::model::*;
-use crate::seed::part_keys;
-use crate::tiers::{self, DAY_MS, HOUR_MS, ceil_to, day_series, hour_series};
+use crate::seed::{PARTS, part_keys};
+use crate::tiers::{self, DAY_MS, HOUR_MS, bounds, floor_to, packed, totals};
 
 fn time(ts: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ts).unwrap_or_default()
@@ -48,6 +48,11 @@ async fn sources(state: &AppState, tenant: &str) -> Result<Value, ApiError> {
         .await?
         .map(|d| d.body)
         .unwrap_or_else(|| json!({"agent": true})))
+}
+
+/// Whether the day-totals series exist (big tenants).
+async fn totals_tier(state: &AppState, tenant: &str) -> Result<bool, ApiError> {
+    Ok(sources(state, tenant).await?.get("totals_tier") == Some(&json!(true)))
 }
 
 fn measure(r: &Rollup, name: &str) -> f64 {
@@ -151,60 +156,54 @@ pub async fn list_destinations(
     let (from, to) = (window.from_ms(), window.to_ms());
     let store = &state.store;
     let tenant = &caller.tenant;
-    // (rows, is gateway, key of the host name in the rows)
-    let mut parts: Vec<(Vec<Rollup>, bool, &str)> = Vec::new();
+    let fast = totals_tier(&state, tenant).await?;
+    let mut acc: HashMap<String, DestAcc> = HashMap::new();
+    let mut add = |r: &Rollup, host_key: &str, counted: bool, agent: bool, gateway: bool| {
+        let (ip, host, country, operator) = destination_of(&r.dims, host_key);
+        let a = acc.entry(ip).or_default();
+        if a.host.is_none() {
+            a.host = host;
+        }
+        a.country = country;
+        a.operator = operator;
+        if counted {
+            a.bytes += measure(r, BYTES);
+            a.flows += measure(r, FLOWS);
+        }
+        a.agent |= agent;
+        a.gateway |= gateway;
+    };
     match &q.machine {
         Some(host) => {
+            // A machine's rows come from its agent; `vg` marks what a gateway saw too.
             let filter = Filter::all().and(Pred::Eq("i", json!(host)));
-            let rows = tiers::read(store, tenant, CUBE, from, to, &filter).await?;
-            let (gw, agent): (Vec<Rollup>, Vec<Rollup>) = rows
-                .into_iter()
-                .partition(|r| r.dims.get("src") == Some(&json!("gateway")));
-            if source != DestSource::Gateway {
-                parts.push((agent, false, "e"));
-            }
-            if source != DestSource::Agent {
-                parts.push((gw, true, "e"));
+            for r in tiers::read(store, tenant, CUBE, from, to, &filter, false).await? {
+                let vg = r.dims.get("vg") == Some(&json!(true));
+                match source {
+                    DestSource::Agent => add(&r, "e", true, true, false),
+                    DestSource::Gateway if vg => add(&r, "e", true, false, true),
+                    DestSource::Gateway => {}
+                    DestSource::All => add(&r, "e", true, true, vg),
+                }
             }
         }
         None => {
             if source != DestSource::Gateway {
-                parts.push((
-                    tiers::read(store, tenant, DEST_AGENT, from, to, &Filter::all()).await?,
-                    false,
-                    "h",
-                ));
+                for r in
+                    tiers::read(store, tenant, DEST_AGENT, from, to, &Filter::all(), fast).await?
+                {
+                    add(&r, "h", true, true, false);
+                }
             }
             if source != DestSource::Agent {
-                parts.push((
-                    tiers::read(store, tenant, DEST_GATEWAY, from, to, &Filter::all()).await?,
-                    true,
-                    "h",
-                ));
-            }
-        }
-    }
-    let mut acc: HashMap<String, DestAcc> = HashMap::new();
-    for (rows, gateway, host_key) in &parts {
-        for r in rows {
-            let (ip, host, country, operator) = destination_of(&r.dims, host_key);
-            let a = acc.entry(ip).or_default();
-            if a.host.is_none() {
-                a.host = host;
-            }
-            a.country = country;
-            a.operator = operator;
-            // Under `all`, gateway rows of agent machines are already counted by the agents.
-            let counted =
-                !gateway || source == DestSource::Gateway || r.dims.get("a") == Some(&json!(false));
-            if counted {
-                a.bytes += measure(r, "bytes");
-                a.flows += measure(r, "flows");
-            }
-            if *gateway {
-                a.gateway = true;
-            } else {
-                a.agent = true;
+                for r in
+                    tiers::read(store, tenant, DEST_GATEWAY, from, to, &Filter::all(), fast).await?
+                {
+                    // Under `all`, gateway rows of agent machines are already counted by the agents.
+                    let counted =
+                        source == DestSource::Gateway || r.dims.get("a") == Some(&json!(false));
+                    add(&r, "h", counted, false, true);
+                }
             }
         }
     }
@@ -266,54 +265,61 @@ pub async fn get_summary(
     window: Window,
     Query(q): Query<SummaryQuery>,
 ) -> ApiResult<Summary> {
-    let (from, to) = (window.from_ms(), window.to_ms());
-    let rows = match &q.machine {
-        Some(host) => {
-            let filter = Filter::all().and(Pred::Eq("m", json!(host)));
-            tiers::read_hourly(&state.store, &caller.tenant, TALK, from, to, &filter).await?
-        }
-        None => {
-            tiers::read_hourly(&state.store, &caller.tenant, SUM, from, to, &Filter::all()).await?
-        }
+    let (a, b, _, _) = bounds(window.from_ms(), window.to_ms());
+    let (series, filter) = match &q.machine {
+        Some(host) => (TALK, Filter::all().and(Pred::Eq("m", json!(host)))),
+        None => (SUM, Filter::all()),
     };
-    let first = ceil_to(from, HOUR_MS);
-    let mut series: Vec<HourPoint> = (0..)
-        .map(|i| first + i * HOUR_MS)
-        .take_while(|t| *t < to)
+    let rows = state
+        .store
+        .rollups(
+            &caller.tenant,
+            &packed(series),
+            floor_to(a, DAY_MS),
+            b,
+            &filter,
+        )
+        .await?;
+    let mut points: Vec<HourPoint> = (0..)
+        .map(|i| a + i * HOUR_MS)
+        .take_while(|t| *t < b)
         .map(|t| HourPoint {
             time: time(t),
             bytes: 0,
             flows: 0,
         })
         .collect();
-    let mut protocols = [
-        (Protocol::Tcp, Volume::default()),
-        (Protocol::Udp, Volume::default()),
-    ];
-    let mut directions = [
-        (Direction::Inbound, Volume::default()),
-        (Direction::Outbound, Volume::default()),
-    ];
-    let mut totals = Volume::default();
+    let names: Vec<(String, String)> = PARTS.iter().map(|(p, d)| part_keys(*p, *d)).collect();
+    let mut parts = [Volume::default(); 4];
     for r in &rows {
-        let idx = ((r.hour - first) / HOUR_MS) as usize;
-        for (pi, (p, _)) in protocols.clone().iter().enumerate() {
-            for (di, (d, _)) in directions.clone().iter().enumerate() {
-                let (kb, kf) = part_keys(*p, *d);
-                let (b, f) = (measure(r, &kb) as u64, measure(r, &kf) as u64);
-                protocols[pi].1.bytes += b;
-                protocols[pi].1.flows += f;
-                directions[di].1.bytes += b;
-                directions[di].1.flows += f;
-                totals.bytes += b;
-                totals.flows += f;
-                if let Some(point) = series.get_mut(idx) {
-                    point.bytes += b;
-                    point.flows += f;
-                }
+        for (name, t, v) in tiers::hours(r) {
+            if t < a || t >= b {
+                continue;
+            }
+            let Some(i) = names.iter().position(|(kb, kf)| kb == name || kf == name) else {
+                continue;
+            };
+            let point = &mut points[((t - a) / HOUR_MS) as usize];
+            if names[i].0 == name {
+                parts[i].bytes += v as u64;
+                point.bytes += v as u64;
+            } else {
+                parts[i].flows += v as u64;
+                point.flows += v as u64;
             }
         }
     }
+    let sum = |idx: &[usize]| Volume {
+        bytes: idx.iter().map(|i| parts[*i].bytes).sum(),
+        flows: idx.iter().map(|i| parts[*i].flows).sum(),
+    };
+    let protocols = [(Protocol::Tcp, sum(&[0, 1])), (Protocol::Udp, sum(&[2, 3]))];
+    let directions = [
+        (Direction::Inbound, sum(&[0, 2])),
+        (Direction::Outbound, sum(&[1, 3])),
+    ];
+    let totals = sum(&[0, 1, 2, 3]);
+    let series = points;
     let data = Summary {
         machine: q.machine,
         totals,
@@ -358,6 +364,7 @@ pub async fn list_talkers(
         window.from_ms(),
         window.to_ms(),
         &Filter::all(),
+        false,
     )
     .await?;
     let mut acc: HashMap<String, [f64; 4]> = HashMap::new();
@@ -369,10 +376,18 @@ pub async fn list_talkers(
             .unwrap_or("")
             .to_owned();
         let a = acc.entry(host).or_default();
-        a[0] += measure(r, "bytes");
-        a[1] += measure(r, "bytes_in");
-        a[2] += measure(r, "bytes_out");
-        a[3] += measure(r, "flows");
+        for (name, v) in &r.measures {
+            if name.starts_with("b.") {
+                a[0] += v;
+                if name.ends_with('I') {
+                    a[1] += v;
+                } else {
+                    a[2] += v;
+                }
+            } else if name.starts_with("f.") {
+                a[3] += v;
+            }
+        }
     }
     let mut ranked: Vec<(String, [f64; 4])> = acc.into_iter().collect();
     ranked.sort_by(|a, b| b.1[0].total_cmp(&a.1[0]).then_with(|| a.0.cmp(&b.0)));
@@ -507,16 +522,41 @@ pub async fn explore_flows(
             format!("{en} for this account"),
         ));
     }
-    let series = if plan.step_ms == DAY_MS {
-        day_series(plan.series)
+    let store = &state.store;
+    let data = if plan.step_ms == DAY_MS {
+        // Whole days: the day totals (today's row holds the hours so far).
+        let fast = plan.series == CUBE_EXT && collected.get("totals_tier") == Some(&json!(true));
+        let series = if fast {
+            totals(plan.series)
+        } else {
+            packed(plan.series)
+        };
+        let rows = store
+            .rollups(&caller.tenant, &series, plan.from, plan.to, &plan.filter)
+            .await?;
+        explore::aggregate(
+            &plan,
+            rows.iter().map(|r| (r.hour, &r.dims, measure(r, plan.key))),
+        )
     } else {
-        hour_series(plan.series)
+        let rows = store
+            .rollups(
+                &caller.tenant,
+                &packed(plan.series),
+                floor_to(plan.from, DAY_MS),
+                plan.to,
+                &plan.filter,
+            )
+            .await?;
+        explore::aggregate(
+            &plan,
+            rows.iter().flat_map(|r| {
+                tiers::hours(r)
+                    .filter(|(name, _, _)| *name == plan.key)
+                    .map(move |(_, t, v)| (t, &r.dims, v))
+            }),
+        )
     };
-    let rows = state
-        .store
-        .rollups(&caller.tenant, &series, plan.from, plan.to, &plan.filter)
-        .await?;
-    let data = explore::aggregate(&plan, &rows);
     let window = Window {
         from: time(plan.from),
         to: time(plan.to),

@@ -30,6 +30,11 @@ pub const SOURCES: &str = "flows.sources";
 /// Machines of the tenant (the fleet module's collection, keyed by hostname).
 pub const MACHINES: &str = "machines";
 
+/// Stored measure names (short: they repeat in every row).
+pub const BYTES: &str = "b";
+pub const FLOWS: &str = "f";
+pub const CONNECTIONS: &str = "c";
+
 /// Attribution required by the CC BY 4.0 licence of the geolocation data (spec 4.4 rule 6).
 pub const GEO_ATTRIBUTION: &str = "Pays et opérateurs : données IP to Country + ASN de DB-IP \
     (https://db-ip.com), sous licence Creative Commons Attribution 4.0 International \

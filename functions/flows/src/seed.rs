@@ -8,7 +8,7 @@
 //! (with its daily roll-up, see [`crate::tiers`]) and the failed connections, so the routes
 //! agree with one another.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use netops_shared::demo::{MachineKind, SeedCtx};
@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::catalog::{self, DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
 use crate::model::*;
-use crate::tiers::{DAY_MS, HOUR_MS, day_series, hour_series};
+use crate::tiers::{DAY_MS, HOUR_MS, at_hour, packed, totals};
 
 /// One remote peer (or, for inbound flows, the client that connects).
 struct Dest {
@@ -141,7 +141,7 @@ fn pick_habit(rng: &mut StdRng, habits: &[(usize, f64)]) -> usize {
         .unwrap_or(0)
 }
 
-/// Bytes and flows, plus inbound/outbound bytes for the talkers.
+/// Bytes and flows.
 #[derive(Default, Clone, Copy)]
 struct M {
     bytes: f64,
@@ -155,14 +155,13 @@ impl M {
     }
 }
 
-#[derive(Default, Clone, Copy)]
-struct TalkM {
-    bytes_in: f64,
-    bytes_out: f64,
-    flows: f64,
-    /// [TCP in, TCP out, UDP in, UDP out] bytes and flows, for the per-machine summary.
-    parts: [M; 4],
-}
+/// One measure pair for each hour of a day.
+#[derive(Clone, Copy, Default)]
+struct DayM([M; 24]);
+
+/// Per hour: [TCP in, TCP out, UDP in, UDP out].
+#[derive(Clone, Copy, Default)]
+struct PartsDay([[M; 4]; 24]);
 
 fn part(proto: Protocol, inbound: bool) -> usize {
     match (proto, inbound) {
@@ -173,19 +172,37 @@ fn part(proto: Protocol, inbound: bool) -> usize {
     }
 }
 
-const PARTS: [(Protocol, Direction); 4] = [
+pub const PARTS: [(Protocol, Direction); 4] = [
     (Protocol::Tcp, Direction::Inbound),
     (Protocol::Tcp, Direction::Outbound),
     (Protocol::Udp, Direction::Inbound),
     (Protocol::Udp, Direction::Outbound),
 ];
 
-/// Source of a cube row: agent, gateway traffic of an agent machine, gateway traffic of an
-/// agentless device.
+/// `TI`, `TO`, `UI`, `UO`: protocol and direction of a part.
+fn part_code(proto: Protocol, dir: Direction) -> &'static str {
+    match (proto, dir) {
+        (Protocol::Tcp, Direction::Inbound) => "TI",
+        (Protocol::Tcp, Direction::Outbound) => "TO",
+        (Protocol::Udp, Direction::Inbound) => "UI",
+        (Protocol::Udp, Direction::Outbound) => "UO",
+    }
+}
+
+/// Measure names (short: they repeat in every stored row) of the per-protocol,
+/// per-direction parts: bytes `b.TO`, flows `f.TO`.
+pub fn part_keys(proto: Protocol, dir: Direction) -> (String, String) {
+    (
+        format!("b.{}", part_code(proto, dir)),
+        format!("f.{}", part_code(proto, dir)),
+    )
+}
+
+/// Source of a cube row: an agent, or a gateway for a device without agent. Gateway
+/// traffic of agent machines is the agent rows flagged `vg` (seen by a gateway).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Src {
     Agent,
-    GatewayAgent,
     GatewayOnly,
 }
 
@@ -204,68 +221,62 @@ struct ExtKey {
     dest: u32,
 }
 
-/// Aggregates of one bucket (an hour or a day).
+/// Aggregates of one day, hour by hour.
 #[derive(Default)]
 struct Aggs {
-    sum: [M; 4],
-    talk: HashMap<u32, TalkM>,
-    dest_agent: HashMap<u32, M>,
-    dest_gw: HashMap<(u32, bool), M>,
-    cube: HashMap<CubeKey, M>,
-    ext: HashMap<ExtKey, M>,
-    fw: HashMap<usize, f64>,
+    sum: PartsDay,
+    talk: HashMap<u32, PartsDay>,
+    dest_agent: HashMap<u32, DayM>,
+    dest_gw: HashMap<(u32, bool), DayM>,
+    cube: HashMap<CubeKey, DayM>,
+    ext: HashMap<ExtKey, DayM>,
+    fw: HashMap<usize, [f64; 24]>,
 }
 
-impl Aggs {
-    fn merge_into(&self, day: &mut Aggs) {
-        for (i, m) in self.sum.iter().enumerate() {
-            day.sum[i].add(*m);
+/// Packed measures of a day (totals and `name@HH`), and the totals alone.
+fn pack(series: &[(String, [f64; 24])]) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
+    let mut packed = BTreeMap::new();
+    let mut totals = BTreeMap::new();
+    for (name, hours) in series {
+        let total: f64 = hours.iter().map(|v| v.round()).sum();
+        if total == 0.0 {
+            continue;
         }
-        for (k, t) in &self.talk {
-            let d = day.talk.entry(*k).or_default();
-            d.bytes_in += t.bytes_in;
-            d.bytes_out += t.bytes_out;
-            d.flows += t.flows;
-            for (i, m) in t.parts.iter().enumerate() {
-                d.parts[i].add(*m);
+        totals.insert(name.clone(), total);
+        packed.insert(name.clone(), total);
+        for (h, v) in hours.iter().enumerate() {
+            if v.round() != 0.0 {
+                packed.insert(at_hour(name, h as i64), v.round());
             }
         }
-        for (k, m) in &self.dest_agent {
-            day.dest_agent.entry(*k).or_default().add(*m);
-        }
-        for (k, m) in &self.dest_gw {
-            day.dest_gw.entry(*k).or_default().add(*m);
-        }
-        for (k, m) in &self.cube {
-            day.cube.entry(*k).or_default().add(*m);
-        }
-        for (k, m) in &self.ext {
-            day.ext.entry(*k).or_default().add(*m);
-        }
-        for (k, c) in &self.fw {
-            *day.fw.entry(*k).or_default() += c;
-        }
     }
+    (packed, totals)
 }
 
-fn measures(pairs: &[(&str, f64)]) -> std::collections::BTreeMap<String, f64> {
-    pairs
-        .iter()
-        .filter(|(_, v)| *v != 0.0)
-        .map(|(k, v)| (k.to_string(), v.round()))
-        .collect()
+fn bf(d: &DayM) -> Vec<(String, [f64; 24])> {
+    let mut b = [0.0; 24];
+    let mut f = [0.0; 24];
+    for (h, m) in d.0.iter().enumerate() {
+        b[h] = m.bytes;
+        f[h] = m.flows;
+    }
+    vec![(BYTES.into(), b), (FLOWS.into(), f)]
 }
 
-fn bf(m: M) -> std::collections::BTreeMap<String, f64> {
-    measures(&[("bytes", m.bytes), ("flows", m.flows)])
-}
-
-/// Measure names of the per-protocol, per-direction parts.
-pub fn part_keys(proto: Protocol, dir: Direction) -> (String, String) {
-    (
-        format!("bytes.{}.{}", proto.as_str(), dir.as_str()),
-        format!("flows.{}.{}", proto.as_str(), dir.as_str()),
-    )
+fn parts(d: &PartsDay) -> Vec<(String, [f64; 24])> {
+    let mut out = Vec::new();
+    for (i, (p, dir)) in PARTS.iter().enumerate() {
+        let (kb, kf) = part_keys(*p, *dir);
+        let mut b = [0.0; 24];
+        let mut f = [0.0; 24];
+        for h in 0..24 {
+            b[h] = d.0[h][i].bytes;
+            f[h] = d.0[h][i].flows;
+        }
+        out.push((kb, b));
+        out.push((kf, f));
+    }
+    out
 }
 
 /// Rows waiting to be written, by series.
@@ -280,6 +291,42 @@ impl Pending {
         self.rows.entry(series).or_default().push(row);
         self.count += 1;
     }
+
+    /// The packed row, and the totals row when `with_totals`.
+    fn day(
+        &mut self,
+        base: &str,
+        day: i64,
+        key: String,
+        dims: Value,
+        series: &[(String, [f64; 24])],
+        with_totals: bool,
+    ) {
+        let (packed_m, totals_m) = pack(series);
+        if packed_m.is_empty() {
+            return;
+        }
+        if with_totals {
+            self.push(
+                totals(base),
+                Rollup {
+                    hour: day,
+                    key: key.clone(),
+                    dims: dims.clone(),
+                    measures: totals_m,
+                },
+            );
+        }
+        self.push(
+            packed(base),
+            Rollup {
+                hour: day,
+                key,
+                dims,
+                measures: packed_m,
+            },
+        );
+    }
 }
 
 struct Gen<'a> {
@@ -289,6 +336,8 @@ struct Gen<'a> {
     gateways: Vec<String>,
     has_gateway: bool,
     has_firewall: bool,
+    /// Big seeds also write day totals (`<name>.d`) for the largest reads.
+    totals_tier: bool,
 }
 
 impl Gen<'_> {
@@ -303,57 +352,35 @@ impl Gen<'_> {
         if dest % 7 == 3 { "wan2" } else { "wan1" }
     }
 
-    fn cube_dims(&self, k: &CubeKey) -> Value {
-        let ep = &self.eps[k.ep as usize];
-        let d = &self.dests[k.dest as usize];
-        let (src, gw_flag) = match k.src {
-            Src::Agent => ("agent", None),
-            Src::GatewayAgent => ("gateway", Some(true)),
-            Src::GatewayOnly => ("gateway", Some(false)),
-        };
-        let (g, itf) = if d.internal {
-            (catalog::NO_GATEWAY, catalog::NO_GATEWAY)
+    /// Dimensions shared by both cubes.
+    fn common_dims(&self, src: Src, site: usize, dest: usize) -> serde_json::Map<String, Value> {
+        let d = &self.dests[dest];
+        let seen_by_gateway = self.has_gateway && !d.internal;
+        let (g, itf) = if seen_by_gateway {
+            (self.gateway(site), self.interface(dest))
         } else {
-            (self.gateway(ep.site), self.interface(k.dest as usize))
-        };
-        let mut dims = json!({
-            "i": ep.name, "e": d.name(), "ip": d.ip, "c": d.country, "o": d.operator,
-            "p": d.port.to_string(), "s": d.service, "t": d.proto.as_str(),
-            "d": if d.inbound { "inbound" } else { "outbound" },
-            "src": src, "g": g, "si": self.ctx.tenant.sites[ep.site].code, "if": itf,
-            "pr": k.process, "u": user_of(ep, k.process),
-        });
-        if let (Some(flag), Some(obj)) = (gw_flag, dims.as_object_mut()) {
-            obj.insert("a".into(), Value::Bool(flag));
-        }
-        dims
-    }
-
-    fn ext_dims(&self, k: &ExtKey) -> Value {
-        let d = &self.dests[k.dest as usize];
-        let (src, gw_flag) = match k.src {
-            Src::Agent => ("agent", None),
-            Src::GatewayAgent => ("gateway", Some(true)),
-            Src::GatewayOnly => ("gateway", Some(false)),
-        };
-        let (g, itf) = if d.internal {
             (catalog::NO_GATEWAY, catalog::NO_GATEWAY)
-        } else {
-            (
-                self.gateway(k.site as usize),
-                self.interface(k.dest as usize),
-            )
         };
-        let mut dims = json!({
+        let dims = json!({
             "e": d.name(), "ip": d.ip, "c": d.country, "o": d.operator,
             "p": d.port.to_string(), "s": d.service, "t": d.proto.as_str(),
             "d": if d.inbound { "inbound" } else { "outbound" },
-            "src": src, "g": g, "si": self.ctx.tenant.sites[k.site as usize].code, "if": itf,
+            "src": if src == Src::Agent { "agent" } else { "gateway" },
+            "g": g, "si": self.ctx.tenant.sites[site].code, "if": itf, "vg": seen_by_gateway,
         });
-        if let (Some(flag), Some(obj)) = (gw_flag, dims.as_object_mut()) {
-            obj.insert("a".into(), Value::Bool(flag));
+        match dims {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
         }
-        dims
+    }
+
+    fn cube_dims(&self, k: &CubeKey) -> Value {
+        let ep = &self.eps[k.ep as usize];
+        let mut dims = self.common_dims(k.src, ep.site, k.dest as usize);
+        dims.insert("i".into(), json!(ep.name));
+        dims.insert("pr".into(), json!(k.process));
+        dims.insert("u".into(), json!(user_of(ep, k.process)));
+        Value::Object(dims)
     }
 
     fn dest_dims(&self, dest: usize, agent_flag: Option<bool>) -> Value {
@@ -365,128 +392,58 @@ impl Gen<'_> {
         dims
     }
 
-    /// Turns one bucket's aggregates into rollup rows of the given tier.
-    fn flush(
-        &self,
-        aggs: &Aggs,
-        bucket: i64,
-        daily: bool,
-        with_hourly_ext: bool,
-        out: &mut Pending,
-    ) {
-        let name = |base: &str| {
-            if daily {
-                day_series(base)
-            } else {
-                hour_series(base)
-            }
-        };
-        if !daily {
-            let mut pairs = Vec::new();
-            let mut keys = Vec::new();
-            for (i, (p, d)) in PARTS.iter().enumerate() {
-                keys.push(part_keys(*p, *d));
-                let _ = i;
-            }
-            for (i, (kb, kf)) in keys.iter().enumerate() {
-                pairs.push((kb.as_str(), aggs.sum[i].bytes));
-                pairs.push((kf.as_str(), aggs.sum[i].flows));
-            }
-            let m = measures(&pairs);
-            if !m.is_empty() {
-                out.push(
-                    hour_series(SUM),
-                    Rollup {
-                        hour: bucket,
-                        key: "all".into(),
-                        dims: json!({}),
-                        measures: m,
-                    },
-                );
-            }
-        }
-        let part_names: Vec<(String, String)> =
-            PARTS.iter().map(|(p, d)| part_keys(*p, *d)).collect();
+    /// Turns one day's aggregates into rollup rows.
+    fn flush(&self, aggs: &Aggs, day: i64, out: &mut Pending) {
+        out.day(SUM, day, "all".into(), json!({}), &parts(&aggs.sum), false);
         for (m, t) in &aggs.talk {
             let host = &self.eps[*m as usize].name;
-            let mut pairs: Vec<(&str, f64)> = vec![
-                ("bytes", t.bytes_in + t.bytes_out),
-                ("bytes_in", t.bytes_in),
-                ("bytes_out", t.bytes_out),
-                ("flows", t.flows),
-            ];
-            for (i, (kb, kf)) in part_names.iter().enumerate() {
-                pairs.push((kb.as_str(), t.parts[i].bytes));
-                pairs.push((kf.as_str(), t.parts[i].flows));
-            }
-            out.push(
-                name(TALK),
-                Rollup {
-                    hour: bucket,
-                    key: host.clone(),
-                    dims: json!({"m": host}),
-                    measures: measures(&pairs),
-                },
+            out.day(
+                TALK,
+                day,
+                host.clone(),
+                json!({"m": host}),
+                &parts(t),
+                false,
             );
         }
         for (d, m) in &aggs.dest_agent {
-            out.push(
-                name(DEST_AGENT),
-                Rollup {
-                    hour: bucket,
-                    key: d.to_string(),
-                    dims: self.dest_dims(*d as usize, None),
-                    measures: bf(*m),
-                },
+            out.day(
+                DEST_AGENT,
+                day,
+                d.to_string(),
+                self.dest_dims(*d as usize, None),
+                &bf(m),
+                self.totals_tier,
             );
         }
         for ((d, a), m) in &aggs.dest_gw {
-            out.push(
-                name(DEST_GATEWAY),
-                Rollup {
-                    hour: bucket,
-                    key: format!("{d}.{a}"),
-                    dims: self.dest_dims(*d as usize, Some(*a)),
-                    measures: bf(*m),
-                },
+            out.day(
+                DEST_GATEWAY,
+                day,
+                format!("{d}.{a}"),
+                self.dest_dims(*d as usize, Some(*a)),
+                &bf(m),
+                self.totals_tier,
             );
         }
         for (k, m) in &aggs.cube {
             let key = format!("{}.{}.{}.{}", k.src as u8, k.ep, k.dest, k.process);
-            out.push(
-                name(CUBE),
-                Rollup {
-                    hour: bucket,
-                    key,
-                    dims: self.cube_dims(k),
-                    measures: bf(*m),
-                },
-            );
+            out.day(CUBE, day, key, self.cube_dims(k), &bf(m), false);
         }
-        if daily || with_hourly_ext {
-            for (k, m) in &aggs.ext {
-                let key = format!("{}.{}.{}", k.src as u8, k.site, k.dest);
-                out.push(
-                    name(CUBE_EXT),
-                    Rollup {
-                        hour: bucket,
-                        key,
-                        dims: self.ext_dims(k),
-                        measures: bf(*m),
-                    },
-                );
-            }
+        for (k, m) in &aggs.ext {
+            let key = format!("{}.{}.{}", k.src as u8, k.site, k.dest);
+            let dims = Value::Object(self.common_dims(k.src, k.site as usize, k.dest as usize));
+            out.day(CUBE_EXT, day, key, dims, &bf(m), self.totals_tier);
         }
         for (r, c) in &aggs.fw {
             let (rule, cat, action, _) = FIREWALL_RULES[*r];
-            out.push(
-                name(FIREWALL),
-                Rollup {
-                    hour: bucket,
-                    key: r.to_string(),
-                    dims: json!({"r": rule, "ca": cat, "ac": action}),
-                    measures: measures(&[("connections", *c)]),
-                },
+            out.day(
+                FIREWALL,
+                day,
+                r.to_string(),
+                json!({"r": rule, "ca": cat, "ac": action}),
+                &[(CONNECTIONS.into(), *c)],
+                false,
             );
         }
     }
@@ -606,7 +563,11 @@ fn build(ctx: &SeedCtx) -> Gen<'_> {
         let server = m.kind == MachineKind::Server;
         let mut habits = Vec::new();
         let mut acc = 0.0;
-        let n = if server { 6 } else { 14 };
+        let n = match (server, big) {
+            (true, _) => 4,
+            (false, true) => 14,
+            (false, false) => 6,
+        };
         let mut chosen = std::collections::HashSet::new();
         for _ in 0..n * 3 {
             if chosen.len() >= n {
@@ -770,6 +731,7 @@ fn build(ctx: &SeedCtx) -> Gen<'_> {
         gateways,
         has_gateway,
         has_firewall,
+        totals_tier: big,
     }
 }
 
@@ -858,14 +820,13 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
     let start = (ctx.start().timestamp_millis() / HOUR_MS) * HOUR_MS;
     let detail_days = if big { 7 } else { 2 }.min(i64::from(ctx.days));
     let detail_from = now - detail_days * DAY_MS;
-    let ext_hourly_from = now - 2 * DAY_MS;
     let blocked_from = DateTime::parse_from_rfc3339(BLOCKED_COLLECTION_START)
         .map(|t| t.timestamp_millis())
         .unwrap_or(0);
     // Flows per machine-hour at peak activity, and groups per machine-hour outside the
     // detailed window (aggregates only need the groups' sums).
     let peak = if big { 150.0 } else { 10.0 };
-    let groups = if big { 4 } else { 2 };
+    let groups = if big { 4 } else { 1 };
     let offset_h: i64 = if ctx.tenant.id == "globex" { -5 } else { 1 };
     let mut rng = ctx.rng("flows.traffic");
     let mut writer = Writer {
@@ -884,11 +845,11 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
     let mut hour = start;
     while hour < now {
         if (hour / DAY_MS) * DAY_MS != day_start {
-            g.flush(&day, day_start, true, false, &mut pending);
+            g.flush(&day, day_start, &mut pending);
             day = Aggs::default();
             day_start = (hour / DAY_MS) * DAY_MS;
         }
-        let mut aggs = Aggs::default();
+        let hi = ((hour - day_start) / HOUR_MS) as usize;
         let local = DateTime::from_timestamp_millis(hour + offset_h * HOUR_MS).unwrap_or_default();
         let detailed = hour + HOUR_MS > detail_from;
         let span = (now - hour).min(HOUR_MS);
@@ -918,9 +879,11 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                 let di = pick_habit(&mut rng, &ep.habits);
                 let d = &g.dests[di];
                 let process = if ep.machine.is_some() {
-                    d.processes[rng
-                        .random_range(0..d.processes.len().max(1))
-                        .min(d.processes.len().saturating_sub(1))]
+                    // Each machine has its usual program for a service (its browser...).
+                    d.processes
+                        .get((e + di) % d.processes.len().max(1))
+                        .copied()
+                        .unwrap_or("svchost.exe")
                 } else {
                     catalog::UNKNOWN
                 };
@@ -946,60 +909,43 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                             body: flow_body(ep, d, process, user, bytes as u64, &mut rng),
                         });
                     }
-                    let t = aggs.talk.entry(mi as u32).or_default();
-                    if d.inbound {
-                        t.bytes_in += bytes;
-                    } else {
-                        t.bytes_out += bytes;
-                    }
-                    t.flows += m.flows;
-                    t.parts[part(d.proto, d.inbound)].add(m);
-                    aggs.sum[part(d.proto, d.inbound)].add(m);
-                    aggs.dest_agent.entry(di as u32).or_default().add(m);
-                    aggs.cube
-                        .entry(CubeKey {
-                            src: Src::Agent,
-                            ep: e as u32,
-                            dest: di as u32,
-                            process,
-                        })
-                        .or_default()
-                        .add(m);
-                    aggs.ext
-                        .entry(ExtKey {
-                            src: Src::Agent,
-                            site: ep.site as u32,
-                            dest: di as u32,
-                        })
-                        .or_default()
-                        .add(m);
+                    let pi = part(d.proto, d.inbound);
+                    day.talk.entry(mi as u32).or_default().0[hi][pi].add(m);
+                    day.sum.0[hi][pi].add(m);
+                    day.dest_agent.entry(di as u32).or_default().0[hi].add(m);
+                    let key = CubeKey {
+                        src: Src::Agent,
+                        ep: e as u32,
+                        dest: di as u32,
+                        process,
+                    };
+                    day.cube.entry(key).or_default().0[hi].add(m);
+                    let key = ExtKey {
+                        src: Src::Agent,
+                        site: ep.site as u32,
+                        dest: di as u32,
+                    };
+                    day.ext.entry(key).or_default().0[hi].add(m);
+                } else {
+                    let key = CubeKey {
+                        src: Src::GatewayOnly,
+                        ep: e as u32,
+                        dest: di as u32,
+                        process,
+                    };
+                    day.cube.entry(key).or_default().0[hi].add(m);
+                    let key = ExtKey {
+                        src: Src::GatewayOnly,
+                        site: ep.site as u32,
+                        dest: di as u32,
+                    };
+                    day.ext.entry(key).or_default().0[hi].add(m);
                 }
                 if g.has_gateway && !d.internal {
-                    let src = if ep.machine.is_some() {
-                        Src::GatewayAgent
-                    } else {
-                        Src::GatewayOnly
-                    };
-                    aggs.dest_gw
+                    day.dest_gw
                         .entry((di as u32, ep.machine.is_some()))
                         .or_default()
-                        .add(m);
-                    aggs.cube
-                        .entry(CubeKey {
-                            src,
-                            ep: e as u32,
-                            dest: di as u32,
-                            process: catalog::UNKNOWN,
-                        })
-                        .or_default()
-                        .add(m);
-                    aggs.ext
-                        .entry(ExtKey {
-                            src,
-                            site: ep.site as u32,
-                            dest: di as u32,
-                        })
-                        .or_default()
+                        .0[hi]
                         .add(m);
                 }
             }
@@ -1080,23 +1026,15 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         }
         // Firewall logs: connections by rule, in proportion to the traffic of the hour.
         if g.has_firewall {
-            let flows: f64 = aggs.sum.iter().map(|m| m.flows).sum::<f64>() * 0.6 + 3.0;
+            let flows: f64 = day.sum.0[hi].iter().map(|m| m.flows).sum::<f64>() * 0.6 + 3.0;
             let total_w: f64 = FIREWALL_RULES.iter().map(|r| r.3).sum();
             for (r, rule) in FIREWALL_RULES.iter().enumerate() {
                 let c = (flows * rule.3 / total_w * (0.6 + 0.8 * rng.random::<f64>())).round();
                 if c > 0.0 {
-                    aggs.fw.insert(r, c);
+                    day.fw.entry(r).or_insert([0.0; 24])[hi] += c;
                 }
             }
         }
-        g.flush(
-            &aggs,
-            hour,
-            false,
-            hour + HOUR_MS > ext_hourly_from,
-            &mut pending,
-        );
-        aggs.merge_into(&mut day);
         if records.len() >= 40_000 {
             writer
                 .records(RECORDS, std::mem::take(&mut records))
@@ -1118,7 +1056,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
             );
         }
     }
-    g.flush(&day, day_start, true, false, &mut pending);
+    g.flush(&day, day_start, &mut pending);
     writer.records(RECORDS, records).await?;
     writer.records(BLOCKED, blocked).await?;
     writer.rollups(pending).await?;
@@ -1136,6 +1074,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         "gateway": g.has_gateway,
         "firewall": g.has_firewall,
         "gateways": g.gateways,
+        "totals_tier": g.totals_tier,
     });
     ctx.store
         .put_docs(ctx.tenant.id, SOURCES, vec![("config".into(), sources)])

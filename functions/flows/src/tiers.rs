@@ -1,21 +1,29 @@
-//! Reading hourly aggregates over long windows fast.
+//! How the hourly aggregates are laid out, and read over long windows fast.
 //!
-//! Each aggregate is stored twice: hourly rows in `<name>.h` and their daily sums in
-//! `<name>.d` (the row's `hour` is then the start of the UTC day). A window counts the hours
-//! that start inside it; the days it covers entirely are read from the daily tier and only
-//! the hours at its two edges from the hourly tier, so 31 days cost about 31 + 46 buckets
-//! instead of 744. The result is the same as summing the hourly rows.
+//! The flows aggregates keep every hour, but pack one UTC day of one combination of
+//! dimensions into one rollup row (the row's `hour` is the start of the day): the measure
+//! `bytes` is the day's total and `bytes@07` the value of the hour 07:00-08:00. Measures
+//! still add up, so rows merge like any rollup. A 31-day window then reads about 31 rows per
+//! combination instead of 744. For the biggest reads a second series `<name>.d` holds the
+//! day totals only, so whole days cost no hour parsing; the partial days at the window's
+//! edges are read from the packed rows `<name>.dh` hour by hour.
+//!
+//! A window counts the hours that *start* inside it, so a 31-day window has exactly 744.
+
+use std::collections::BTreeMap;
 
 use netops_shared::store::{DynStore, Filter, Rollup, StoreResult};
 
 pub const HOUR_MS: i64 = 3_600_000;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 
-pub fn hour_series(base: &str) -> String {
-    format!("{base}.h")
+/// Packed day rows (totals and hours).
+pub fn packed(base: &str) -> String {
+    format!("{base}.dh")
 }
 
-pub fn day_series(base: &str) -> String {
+/// Day totals only.
+pub fn totals(base: &str) -> String {
     format!("{base}.d")
 }
 
@@ -24,30 +32,60 @@ pub fn ceil_to(t: i64, step: i64) -> i64 {
     t.div_euclid(step) * step + if t.rem_euclid(step) == 0 { 0 } else { step }
 }
 
-/// Ranges to read: (tier is daily, from, to) over bucket starts, hourly for the edges.
-pub fn plan(from: i64, to: i64) -> Vec<(bool, i64, i64)> {
-    // Hours h with from <= h < to are exactly the hours in [a, b).
+pub fn floor_to(t: i64, step: i64) -> i64 {
+    t.div_euclid(step) * step
+}
+
+/// Name of the measure `name` for hour `h` (0-23) of the day.
+pub fn at_hour(name: &str, h: i64) -> String {
+    format!("{name}@{h:02}")
+}
+
+/// Splits `bytes@07` into (`bytes`, 7).
+pub fn split_hour(key: &str) -> Option<(&str, i64)> {
+    let (name, h) = key.split_once('@')?;
+    Some((name, h.parse().ok()?))
+}
+
+/// The hours starting in `[from, to)` as `[a, b)`, and the whole days inside as `[d0, d1)`.
+pub fn bounds(from: i64, to: i64) -> (i64, i64, i64, i64) {
     let (a, b) = (ceil_to(from, HOUR_MS), ceil_to(to, HOUR_MS));
-    if a >= b {
-        return Vec::new();
+    let (d0, d1) = (ceil_to(a, DAY_MS), floor_to(b, DAY_MS));
+    (a, b, d0, d1)
+}
+
+/// The measures of a packed row restricted to the hours in `[a, b)`.
+pub fn restrict(row: &Rollup, a: i64, b: i64) -> BTreeMap<String, f64> {
+    if row.hour >= a && row.hour + DAY_MS <= b {
+        return row
+            .measures
+            .iter()
+            .filter(|(k, _)| !k.contains('@'))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
     }
-    let (d0, d1) = (ceil_to(a, DAY_MS), b.div_euclid(DAY_MS) * DAY_MS);
-    if d0 >= d1 {
-        return vec![(false, a, b)];
-    }
-    let mut out = Vec::new();
-    if a < d0 {
-        out.push((false, a, d0));
-    }
-    out.push((true, d0, d1));
-    if d1 < b {
-        out.push((false, d1, b));
+    let mut out = BTreeMap::new();
+    for (k, v) in &row.measures {
+        if let Some((name, h)) = split_hour(k) {
+            let t = row.hour + h * HOUR_MS;
+            if t >= a && t < b {
+                *out.entry(name.to_owned()).or_insert(0.0) += v;
+            }
+        }
     }
     out
 }
 
-/// Every aggregate of `base` over the hours starting in `[from, to)`, daily rows for whole
-/// days and hourly rows at the edges.
+/// Hour-by-hour values of a packed row: (measure, hour start, value).
+pub fn hours(row: &Rollup) -> impl Iterator<Item = (&str, i64, f64)> {
+    row.measures
+        .iter()
+        .filter_map(|(k, v)| split_hour(k).map(|(name, h)| (name, row.hour + h * HOUR_MS, *v)))
+}
+
+/// Every aggregate of `base` over the hours starting in `[from, to)`, one row per day and
+/// combination, its measures restricted to the window. With `fast`, whole days come from
+/// the totals series.
 pub async fn read(
     store: &DynStore,
     tenant: &str,
@@ -55,59 +93,78 @@ pub async fn read(
     from: i64,
     to: i64,
     filter: &Filter,
+    fast: bool,
 ) -> StoreResult<Vec<Rollup>> {
-    let mut out = Vec::new();
-    for (daily, a, b) in plan(from, to) {
-        let series = if daily {
-            day_series(base)
-        } else {
-            hour_series(base)
-        };
-        out.extend(store.rollups(tenant, &series, a, b, filter).await?);
+    let (a, b, d0, d1) = bounds(from, to);
+    if a >= b {
+        return Ok(Vec::new());
     }
-    Ok(out)
-}
-
-/// Only the hourly tier (for hour-by-hour series).
-pub async fn read_hourly(
-    store: &DynStore,
-    tenant: &str,
-    base: &str,
-    from: i64,
-    to: i64,
-    filter: &Filter,
-) -> StoreResult<Vec<Rollup>> {
-    store
-        .rollups(tenant, &hour_series(base), from, to, filter)
-        .await
+    let mut rows = Vec::new();
+    if fast && d0 < d1 {
+        rows.extend(store.rollups(tenant, &totals(base), d0, d1, filter).await?);
+        if a < d0 {
+            rows.extend(
+                store
+                    .rollups(tenant, &packed(base), floor_to(a, DAY_MS), d0, filter)
+                    .await?,
+            );
+        }
+        if d1 < b {
+            rows.extend(store.rollups(tenant, &packed(base), d1, b, filter).await?);
+        }
+    } else {
+        rows = store
+            .rollups(tenant, &packed(base), floor_to(a, DAY_MS), b, filter)
+            .await?;
+    }
+    for row in &mut rows {
+        row.measures = restrict(row, a, b);
+    }
+    rows.retain(|r| !r.measures.is_empty());
+    Ok(rows)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    #[test]
-    fn plans_whole_days_and_hourly_edges() {
-        let day = DAY_MS;
-        // 10:30 on day 1 to 09:15 on day 4.
-        let from = day + 10 * HOUR_MS + 30 * 60_000;
-        let to = 4 * day + 9 * HOUR_MS + 15 * 60_000;
-        assert_eq!(
-            plan(from, to),
-            vec![
-                (false, day + 11 * HOUR_MS, 2 * day),
-                (true, 2 * day, 4 * day),
-                (false, 4 * day, 4 * day + 10 * HOUR_MS)
-            ]
-        );
-        // Within one day: hourly only.
-        assert_eq!(plan_len(day + HOUR_MS, day + 5 * HOUR_MS), 1);
-        // Aligned bounds: days only.
-        assert_eq!(plan(2 * day, 5 * day), vec![(true, 2 * day, 5 * day)]);
-        assert!(plan(5, 5).is_empty());
+    fn row(day: i64, m: &[(&str, f64)]) -> Rollup {
+        Rollup {
+            hour: day,
+            key: "k".into(),
+            dims: json!({}),
+            measures: m.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
     }
 
-    fn plan_len(a: i64, b: i64) -> usize {
-        plan(a, b).len()
+    #[test]
+    fn whole_days_use_totals_and_edges_their_hours() {
+        let day = DAY_MS;
+        let r = row(
+            day,
+            &[("bytes", 10.0), ("bytes@03", 4.0), ("bytes@20", 6.0)],
+        );
+        assert_eq!(restrict(&r, day, 2 * day)["bytes"], 10.0);
+        assert_eq!(restrict(&r, day + 4 * HOUR_MS, 3 * day)["bytes"], 6.0);
+        assert_eq!(restrict(&r, 0, day + 4 * HOUR_MS)["bytes"], 4.0);
+        assert!(restrict(&r, day + 4 * HOUR_MS, day + 20 * HOUR_MS).is_empty());
+        // 10:30 on day 1 to 09:15 on day 4: hours 11:00 day 1 .. 09:00 day 4.
+        let (a, b, d0, d1) = bounds(
+            day + 10 * HOUR_MS + 1_800_000,
+            4 * day + 9 * HOUR_MS + 900_000,
+        );
+        assert_eq!(
+            (a, b, d0, d1),
+            (day + 11 * HOUR_MS, 4 * day + 10 * HOUR_MS, 2 * day, 4 * day)
+        );
+        let hs: Vec<_> = hours(&r).collect();
+        assert_eq!(
+            hs,
+            vec![
+                ("bytes", day + 3 * HOUR_MS, 4.0),
+                ("bytes", day + 20 * HOUR_MS, 6.0)
+            ]
+        );
     }
 }
