@@ -19,7 +19,7 @@ BASE="http://127.0.0.1:$PORT/api/v1"
 AUTH="Authorization: Bearer $TOKEN"
 
 # Twenty machines under diagnosis, rotated by wrk.
-HOSTS=$(curl -s -H "$AUTH" "$BASE/netdiag/machines" | python3 -c 'import json,sys; print(" ".join(m["hostname"] for m in json.load(sys.stdin)["data"][:400:20]))')
+HOSTS=$(curl -s --retry 5 --retry-connrefused -H "$AUTH" "$BASE/netdiag/machines" | python3 -c 'import json,sys; print(" ".join(m["hostname"] for m in json.load(sys.stdin)["data"][:400:20]))')
 LUA=$(mktemp --suffix=.lua)
 bench() { # $1 label, $2 path template with HOST
   python3 - "$2" $HOSTS >"$LUA" <<'PY'
