@@ -170,7 +170,6 @@ pub async fn list_netdiag_events(
             "at most 200 characters",
         ));
     }
-    service::machine(&state.store, &caller.tenant, &hostname).await?;
     let filters = EventFilters {
         hostname: &hostname,
         sources: &sources,
@@ -178,6 +177,7 @@ pub async fn list_netdiag_events(
     };
     if sources.is_empty() {
         // Only hidden sources were asked for: nothing is ever returned.
+        service::machine(&state.store, &caller.tenant, &hostname).await?;
         page.resume::<Value>(&filters)?;
         return Ok(Envelope::new(
             Vec::new(),
@@ -185,19 +185,22 @@ pub async fn list_netdiag_events(
         ));
     }
     let filter = service::events_filter(&sources, q);
-    let (records, meta) = series_page(
-        &state,
-        &caller,
-        &page,
-        &window,
-        SeriesSpec {
-            series: EVENTS,
-            partition: Some(&hostname),
-            filter: &filter,
-        },
-        &filters,
-    )
-    .await?;
+    // The machine check and the page are independent: read side by side.
+    let (_, (records, meta)) = tokio::try_join!(
+        service::machine(&state.store, &caller.tenant, &hostname),
+        series_page(
+            &state,
+            &caller,
+            &page,
+            &window,
+            SeriesSpec {
+                series: EVENTS,
+                partition: Some(&hostname),
+                filter: &filter,
+            },
+            &filters,
+        ),
+    )?;
     let events = records
         .into_iter()
         .map(|r| decode(r.body))

@@ -138,21 +138,27 @@ pub async fn build(
     w: &Window,
     opt: &Options,
 ) -> Result<Vec<u8>, ApiError> {
-    let machine = service::machine(store, tenant, hostname).await?;
-    let state = service::state(store, tenant, hostname).await?;
-    let alert = service::alert(
-        store,
-        tenant,
-        state.as_ref().and_then(|s| s.open_alert.as_deref()),
-    )
-    .await?;
+    let (machine, state, latest, events) = tokio::try_join!(
+        service::machine(store, tenant, hostname),
+        service::state(store, tenant, hostname),
+        service::latest(store, tenant, hostname, w.to),
+        service::notable_events(store, tenant, hostname, w, 14),
+    )?;
+    let (alert, dist) = tokio::try_join!(
+        service::alert(
+            store,
+            tenant,
+            state.as_ref().and_then(|s| s.open_alert.as_deref())
+        ),
+        service::distribution(store, tenant, hostname, state.as_ref(), w),
+    )?;
     let data = Data {
         hostname: hostname.to_owned(),
         machine,
         alert,
-        dist: service::distribution(store, tenant, hostname, state.as_ref(), w).await?,
-        latest: service::latest(store, tenant, hostname, w.to).await?,
-        events: service::notable_events(store, tenant, hostname, w, 14).await?,
+        dist,
+        latest,
+        events,
         state,
         generated_at: Utc::now(),
     };

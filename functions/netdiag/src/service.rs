@@ -267,35 +267,30 @@ pub async fn summary(
     hostname: &str,
     w: &Window,
 ) -> Result<(Summary, Distribution), ApiError> {
-    machine(store, tenant, hostname).await?;
-    let latest = latest(store, tenant, hostname, w.to)
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found(
-                format!("Aucune mesure NetDiag pour « {hostname} » : mesure"),
-                format!("No NetDiag measurement for '{hostname}': measurement"),
-            )
-        })?;
-    let st = state(store, tenant, hostname).await?;
-    let dist = distribution(store, tenant, hostname, st.as_ref(), w).await?;
-    let current = match &st {
-        Some(s) => Current {
-            verdict: s.verdict,
-            cause: s.cause.clone(),
-            since: s.since,
-        },
-        None => Current {
-            verdict: latest.verdict,
-            cause: latest.cause.clone(),
-            since: latest.at,
-        },
+    let no_measurement = || {
+        ApiError::not_found(
+            format!("Mesure NetDiag de « {hostname} »"),
+            format!("NetDiag measurement of '{hostname}'"),
+        )
     };
-    let alert = alert(
-        store,
-        tenant,
-        st.as_ref().and_then(|s| s.open_alert.as_deref()),
-    )
-    .await?;
+    // The state exists for every measured machine: without it, the machine is unknown
+    // (404 naming the machine) or has never been measured.
+    let Some(st) = state(store, tenant, hostname).await? else {
+        machine(store, tenant, hostname).await?;
+        return Err(no_measurement());
+    };
+    // Independent reads, run side by side.
+    let (latest, dist, alert) = tokio::try_join!(
+        latest(store, tenant, hostname, w.to),
+        distribution(store, tenant, hostname, Some(&st), w),
+        alert(store, tenant, st.open_alert.as_deref()),
+    )?;
+    let latest = latest.ok_or_else(no_measurement)?;
+    let current = Current {
+        verdict: st.verdict,
+        cause: st.cause.clone(),
+        since: st.since,
+    };
     Ok((
         Summary {
             hostname: hostname.to_owned(),
