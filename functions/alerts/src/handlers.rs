@@ -43,17 +43,16 @@ pub async fn list_alerts(
 ) -> ApiResult<Vec<AlertItem>> {
     let open_only = feed::parse_open_only(q.status.as_deref())?;
     let kinds = feed::parse_kinds(q.kind.as_deref())?;
-    let mut items = feed::collect(
+    let (items, total) = feed::collect(
         &state,
         &caller.tenant,
         &kinds,
         open_only,
         &window,
+        page.limit as usize,
         Utc::now(),
     )
     .await?;
-    let total = items.len();
-    items.truncate(page.limit as usize);
     let meta = Meta::new()
         .limit(page.limit)
         .window(&window)
