@@ -526,7 +526,8 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
     let mut rng = ctx.rng("siem");
     let now = ctx.now;
     let start = ctx.start();
-    let count = (ctx.days as usize * ctx.machines.len() / 45).max(12);
+    // About one correlated incident per 100 machines and day (10 a day for 1,000 machines).
+    let count = (ctx.days as usize * ctx.machines.len() / 100).max(12);
     let span = (now - start).num_minutes().max(60);
     // Opening times, newest first: the first ones get the in-progress states.
     let mut opened: Vec<DateTime<Utc>> = (0..count)
