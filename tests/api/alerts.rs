@@ -937,3 +937,42 @@ async fn siem_incidents_are_seeded_for_the_security_module() {
         "some incidents have more than 200 correlated events"
     );
 }
+
+#[tokio::test]
+async fn ack_errors_speak_english_on_request() {
+    let app = TestApp::shared();
+    let token = app.token("acme", &[Scope::WriteAlerts]).await;
+    let res = app
+        .request(
+            Method::POST,
+            "/alerts/nd-PAR-LT-0001-1/ack",
+            Some(&token),
+            None,
+            &[("accept-language", "en")],
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST);
+    assert!(
+        res.body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("NetDiag") && m.contains("cannot be acknowledged")),
+        "{}",
+        res.body
+    );
+    let res = app
+        .request(
+            Method::POST,
+            "/alerts/hm-999999999/ack",
+            Some(&token),
+            None,
+            &[],
+        )
+        .await;
+    assert!(
+        res.body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("introuvable")),
+        "{}",
+        res.body
+    );
+}

@@ -103,13 +103,17 @@ fn open_or_resolved(open: bool) -> String {
 }
 
 /// A monitor incident with its duration computed at `now`.
-pub fn monitor_incident(doc: &Doc, now: DateTime<Utc>) -> Result<MonitorIncident, ApiError> {
+pub fn monitor_incident_of(body: Value, now: DateTime<Utc>) -> Result<MonitorIncident, ApiError> {
     let mut inc: MonitorIncident =
-        serde_json::from_value(doc.body.clone()).map_err(|e| ApiError::internal(&e))?;
+        serde_json::from_value(body).map_err(|e| ApiError::internal(&e))?;
     inc.duration_s = (inc.resolved_at.unwrap_or(now) - inc.started_at)
         .num_seconds()
         .max(0);
     Ok(inc)
+}
+
+pub fn monitor_incident(doc: &Doc, now: DateTime<Utc>) -> Result<MonitorIncident, ApiError> {
+    monitor_incident_of(doc.body.clone(), now)
 }
 
 pub fn monitor_item(inc: &MonitorIncident) -> AlertItem {
@@ -180,85 +184,141 @@ fn netdiag_item(a: NetdiagAlert) -> AlertItem {
     }
 }
 
-/// Everything of the tenant in one collection, or only what matches `filter`.
-async fn docs(
-    state: &AppState,
-    tenant: &str,
-    collection: &str,
-    filter: &Filter,
-) -> Result<Vec<Doc>, ApiError> {
-    Ok(state
-        .store
-        .list_docs(tenant, collection, filter, None, usize::MAX)
-        .await?)
+/// An alert before it is built: enough to filter and sort, the stored body kept as is, so
+/// only the items of the page are mapped (the feed can hold thousands of candidates).
+struct Candidate {
+    opened_at: DateTime<Utc>,
+    id: String,
+    origin: Origin,
+    body: Value,
 }
 
-/// The feed, newest first (ties by id), before the page limit: what is in progress now,
-/// plus with `open_only == false` what opened within the window.
+fn text<'a>(body: &'a Value, field: &str) -> &'a str {
+    body.get(field).and_then(Value::as_str).unwrap_or("")
+}
+
+fn date(body: &Value, field: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text(body, field))
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// The candidates of one origin: in progress now, or (unless `open_only`) opened in the window.
+async fn candidates(
+    state: &AppState,
+    tenant: &str,
+    origin: Origin,
+    open_only: bool,
+    window: &Window,
+) -> Result<Vec<Candidate>, ApiError> {
+    let (collection, open_filter, opened_field) = match origin {
+        Origin::Hostmonitor => (
+            MONITOR_INCIDENTS,
+            Pred::Ne("status", json!("resolved")),
+            "started_at",
+        ),
+        Origin::Siem => (
+            SIEM_INCIDENTS,
+            Pred::In(
+                "status",
+                vec![json!("OPEN"), json!("ACKNOWLEDGED"), json!("INVESTIGATING")],
+            ),
+            "opened_at",
+        ),
+        Origin::Netdiag => (
+            NETDIAG_ALERTS,
+            Pred::Eq("status", json!("open")),
+            "opened_at",
+        ),
+    };
+    let filter = if open_only {
+        Filter::all().and(open_filter.clone())
+    } else {
+        Filter::all()
+    };
+    let docs = state
+        .store
+        .list_docs(tenant, collection, &filter, None, usize::MAX)
+        .await?;
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let Some(opened_at) = date(&doc.body, opened_field) else {
+            // NetDiag alerts are written by another module: one of another shape is skipped.
+            tracing::warn!(key = %doc.key, collection, "alert of unexpected shape skipped");
+            continue;
+        };
+        let in_progress = open_filter.matches(&doc.body);
+        if !(in_progress || (!open_only && opened_at >= window.from && opened_at < window.to)) {
+            continue;
+        }
+        let id = match origin {
+            Origin::Hostmonitor => text(&doc.body, "alert_id").to_owned(),
+            Origin::Siem => format!("siem-{}", text(&doc.body, "id")),
+            Origin::Netdiag => text(&doc.body, "id").to_owned(),
+        };
+        out.push(Candidate {
+            opened_at,
+            id,
+            origin,
+            body: doc.body,
+        });
+    }
+    Ok(out)
+}
+
+fn build(c: Candidate, now: DateTime<Utc>) -> Result<Option<AlertItem>, ApiError> {
+    Ok(match c.origin {
+        Origin::Hostmonitor => Some(monitor_item(&monitor_incident_of(c.body, now)?)),
+        Origin::Siem => {
+            let inc: SiemIncident =
+                serde_json::from_value(c.body).map_err(|e| ApiError::internal(&e))?;
+            Some(siem_item(&inc))
+        }
+        Origin::Netdiag => match serde_json::from_value::<NetdiagAlert>(c.body) {
+            Ok(a) => Some(netdiag_item(a)),
+            Err(e) => {
+                tracing::warn!(id = %c.id, cause = %e, "netdiag alert of unexpected shape skipped");
+                None
+            }
+        },
+    })
+}
+
+/// The feed, newest first (ties by id): what is in progress now, plus with
+/// `open_only == false` what opened within the window. Returns the first `limit` items and
+/// the number of alerts before the cut.
 pub async fn collect(
     state: &AppState,
     tenant: &str,
     kinds: &[Origin],
     open_only: bool,
     window: &Window,
+    limit: usize,
     now: DateTime<Utc>,
-) -> Result<Vec<AlertItem>, ApiError> {
-    let in_window = |t: DateTime<Utc>| t >= window.from && t < window.to;
-    let mut items = Vec::new();
-    for origin in kinds {
-        match origin {
-            Origin::Hostmonitor => {
-                let filter = if open_only {
-                    Filter::all().and(Pred::Ne("status", json!("resolved")))
-                } else {
-                    Filter::all()
-                };
-                for doc in docs(state, tenant, MONITOR_INCIDENTS, &filter).await? {
-                    let inc = monitor_incident(&doc, now)?;
-                    if inc.status != "resolved" || (!open_only && in_window(inc.started_at)) {
-                        items.push(monitor_item(&inc));
-                    }
-                }
-            }
-            Origin::Siem => {
-                let filter = if open_only {
-                    Filter::all().and(Pred::In(
-                        "status",
-                        vec![json!("OPEN"), json!("ACKNOWLEDGED"), json!("INVESTIGATING")],
-                    ))
-                } else {
-                    Filter::all()
-                };
-                for doc in docs(state, tenant, SIEM_INCIDENTS, &filter).await? {
-                    let inc: SiemIncident =
-                        serde_json::from_value(doc.body).map_err(|e| ApiError::internal(&e))?;
-                    if siem_in_progress(&inc.status) || (!open_only && in_window(inc.opened_at)) {
-                        items.push(siem_item(&inc));
-                    }
-                }
-            }
-            Origin::Netdiag => {
-                let filter = if open_only {
-                    Filter::all().and(Pred::Eq("status", json!("open")))
-                } else {
-                    Filter::all()
-                };
-                for doc in docs(state, tenant, NETDIAG_ALERTS, &filter).await? {
-                    // Written by another module: a document of another shape is skipped, not fatal.
-                    let alert: NetdiagAlert = match serde_json::from_value(doc.body) {
-                        Ok(a) => a,
-                        Err(e) => {
-                            tracing::warn!(key = %doc.key, cause = %e, "netdiag alert of unexpected shape skipped");
-                            continue;
-                        }
-                    };
-                    if alert.status == "open" || (!open_only && in_window(alert.opened_at)) {
-                        items.push(netdiag_item(alert));
-                    }
-                }
-            }
+) -> Result<(Vec<AlertItem>, usize), ApiError> {
+    let want = |o: Origin| kinds.contains(&o);
+    let none = || async { Ok::<_, ApiError>(Vec::new()) };
+    let load = |o: Origin| async move {
+        if want(o) {
+            candidates(state, tenant, o, open_only, window).await
+        } else {
+            none().await
+        }
+    };
+    let (a, b, c) = tokio::try_join!(
+        load(Origin::Hostmonitor),
+        load(Origin::Siem),
+        load(Origin::Netdiag)
+    )?;
+    let mut all: Vec<Candidate> = a.into_iter().chain(b).chain(c).collect();
+    all.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| b.id.cmp(&a.id)));
+    let total = all.len();
+    all.truncate(limit);
+    let mut items = Vec::with_capacity(all.len());
+    for c in all {
+        if let Some(item) = build(c, now)? {
+            items.push(item);
         }
     }
-    items.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| b.id.cmp(&a.id)));
-    Ok(items)
+    Ok((items, total))
 }

@@ -43,17 +43,16 @@ pub async fn list_alerts(
 ) -> ApiResult<Vec<AlertItem>> {
     let open_only = feed::parse_open_only(q.status.as_deref())?;
     let kinds = feed::parse_kinds(q.kind.as_deref())?;
-    let mut items = feed::collect(
+    let (items, total) = feed::collect(
         &state,
         &caller.tenant,
         &kinds,
         open_only,
         &window,
+        page.limit as usize,
         Utc::now(),
     )
     .await?;
-    let total = items.len();
-    items.truncate(page.limit as usize);
     let meta = Meta::new()
         .limit(page.limit)
         .window(&window)
@@ -418,4 +417,56 @@ pub async fn list_monitor_incidents(
             .window(&window)
             .with("total", total),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_ids_are_hm_numbers_or_siem_ids_and_never_netdiag() {
+        assert!(matches!(
+            parse_ack_id("hm-10035"),
+            Ok(AckTarget::Monitor(10035))
+        ));
+        assert!(
+            matches!(parse_ack_id("siem-2026-0142"), Ok(AckTarget::Siem(s)) if s == "2026-0142")
+        );
+        for bad in [
+            "hm-",
+            "hm-1a",
+            "hm-+1",
+            "hm-99999999999999999999",
+            "siem-",
+            "siem-a b",
+            "nd-PAR-1",
+            "x",
+            "",
+        ] {
+            assert!(parse_ack_id(bad).is_err(), "{bad}");
+        }
+        let nd = parse_ack_id("nd-PAR-LT-0001-3")
+            .err()
+            .map(|e| e.message.en.to_string())
+            .unwrap_or_default();
+        assert!(nd.contains("NetDiag"));
+    }
+
+    #[test]
+    fn ack_bodies_take_an_optional_note_of_at_most_2000_characters() {
+        assert_eq!(parse_ack_body(b"").ok(), Some(None));
+        assert_eq!(parse_ack_body(b"{}").ok(), Some(None));
+        assert_eq!(parse_ack_body(br#"{"note": null}"#).ok(), Some(None));
+        assert_eq!(parse_ack_body(br#"{"note": "  "}"#).ok(), Some(None));
+        assert_eq!(
+            parse_ack_body(br#"{"note": "vu"}"#).ok(),
+            Some(Some("vu".to_owned()))
+        );
+        let max = format!(r#"{{"note": "{}"}}"#, "é".repeat(NOTE_MAX));
+        assert!(parse_ack_body(max.as_bytes()).is_ok());
+        let over = format!(r#"{{"note": "{}"}}"#, "é".repeat(NOTE_MAX + 1));
+        assert!(parse_ack_body(over.as_bytes()).is_err());
+        assert!(parse_ack_body(b"[]").is_err());
+        assert!(parse_ack_body(br#"{"note": 1}"#).is_err());
+    }
 }

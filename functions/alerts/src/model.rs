@@ -9,9 +9,10 @@ use utoipa::{IntoParams, ToSchema};
 pub const MONITORS: &str = "monitors";
 /// Availability-monitor incidents, keyed by their number zero-padded to ten digits.
 pub const MONITOR_INCIDENTS: &str = "monitor_incidents";
-/// Hourly check counts per monitor over the last week (rollup key = monitor id).
+/// Hourly check counts over the last week: one row per hour (key `all`) with the measures
+/// `<monitor id>:checks`, `<monitor id>:degraded` and `<monitor id>:down` of every monitor.
 pub const CHECKS_HOURLY: &str = "monitor_checks_hourly";
-/// Daily check counts per monitor (rollup `hour` = start of the UTC day).
+/// Daily check counts, same shape (rollup `hour` = start of the UTC day).
 pub const CHECKS_DAILY: &str = "monitor_checks_daily";
 /// SIEM incidents, keyed by incident id (read by the security module too).
 pub const SIEM_INCIDENTS: &str = "siem_incidents";

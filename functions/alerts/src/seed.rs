@@ -325,10 +325,11 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
         inc.alert_id = format!("hm-{n}");
     }
 
-    // Check counts, hourly and daily, consistent with the incidents.
-    let mut hourly = Vec::new();
+    // Check counts, hourly and daily, consistent with the incidents: one wide row per
+    // hour (or day) with the measures `<monitor id>:checks|degraded|down` of every monitor.
+    let mut hourly: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
     let hourly_from = floor_hour(now - Duration::days(7));
-    let mut daily: BTreeMap<(i64, i64), [f64; 4]> = BTreeMap::new();
+    let mut daily: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
     for g in gens.iter_mut() {
         let mut h = floor_hour(start);
         let stop = g.paused_at.unwrap_or(now);
@@ -356,29 +357,17 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
                 }
                 let down = down.min(checks);
                 let degraded = degraded.min(checks - down);
-                let up = checks - down - degraded;
-                let measures: BTreeMap<String, f64> = [
-                    ("checks", checks),
-                    ("up", up),
-                    ("degraded", degraded),
-                    ("down", down),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect();
-                let day = floor_day(h).timestamp_millis();
-                let acc = daily.entry((day, g.doc.id)).or_default();
-                for (a, v) in acc.iter_mut().zip([checks, up, degraded, down]) {
-                    *a += v;
+                let id = g.doc.id;
+                let day = daily.entry(floor_day(h).timestamp_millis()).or_default();
+                for (m, v) in [("checks", checks), ("degraded", degraded), ("down", down)] {
+                    *day.entry(format!("{id}:{m}")).or_default() += v;
                 }
                 // Hourly counts are kept for the last week; daily ones for the whole history.
                 if h >= hourly_from {
-                    hourly.push(Rollup {
-                        hour: h.timestamp_millis(),
-                        key: g.doc.id.to_string(),
-                        dims: json!({"monitor_id": g.doc.id}),
-                        measures,
-                    });
+                    let hour = hourly.entry(h.timestamp_millis()).or_default();
+                    for (m, v) in [("checks", checks), ("degraded", degraded), ("down", down)] {
+                        hour.insert(format!("{id}:{m}"), v);
+                    }
                 }
             }
             h += Duration::hours(1);
@@ -412,23 +401,17 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             message,
         });
     }
-    let daily = daily
-        .into_iter()
-        .map(|((day, id), [checks, up, degraded, down])| Rollup {
-            hour: day,
-            key: id.to_string(),
-            dims: json!({"monitor_id": id}),
-            measures: [
-                ("checks", checks),
-                ("up", up),
-                ("degraded", degraded),
-                ("down", down),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-        })
-        .collect();
+    let wide = |rows: BTreeMap<i64, BTreeMap<String, f64>>| -> Vec<Rollup> {
+        rows.into_iter()
+            .map(|(hour, measures)| Rollup {
+                hour,
+                key: "all".into(),
+                dims: json!({}),
+                measures,
+            })
+            .collect()
+    };
+    let (hourly, daily) = (wide(hourly), wide(daily));
 
     let tenant = ctx.tenant.id;
     let incidents = gens
@@ -543,7 +526,8 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
     let mut rng = ctx.rng("siem");
     let now = ctx.now;
     let start = ctx.start();
-    let count = (ctx.days as usize * ctx.machines.len() / 45).max(12);
+    // About one correlated incident per 100 machines and day (10 a day for 1,000 machines).
+    let count = (ctx.days as usize * ctx.machines.len() / 100).max(12);
     let span = (now - start).num_minutes().max(60);
     // Opening times, newest first: the first ones get the in-progress states.
     let mut opened: Vec<DateTime<Utc>> = (0..count)

@@ -372,3 +372,113 @@ pub async fn compare_profile_deployment(
         items,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap_or_default()
+    }
+
+    #[test]
+    fn heartbeat_states_follow_signal_delay_and_exit_code() {
+        let now = at("2026-11-22T12:00:00Z");
+        let hb = |last: Option<&str>, code: Option<i32>| HeartbeatDoc {
+            id: 1,
+            name: "job".into(),
+            hostname: "h".into(),
+            period_s: 3600,
+            grace_s: 600,
+            last_signal_at: last.map(at),
+            exit_code: code,
+            last_duration_s: None,
+        };
+        assert_eq!(heartbeat(hb(None, None), now).state, "pending");
+        assert_eq!(
+            heartbeat(hb(Some("2026-11-22T11:30:00Z"), Some(0)), now).state,
+            "ok"
+        );
+        assert_eq!(
+            heartbeat(hb(Some("2026-11-22T11:30:00Z"), Some(3)), now).state,
+            "failed"
+        );
+        assert_eq!(
+            heartbeat(hb(Some("2026-11-22T10:55:00Z"), Some(0)), now).state,
+            "ok",
+            "within grace"
+        );
+        assert_eq!(
+            heartbeat(hb(Some("2026-11-22T10:40:00Z"), Some(0)), now).state,
+            "late"
+        );
+    }
+
+    #[test]
+    fn maintenance_covers_all_some_or_none_of_the_probes() {
+        let now = at("2026-11-22T12:00:00Z");
+        let probes: HashSet<String> = ["A", "B"].iter().map(|s| s.to_string()).collect();
+        let w = |list: &[&str]| MaintenanceDoc {
+            id: 1,
+            title: "t".into(),
+            description: String::new(),
+            starts_at: at("2026-11-22T11:00:00Z"),
+            ends_at: at("2026-11-22T12:00:00Z"),
+            probes: list.iter().map(|s| s.to_string()).collect(),
+            created_by: "x".into(),
+        };
+        assert_eq!(window(w(&[]), &probes, now).covers, "all");
+        assert_eq!(window(w(&["A", "B"]), &probes, now).covers, "all");
+        assert_eq!(window(w(&["A", "GONE"]), &probes, now).covers, "some");
+        assert_eq!(window(w(&["GONE"]), &probes, now).covers, "none");
+        let ended = window(w(&[]), &probes, now);
+        assert!(!ended.active_now, "ends_at is exclusive");
+        assert_eq!(ended.state, "ended");
+    }
+
+    #[test]
+    fn items_compare_to_every_result() {
+        let item = |key: &str, since: u32| ProfileItem {
+            key: key.into(),
+            kind: "service".into(),
+            target: "svc".into(),
+            since_version: since,
+            expected: json!({"state": "running", "start_mode": "auto"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let dep = DeploymentDoc {
+            id: 1,
+            profile_id: 1,
+            profile_version: 2,
+            hostname: "h".into(),
+            deployed_at: at("2026-11-01T00:00:00Z"),
+            deployed_by: "x".into(),
+            status: "deployed".into(),
+            observed_at: Some(at("2026-11-22T00:00:00Z")),
+            observed: json!({
+                "ok": {"present": true, "fields": {"state": "running", "start_mode": "auto"}},
+                "changed": {"present": true, "fields": {"state": "stopped", "start_mode": "auto"}},
+                "gone": {"present": false},
+                "err": {"error": "accès refusé"},
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        };
+        assert_eq!(compare_item(&item("ok", 1), &dep).result, "conforme");
+        let changed = compare_item(&item("changed", 1), &dep);
+        assert_eq!(changed.result, "modifie");
+        assert_eq!(changed.field.as_deref(), Some("state"));
+        assert_eq!(changed.expected, Some(json!("running")));
+        assert_eq!(changed.actual, Some(json!("stopped")));
+        assert_eq!(compare_item(&item("gone", 1), &dep).result, "absent");
+        assert_eq!(compare_item(&item("err", 1), &dep).result, "indetermine");
+        assert_eq!(
+            compare_item(&item("unreported", 1), &dep).result,
+            "indetermine"
+        );
+        assert_eq!(compare_item(&item("ok", 3), &dep).result, "non_deploye");
+    }
+}
