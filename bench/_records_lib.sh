@@ -6,8 +6,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="$ROOT/target/release/netops"
 DB="${DB:-/tmp/records-bench.db}"
-PORT="${PORT:-18477}"
+PORT="${PORT:-28477}"
 DURATION="${DURATION:-10s}"
+THREADS="${THREADS:-2}"
+CONNS="${CONNS:-8}"
 [ -x "$BIN" ] || cargo build --release -p netops --manifest-path "$ROOT/Cargo.toml"
 if [ ! -f "$DB" ]; then
   "$BIN" seed --db "$DB" --machines 1000 --days 30 >&2
@@ -25,7 +27,7 @@ BASE="http://127.0.0.1:$PORT/api/v1"
 printf '%-70s %10s %10s %10s\n' "route" "p50" "p99" "req/s"
 while read -r path; do
   [ -z "$path" ] && continue
-  out="$(wrk -t2 -c8 -d"$DURATION" --latency -H "Authorization: Bearer $TOKEN" "$BASE$path")"
+  out="$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency -H "Authorization: Bearer $TOKEN" "$BASE$path")"
   p50="$(echo "$out" | awk '$1 == "50%" {print $2}')"
   p99="$(echo "$out" | awk '$1 == "99%" {print $2}')"
   rps="$(echo "$out" | awk '/Requests\/sec/ {print $2}')"
