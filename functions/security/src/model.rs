@@ -132,18 +132,16 @@ pub struct RiskyAccount {
     pub last_logon_at: Option<DateTime<Utc>>,
 }
 
-/// One account of the logon graph, as stored.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GraphNode {
-    pub account: String,
-    pub display_name: String,
-    pub admin: bool,
-    pub service: bool,
-    pub edges: Vec<GraphEdge>,
-}
+/// The logon graph is stored compactly: one document `hosts` listing the machines
+/// (`{"names": [...], "servers": [bool...]}`) and documents `accounts-NNNN` holding up to
+/// [`GRAPH_CHUNK`] accounts each as `[login, display_name, admin, service, [[host index,
+/// successes, failures, last logon epoch seconds], ...]]`. Reading ~5,000 accounts is then
+/// a dozen small documents of numbers.
+pub const GRAPH_HOSTS: &str = "hosts";
+pub const GRAPH_CHUNK: usize = 500;
 
-/// The logons of one account on one machine.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The logons of one account on one machine (seeding).
+#[derive(Debug, Clone)]
 pub struct GraphEdge {
     pub host: String,
     pub server: bool,

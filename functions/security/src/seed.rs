@@ -12,7 +12,7 @@ use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::model::*;
 use crate::rules::tenant_rules;
@@ -404,26 +404,48 @@ fn graph_docs(
     edges: &BTreeMap<(String, String), GraphEdge>,
     accounts: &[Account],
 ) -> Vec<(String, Value)> {
-    let mut by_account: BTreeMap<&str, Vec<GraphEdge>> = BTreeMap::new();
-    for ((user, _), e) in edges {
-        by_account.entry(user.as_str()).or_default().push(e.clone());
+    let mut hosts: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
+    for e in edges.values() {
+        let n = hosts.len();
+        hosts.entry(e.host.as_str()).or_insert((n, e.server));
     }
-    by_account
+    let mut names = vec![""; hosts.len()];
+    let mut servers = vec![false; hosts.len()];
+    for (name, (i, server)) in &hosts {
+        names[*i] = name;
+        servers[*i] = *server;
+    }
+    let mut by_account: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for ((user, host), e) in edges {
+        let idx = hosts.get(host.as_str()).map(|h| h.0).unwrap_or(0);
+        by_account.entry(user.as_str()).or_default().push(json!([
+            idx,
+            e.success,
+            e.failure,
+            e.last_at.timestamp()
+        ]));
+    }
+    let rows: Vec<Value> = by_account
         .into_iter()
         .map(|(login, edges)| {
             let known = accounts.iter().find(|a| a.login == login);
-            let node = GraphNode {
-                account: login.to_owned(),
-                display_name: known
-                    .map(|a| a.display_name.clone())
-                    .unwrap_or_else(|| login.to_owned()),
-                admin: known.is_some_and(|a| a.admin),
-                service: known.is_some_and(|a| a.service),
-                edges,
-            };
-            (login.to_owned(), json(node))
+            json!([
+                login,
+                known.map(|a| a.display_name.as_str()).unwrap_or(login),
+                known.is_some_and(|a| a.admin),
+                known.is_some_and(|a| a.service),
+                edges
+            ])
         })
-        .collect()
+        .collect();
+    let mut docs = vec![(
+        GRAPH_HOSTS.to_owned(),
+        json!({"names": names, "servers": servers}),
+    )];
+    for (i, chunk) in rows.chunks(GRAPH_CHUNK).enumerate() {
+        docs.push((format!("accounts-{i:04}"), json!({"accounts": chunk})));
+    }
+    docs
 }
 
 const GROUPS: &[&str] = &[
