@@ -13,7 +13,12 @@ async fn token(app: &TestApp) -> String {
 async fn dns_routes_need_the_read_dns_scope() {
     let app = TestApp::shared();
     let other = app.token("acme", &[Scope::ReadFiles]).await;
-    for path in ["/dns/resolutions", "/dns/top-domains", "/dns/threats", "/dns/server-queries"] {
+    for path in [
+        "/dns/resolutions",
+        "/dns/top-domains",
+        "/dns/threats",
+        "/dns/server-queries",
+    ] {
         let res = app.get(path, &other).await;
         assert_eq!(res.status, StatusCode::FORBIDDEN, "{path}");
         assert_eq!(res.body["scope"], "read:dns");
@@ -33,25 +38,59 @@ async fn resolutions_default_to_100_newest_first_within_24_hours() {
     assert!(times.windows(2).all(|w| w[0] >= w[1]));
     let from = res.body["meta"]["window"]["from"].as_str().expect("from");
     assert!(times.iter().all(|t| *t >= from));
-    for f in ["id", "at", "machine", "machine_ip", "domain", "query_type", "response_code", "answers", "resolver", "latency_ms"] {
+    for f in [
+        "id",
+        "at",
+        "machine",
+        "machine_ip",
+        "domain",
+        "query_type",
+        "response_code",
+        "answers",
+        "resolver",
+        "latency_ms",
+    ] {
         assert!(!items[0][f].is_null(), "{f}");
     }
-    assert_eq!(app.get("/dns/resolutions?limit=5000", &token).await.body["meta"]["limit"], 1000);
+    assert_eq!(
+        app.get("/dns/resolutions?limit=5000", &token).await.body["meta"]["limit"],
+        1000
+    );
 }
 
 #[tokio::test]
 async fn resolutions_filter_by_exact_machine_and_partial_domain() {
     let app = TestApp::shared();
     let token = token(app).await;
-    let one = app.get("/dns/resolutions?machine=PAR-LT-0001&period=7d&limit=1000", &token).await;
+    let one = app
+        .get(
+            "/dns/resolutions?machine=PAR-LT-0001&period=7d&limit=1000",
+            &token,
+        )
+        .await;
     assert_eq!(one.status, StatusCode::OK);
     assert!(!one.items().is_empty());
     assert!(one.items().iter().all(|r| r["machine"] == "PAR-LT-0001"));
-    let ms = app.get("/dns/resolutions?domain=MICROSOFT&period=3d&limit=1000", &token).await;
+    let ms = app
+        .get(
+            "/dns/resolutions?domain=MICROSOFT&period=3d&limit=1000",
+            &token,
+        )
+        .await;
     assert!(!ms.items().is_empty());
-    assert!(ms.items().iter().all(|r| r["domain"].as_str().is_some_and(|d| d.contains("microsoft"))));
-    let unknown = app.get("/dns/resolutions?machine=par-lt-0001", &token).await;
-    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "the host name is exact");
+    assert!(ms.items().iter().all(|r| {
+        r["domain"]
+            .as_str()
+            .is_some_and(|d| d.contains("microsoft"))
+    }));
+    let unknown = app
+        .get("/dns/resolutions?machine=par-lt-0001", &token)
+        .await;
+    assert_eq!(
+        unknown.status,
+        StatusCode::NOT_FOUND,
+        "the host name is exact"
+    );
     assert_eq!(unknown.error(), "not_found");
 }
 
@@ -61,8 +100,13 @@ async fn resolutions_window_is_capped_at_7_days() {
     let token = token(app).await;
     let res = app.get("/dns/resolutions?period=30d", &token).await;
     assert_eq!(res.body["meta"]["window_capped"], true);
-    let from = chrono::DateTime::parse_from_rfc3339(res.body["meta"]["window"]["from"].as_str().expect("f")).expect("d");
-    let to = chrono::DateTime::parse_from_rfc3339(res.body["meta"]["window"]["to"].as_str().expect("t")).expect("d");
+    let from = chrono::DateTime::parse_from_rfc3339(
+        res.body["meta"]["window"]["from"].as_str().expect("f"),
+    )
+    .expect("d");
+    let to =
+        chrono::DateTime::parse_from_rfc3339(res.body["meta"]["window"]["to"].as_str().expect("t"))
+            .expect("d");
     assert_eq!((to - from).num_days(), 7);
 }
 
@@ -81,11 +125,18 @@ async fn top_domains_rank_by_queries_with_default_50() {
     let small = app.get("/dns/top-domains?period=30d&limit=3", &token).await;
     assert_eq!(small.items().len(), 3);
     assert_eq!(small.items()[0]["domain"], items[0]["domain"]);
-    let one = app.get("/dns/top-domains?period=30d&machine=PAR-LT-0001", &token).await;
+    let one = app
+        .get("/dns/top-domains?period=30d&machine=PAR-LT-0001", &token)
+        .await;
     assert!(!one.items().is_empty());
     assert!(one.items().iter().all(|d| d["machines"] == 1));
     assert!(one.items()[0]["queries"].as_f64() < items[0]["queries"].as_f64());
-    assert_eq!(app.get("/dns/top-domains?machine=NOPE-0001", &token).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.get("/dns/top-domains?machine=NOPE-0001", &token)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
     // The last 24 hours count less than the month.
     let day = app.get("/dns/top-domains", &token).await;
     assert!(day.items()[0]["queries"].as_f64() < items[0]["queries"].as_f64());
@@ -99,19 +150,36 @@ async fn threats_filter_on_acknowledged() {
     assert_eq!(all.status, StatusCode::OK);
     let items = all.items();
     assert!(items.len() >= 5);
-    let acked = app.get("/dns/threats?period=30d&acknowledged=1", &token).await;
-    let open = app.get("/dns/threats?period=30d&acknowledged=0", &token).await;
+    let acked = app
+        .get("/dns/threats?period=30d&acknowledged=1", &token)
+        .await;
+    let open = app
+        .get("/dns/threats?period=30d&acknowledged=0", &token)
+        .await;
     assert!(!acked.items().is_empty() && acked.items().iter().all(|t| t["acknowledged"] == true));
     assert!(!open.items().is_empty() && open.items().iter().all(|t| t["acknowledged"] == false));
     assert_eq!(acked.items().len() + open.items().len(), items.len());
     let day = app.get("/dns/threats", &token).await;
     assert!(!day.items().is_empty(), "two threats are still going on");
     let from = day.body["meta"]["window"]["from"].as_str().expect("from");
-    assert!(day.items().iter().all(|t| t["last_seen_at"].as_str().is_some_and(|l| l >= from)));
+    assert!(
+        day.items()
+            .iter()
+            .all(|t| t["last_seen_at"].as_str().is_some_and(|l| l >= from))
+    );
     let fleet = app.token("acme", &[Scope::ReadMachines]).await;
     for t in items {
-        let m = app.get(&format!("/machines/{}", t["machine"].as_str().expect("machine")), &fleet).await;
-        assert_eq!(m.status, StatusCode::OK, "threat machines are fleet machines");
+        let m = app
+            .get(
+                &format!("/machines/{}", t["machine"].as_str().expect("machine")),
+                &fleet,
+            )
+            .await;
+        assert_eq!(
+            m.status,
+            StatusCode::OK,
+            "threat machines are fleet machines"
+        );
     }
 }
 
@@ -122,16 +190,35 @@ async fn server_queries_when_collection_is_active() {
     let res = app.get("/dns/server-queries", &token).await;
     assert_eq!(res.status, StatusCode::OK);
     assert_eq!(res.body["meta"]["server_collection"], "active");
-    assert!(res.body["meta"]["servers"].as_array().is_some_and(|s| !s.is_empty()));
+    assert!(
+        res.body["meta"]["servers"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+    );
     assert!(!res.items().is_empty());
-    let suspicious = app.get("/dns/server-queries?suspicious=1&period=7d", &token).await;
+    let suspicious = app
+        .get("/dns/server-queries?suspicious=1&period=7d", &token)
+        .await;
     assert!(!suspicious.items().is_empty());
-    assert!(suspicious.items().iter().all(|q| q["suspicious"] == true && q["reason"].is_string()));
-    let all = app.get("/dns/server-queries?suspicious=0&period=7d", &token).await;
+    assert!(
+        suspicious
+            .items()
+            .iter()
+            .all(|q| q["suspicious"] == true && q["reason"].is_string())
+    );
+    let all = app
+        .get("/dns/server-queries?suspicious=0&period=7d", &token)
+        .await;
     assert!(all.items().iter().any(|q| q["suspicious"] == false));
-    let dom = app.get("/dns/server-queries?domain=office365&period=3d", &token).await;
+    let dom = app
+        .get("/dns/server-queries?domain=office365&period=3d", &token)
+        .await;
     assert!(!dom.items().is_empty());
-    assert!(dom.items().iter().all(|q| q["domain"].as_str().is_some_and(|d| d.contains("office365"))));
+    assert!(dom.items().iter().all(|q| {
+        q["domain"]
+            .as_str()
+            .is_some_and(|d| d.contains("office365"))
+    }));
     let week = app.get("/dns/server-queries?period=7d", &token).await;
     assert_eq!(week.items().len(), 500);
     assert_eq!(week.body["meta"]["truncated"], true);
@@ -146,8 +233,18 @@ async fn server_queries_are_an_empty_list_flagged_inactive_without_collection() 
     assert!(res.items().is_empty());
     assert_eq!(res.body["meta"]["server_collection"], "inactive");
     let resolutions = app.get("/dns/resolutions", &token).await;
-    assert!(resolutions.items().iter().all(|r| r["machine"].as_str().is_some_and(|m| m.starts_with("gx-"))));
-    assert_eq!(app.get("/dns/resolutions?machine=PAR-LT-0001", &token).await.status, StatusCode::NOT_FOUND);
+    assert!(
+        resolutions
+            .items()
+            .iter()
+            .all(|r| r["machine"].as_str().is_some_and(|m| m.starts_with("gx-")))
+    );
+    assert_eq!(
+        app.get("/dns/resolutions?machine=PAR-LT-0001", &token)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -166,6 +263,12 @@ async fn bad_dns_parameters_give_400_naming_them() {
         let res = app.get(path, &token).await;
         assert_eq!(res.status, StatusCode::BAD_REQUEST, "{path}");
         assert_eq!(res.error(), "invalid_parameter");
-        assert!(res.body["message"].as_str().is_some_and(|m| m.contains(name)), "{path}: {}", res.body);
+        assert!(
+            res.body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(name)),
+            "{path}: {}",
+            res.body
+        );
     }
 }

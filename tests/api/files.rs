@@ -31,7 +31,17 @@ async fn events_say_who_did_what_newest_first_with_cursor_pages() {
     assert_eq!(res.body["meta"]["limit"], 100);
     assert!(res.body["meta"]["next_cursor"].is_string());
     let items = res.items();
-    for f in ["id", "at", "type", "user", "server", "share", "path", "folder", "client_ip"] {
+    for f in [
+        "id",
+        "at",
+        "type",
+        "user",
+        "server",
+        "share",
+        "path",
+        "folder",
+        "client_ip",
+    ] {
         assert!(!items[0][f].is_null(), "{f}");
     }
     let all = walk(app, "/files/events?period=3d&limit=50", &token).await;
@@ -41,40 +51,94 @@ async fn events_say_who_did_what_newest_first_with_cursor_pages() {
     assert!(times.windows(2).all(|w| w[0] >= w[1]));
     let month = walk(app, "/files/events?period=30d&limit=1000", &token).await;
     let types: HashSet<&str> = month.iter().filter_map(|e| e["type"].as_str()).collect();
-    assert_eq!(types, HashSet::from(["read", "create", "modify", "delete", "rename"]));
-    assert_eq!(app.get("/files/events?limit=5000", &token).await.body["meta"]["limit"], 1000);
+    assert_eq!(
+        types,
+        HashSet::from(["read", "create", "modify", "delete", "rename"])
+    );
+    assert_eq!(
+        app.get("/files/events?limit=5000", &token).await.body["meta"]["limit"],
+        1000
+    );
 }
 
 #[tokio::test]
 async fn event_filters_user_path_and_type() {
     let app = TestApp::shared();
     let token = token(app).await;
-    let renamed = walk(app, "/files/events?type=rename&period=30d&limit=500", &token).await;
+    let renamed = walk(
+        app,
+        "/files/events?type=rename&period=30d&limit=500",
+        &token,
+    )
+    .await;
     assert!(!renamed.is_empty());
-    assert!(renamed.iter().all(|e| e["type"] == "rename" && e["new_path"].is_string()));
+    assert!(
+        renamed
+            .iter()
+            .all(|e| e["type"] == "rename" && e["new_path"].is_string())
+    );
     let user = renamed[0]["user"].as_str().expect("user").to_owned();
     let part = &user[..user.len().min(5)].to_uppercase();
-    let mine = walk(app, &format!("/files/events?user={part}&period=7d&limit=500"), &token).await;
+    let mine = walk(
+        app,
+        &format!("/files/events?user={part}&period=7d&limit=500"),
+        &token,
+    )
+    .await;
     assert!(!mine.is_empty());
-    assert!(mine.iter().all(|e| e["user"].as_str().is_some_and(|u| u.to_uppercase().contains(part.as_str()))));
-    let rh = walk(app, "/files/events?path=%5CRH%5C&period=7d&limit=500", &token).await;
+    assert!(mine.iter().all(|e| {
+        e["user"]
+            .as_str()
+            .is_some_and(|u| u.to_uppercase().contains(part.as_str()))
+    }));
+    let rh = walk(
+        app,
+        "/files/events?path=%5CRH%5C&period=7d&limit=500",
+        &token,
+    )
+    .await;
     assert!(!rh.is_empty());
-    assert!(rh.iter().all(|e| e["path"].as_str().is_some_and(|p| p.contains("\\RH\\"))));
+    assert!(
+        rh.iter()
+            .all(|e| e["path"].as_str().is_some_and(|p| p.contains("\\RH\\")))
+    );
     let v2 = walk(app, "/files/events?path=-v2.&period=30d&limit=500", &token).await;
-    assert!(!v2.is_empty() && v2.iter().all(|e| e["type"] == "rename"), "path also searches the new path");
-    let both = walk(app, "/files/events?type=delete&path=Projets&period=30d&limit=500", &token).await;
-    assert!(both.iter().all(|e| e["type"] == "delete" && e["path"].as_str().is_some_and(|p| p.contains("Projets"))));
+    assert!(
+        !v2.is_empty() && v2.iter().all(|e| e["type"] == "rename"),
+        "path also searches the new path"
+    );
+    let both = walk(
+        app,
+        "/files/events?type=delete&path=Projets&period=30d&limit=500",
+        &token,
+    )
+    .await;
+    assert!(both.iter().all(
+        |e| e["type"] == "delete" && e["path"].as_str().is_some_and(|p| p.contains("Projets"))
+    ));
 }
 
 #[tokio::test]
 async fn a_cursor_works_only_with_its_own_filters() {
     let app = TestApp::shared();
     let token = token(app).await;
-    let first = app.get("/files/events?type=read&period=7d&limit=5", &token).await;
+    let first = app
+        .get("/files/events?type=read&period=7d&limit=5", &token)
+        .await;
     let cursor = first.body["meta"]["next_cursor"].as_str().expect("cursor");
-    let same = app.get(&format!("/files/events?type=read&period=7d&limit=5&cursor={cursor}"), &token).await;
+    let same = app
+        .get(
+            &format!("/files/events?type=read&period=7d&limit=5&cursor={cursor}"),
+            &token,
+        )
+        .await;
     assert_eq!(same.status, StatusCode::OK);
-    let other = app.get(&format!("/files/events?type=modify&period=7d&limit=5&cursor={cursor}"), &token).await;
+    let other = app
+        .get(
+            &format!("/files/events?type=modify&period=7d&limit=5&cursor={cursor}"),
+            &token,
+        )
+        .await;
     assert_eq!(other.status, StatusCode::BAD_REQUEST);
     assert_eq!(other.error(), "invalid_cursor");
 }
@@ -83,13 +147,25 @@ async fn a_cursor_works_only_with_its_own_filters() {
 async fn events_window_is_capped_at_31_days_and_bad_values_give_400() {
     let app = TestApp::shared();
     let token = token(app).await;
-    let long = app.get("/files/events?from=2026-01-01T00:00:00Z", &token).await;
+    let long = app
+        .get("/files/events?from=2026-01-01T00:00:00Z", &token)
+        .await;
     assert_eq!(long.status, StatusCode::OK);
     assert_eq!(long.body["meta"]["window_capped"], true);
-    let from = chrono::DateTime::parse_from_rfc3339(long.body["meta"]["window"]["from"].as_str().expect("f")).expect("d");
-    let to = chrono::DateTime::parse_from_rfc3339(long.body["meta"]["window"]["to"].as_str().expect("t")).expect("d");
+    let from = chrono::DateTime::parse_from_rfc3339(
+        long.body["meta"]["window"]["from"].as_str().expect("f"),
+    )
+    .expect("d");
+    let to = chrono::DateTime::parse_from_rfc3339(
+        long.body["meta"]["window"]["to"].as_str().expect("t"),
+    )
+    .expect("d");
     assert_eq!((to - from).num_days(), 31);
-    assert!(app.get("/files/events?period=30d", &token).await.body["meta"].get("window_capped").is_none());
+    assert!(
+        app.get("/files/events?period=30d", &token).await.body["meta"]
+            .get("window_capped")
+            .is_none()
+    );
     for (path, name) in [
         ("/files/events?type=copy", "type"),
         ("/files/events?limit=0", "limit"),
@@ -98,7 +174,13 @@ async fn events_window_is_capped_at_31_days_and_bad_values_give_400() {
     ] {
         let res = app.get(path, &token).await;
         assert_eq!(res.status, StatusCode::BAD_REQUEST, "{path}");
-        assert!(res.body["message"].as_str().is_some_and(|m| m.contains(name)), "{path}: {}", res.body);
+        assert!(
+            res.body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(name)),
+            "{path}: {}",
+            res.body
+        );
     }
 }
 
@@ -112,7 +194,10 @@ async fn summary_gives_volumes_per_action_and_most_active_users_and_folders() {
     let s = &res.body["data"];
     let by_action = s["by_action"].as_object().expect("by_action");
     assert_eq!(by_action.len(), 5);
-    let sum: f64 = by_action.values().filter_map(|v| v["events"].as_f64()).sum();
+    let sum: f64 = by_action
+        .values()
+        .filter_map(|v| v["events"].as_f64())
+        .sum();
     assert_eq!(sum, s["total"]["events"].as_f64().expect("total"));
     let users = s["top_users"].as_array().expect("users");
     assert_eq!(users.len(), 10);
@@ -125,9 +210,21 @@ async fn summary_gives_volumes_per_action_and_most_active_users_and_folders() {
     let w = &res.body["meta"]["window"];
     let from = w["from"].as_str().expect("from");
     let counted = s["total"]["events"].as_f64().expect("total");
-    assert!(counted >= week.iter().filter(|e| e["at"].as_str() >= Some(from)).count() as f64);
+    assert!(
+        counted
+            >= week
+                .iter()
+                .filter(|e| e["at"].as_str() >= Some(from))
+                .count() as f64
+    );
     let globex = app.token("globex", &[Scope::ReadFiles]).await;
     let theirs = app.get("/files/summary?period=7d", &globex).await;
     let acme_users: HashSet<&str> = users.iter().filter_map(|u| u["user"].as_str()).collect();
-    assert!(theirs.body["data"]["top_users"].as_array().expect("u").iter().all(|u| !acme_users.contains(u["user"].as_str().unwrap_or(""))));
+    assert!(
+        theirs.body["data"]["top_users"]
+            .as_array()
+            .expect("u")
+            .iter()
+            .all(|u| !acme_users.contains(u["user"].as_str().unwrap_or("")))
+    );
 }

@@ -20,7 +20,13 @@ fn strs<'a>(items: &'a [Value], field: &str) -> HashSet<&'a str> {
 async fn firewall_routes_need_the_read_firewall_scope() {
     let app = TestApp::shared();
     let other = app.token("acme", &[Scope::ReadNetwork]).await;
-    for path in ["/firewall/devices", "/firewall/events", "/firewall/traffic", "/firewall/threats", "/firewall/report"] {
+    for path in [
+        "/firewall/devices",
+        "/firewall/events",
+        "/firewall/traffic",
+        "/firewall/threats",
+        "/firewall/report",
+    ] {
         let res = app.get(path, &other).await;
         assert_eq!(res.status, StatusCode::FORBIDDEN, "{path}");
         assert_eq!(res.body["scope"], "read:firewall");
@@ -35,16 +41,31 @@ async fn devices_are_the_firewalls_and_gateways_of_the_network_with_their_collec
     assert_eq!(res.status, StatusCode::OK);
     let devices = res.items();
     assert_eq!(devices.len(), 8, "one firewall and one gateway per site");
-    assert_eq!(strs(devices, "type"), HashSet::from(["firewall", "gateway"]));
-    let formats: HashSet<&str> = devices.iter().filter_map(|d| d["syslog"]["format"].as_str()).collect();
-    assert_eq!(formats, HashSet::from(["fortigate", "paloalto", "cef", "leef", "kv"]));
-    let statuses: HashSet<&str> = devices.iter().filter_map(|d| d["syslog"]["status"].as_str()).collect();
+    assert_eq!(
+        strs(devices, "type"),
+        HashSet::from(["firewall", "gateway"])
+    );
+    let formats: HashSet<&str> = devices
+        .iter()
+        .filter_map(|d| d["syslog"]["format"].as_str())
+        .collect();
+    assert_eq!(
+        formats,
+        HashSet::from(["fortigate", "paloalto", "cef", "leef", "kv"])
+    );
+    let statuses: HashSet<&str> = devices
+        .iter()
+        .filter_map(|d| d["syslog"]["status"].as_str())
+        .collect();
     assert!(statuses.contains("active") && statuses.contains("stale"));
     let network = app.token("acme", &[Scope::ReadNetwork]).await;
     for d in devices {
         let id = d["id"].as_i64().expect("id");
         let same = app.get(&format!("/network/devices/{id}"), &network).await;
-        assert_eq!(same.body["data"]["name"], d["name"], "same device in /network");
+        assert_eq!(
+            same.body["data"]["name"], d["name"],
+            "same device in /network"
+        );
         assert!(d["relay_agent"].as_str().is_some_and(|h| !h.is_empty()));
     }
 }
@@ -59,20 +80,39 @@ async fn events_cover_every_category_and_action_in_the_last_day() {
     assert!(res.body["meta"]["window"]["from"].is_string());
     let items = res.items();
     let cats = strs(items, "category");
-    for c in ["auth", "vpn", "tunnel", "ids", "deny", "allow", "admin", "system", "other"] {
+    for c in [
+        "auth", "vpn", "tunnel", "ids", "deny", "allow", "admin", "system", "other",
+    ] {
         assert!(cats.contains(c), "category {c} missing");
     }
     let acts = strs(items, "action");
-    for a in ["success", "failure", "blocked", "allowed", "detected", "changed", "up", "down", "info"] {
+    for a in [
+        "success", "failure", "blocked", "allowed", "detected", "changed", "up", "down", "info",
+    ] {
         assert!(acts.contains(a), "action {a} missing");
     }
-    assert_eq!(strs(items, "format"), HashSet::from(["fortigate", "paloalto", "cef", "leef", "kv"]));
+    assert_eq!(
+        strs(items, "format"),
+        HashSet::from(["fortigate", "paloalto", "cef", "leef", "kv"])
+    );
     let times: Vec<&str> = items.iter().filter_map(|e| e["at"].as_str()).collect();
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first");
-    for f in ["id", "at", "device_id", "device", "category", "action", "message", "ad_events"] {
+    for f in [
+        "id",
+        "at",
+        "device_id",
+        "device",
+        "category",
+        "action",
+        "message",
+        "ad_events",
+    ] {
         assert!(!items[0][f].is_null(), "{f}");
     }
-    assert!(items.iter().all(|e| e.get("ips").is_none()), "storage fields stay inside");
+    assert!(
+        items.iter().all(|e| e.get("ips").is_none()),
+        "storage fields stay inside"
+    );
     let default = app.get("/firewall/events", &token).await;
     assert_eq!(default.body["meta"]["limit"], 100);
     assert_eq!(default.items().len(), 100);
@@ -82,16 +122,37 @@ async fn events_cover_every_category_and_action_in_the_last_day() {
 async fn ad_events_are_directory_events_of_the_same_account_within_15_seconds() {
     let app = TestApp::shared();
     let token = token(app).await;
-    let res = app.get("/firewall/events?category=vpn&period=7d&limit=1000", &token).await;
-    let with: Vec<&Value> = res.items().iter().filter(|e| !e["ad_events"].as_array().is_none_or(Vec::is_empty)).collect();
-    assert!(!with.is_empty(), "some VPN logins are matched to directory events");
+    let res = app
+        .get("/firewall/events?category=vpn&period=7d&limit=1000", &token)
+        .await;
+    let with: Vec<&Value> = res
+        .items()
+        .iter()
+        .filter(|e| !e["ad_events"].as_array().is_none_or(Vec::is_empty))
+        .collect();
+    assert!(
+        !with.is_empty(),
+        "some VPN logins are matched to directory events"
+    );
     for e in with {
         for ad in e["ad_events"].as_array().expect("ad_events") {
-            assert_eq!(ad["account"].as_str().map(str::to_lowercase), e["account"].as_str().map(str::to_lowercase));
-            assert!(ad["offset_seconds"].as_i64().is_some_and(|o| o.abs() <= 15), "{ad}");
-            assert!(ad["event_id"].as_u64().is_some_and(|id| (4600..4800).contains(&id)));
-            let at = chrono::DateTime::parse_from_rfc3339(ad["at"].as_str().expect("at")).expect("date");
-            let ev = chrono::DateTime::parse_from_rfc3339(e["at"].as_str().expect("at")).expect("date");
+            assert_eq!(
+                ad["account"].as_str().map(str::to_lowercase),
+                e["account"].as_str().map(str::to_lowercase)
+            );
+            assert!(
+                ad["offset_seconds"].as_i64().is_some_and(|o| o.abs() <= 15),
+                "{ad}"
+            );
+            assert!(
+                ad["event_id"]
+                    .as_u64()
+                    .is_some_and(|id| (4600..4800).contains(&id))
+            );
+            let at =
+                chrono::DateTime::parse_from_rfc3339(ad["at"].as_str().expect("at")).expect("date");
+            let ev =
+                chrono::DateTime::parse_from_rfc3339(e["at"].as_str().expect("at")).expect("date");
             assert!((at - ev).num_seconds().abs() <= 15);
         }
     }
@@ -101,26 +162,70 @@ async fn ad_events_are_directory_events_of_the_same_account_within_15_seconds() 
 async fn event_filters_each_keep_only_what_they_name() {
     let app = TestApp::shared();
     let token = token(app).await;
-    let deny = app.get("/firewall/events?category=deny&period=7d&limit=200", &token).await;
+    let deny = app
+        .get("/firewall/events?category=deny&period=7d&limit=200", &token)
+        .await;
     assert!(!deny.items().is_empty() && deny.items().iter().all(|e| e["category"] == "deny"));
-    let failure = app.get("/firewall/events?action=failure&period=7d", &token).await;
-    assert!(!failure.items().is_empty() && failure.items().iter().all(|e| e["action"] == "failure"));
+    let failure = app
+        .get("/firewall/events?action=failure&period=7d", &token)
+        .await;
+    assert!(
+        !failure.items().is_empty() && failure.items().iter().all(|e| e["action"] == "failure")
+    );
     let devices = app.get("/firewall/devices", &token).await;
     let id = devices.items()[1]["id"].as_i64().expect("id");
-    let one = app.get(&format!("/firewall/events?device_id={id}&period=7d"), &token).await;
+    let one = app
+        .get(
+            &format!("/firewall/events?device_id={id}&period=7d"),
+            &token,
+        )
+        .await;
     assert!(!one.items().is_empty() && one.items().iter().all(|e| e["device_id"] == id));
-    let user = app.get("/firewall/events?user=ADMINISTR&period=7d", &token).await;
+    let user = app
+        .get("/firewall/events?user=ADMINISTR&period=7d", &token)
+        .await;
     assert!(!user.items().is_empty());
-    assert!(user.items().iter().all(|e| e["account"].as_str().is_some_and(|a| a.contains("administr"))));
+    assert!(user.items().iter().all(|e| {
+        e["account"]
+            .as_str()
+            .is_some_and(|a| a.contains("administr"))
+    }));
     let ip = deny.items()[0]["src_ip"].as_str().expect("src").to_owned();
-    let by_ip = app.get(&format!("/firewall/events?ip={ip}&period=7d&limit=1000"), &token).await;
+    let by_ip = app
+        .get(
+            &format!("/firewall/events?ip={ip}&period=7d&limit=1000"),
+            &token,
+        )
+        .await;
     assert!(!by_ip.items().is_empty());
-    assert!(by_ip.items().iter().all(|e| e["src_ip"] == ip.as_str() || e["dst_ip"] == ip.as_str()));
+    assert!(
+        by_ip
+            .items()
+            .iter()
+            .all(|e| e["src_ip"] == ip.as_str() || e["dst_ip"] == ip.as_str())
+    );
     let prefix = &ip[..ip.len() - 1];
-    let exact = app.get(&format!("/firewall/events?ip={prefix}&period=7d"), &token).await;
-    assert!(exact.items().iter().all(|e| e["src_ip"] == prefix || e["dst_ip"] == prefix), "ip is exact, not a prefix");
-    let both = app.get("/firewall/events?category=vpn&action=success&period=7d", &token).await;
-    assert!(both.items().iter().all(|e| e["category"] == "vpn" && e["action"] == "success"));
+    let exact = app
+        .get(&format!("/firewall/events?ip={prefix}&period=7d"), &token)
+        .await;
+    assert!(
+        exact
+            .items()
+            .iter()
+            .all(|e| e["src_ip"] == prefix || e["dst_ip"] == prefix),
+        "ip is exact, not a prefix"
+    );
+    let both = app
+        .get(
+            "/firewall/events?category=vpn&action=success&period=7d",
+            &token,
+        )
+        .await;
+    assert!(
+        both.items()
+            .iter()
+            .all(|e| e["category"] == "vpn" && e["action"] == "success")
+    );
 }
 
 #[tokio::test]
@@ -158,10 +263,23 @@ async fn bad_firewall_parameters_give_400_naming_them_and_unknown_devices_404() 
         let res = app.get(path, &token).await;
         assert_eq!(res.status, StatusCode::BAD_REQUEST, "{path}");
         assert_eq!(res.error(), "invalid_parameter");
-        assert!(res.body["message"].as_str().is_some_and(|m| m.contains(name)), "{path}: {}", res.body);
+        assert!(
+            res.body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(name)),
+            "{path}: {}",
+            res.body
+        );
     }
-    for path in ["/firewall/events?device_id=999999999", "/firewall/traffic?device_id=999999999"] {
-        assert_eq!(app.get(path, &token).await.status, StatusCode::NOT_FOUND, "{path}");
+    for path in [
+        "/firewall/events?device_id=999999999",
+        "/firewall/traffic?device_id=999999999",
+    ] {
+        assert_eq!(
+            app.get(path, &token).await.status,
+            StatusCode::NOT_FOUND,
+            "{path}"
+        );
     }
 }
 
@@ -177,25 +295,49 @@ async fn traffic_gives_top_senders_and_destinations_by_full_hour() {
     assert_eq!(senders.len(), 20);
     let bytes: Vec<f64> = senders.iter().filter_map(|s| s["bytes"].as_f64()).collect();
     assert!(bytes.windows(2).all(|w| w[0] >= w[1]), "by volume");
-    assert!(senders.iter().all(|s| s["ip"].as_str().is_some_and(|ip| ip.starts_with("10."))));
+    assert!(
+        senders
+            .iter()
+            .all(|s| s["ip"].as_str().is_some_and(|ip| ip.starts_with("10.")))
+    );
     assert!(!d["top_destinations"].as_array().expect("dests").is_empty());
     let protocols = d["by_protocol"].as_object().expect("by_protocol");
     assert!(protocols.contains_key("IPFIX") && protocols.contains_key("NetFlow v9"));
     let hours = d["hours"].as_array().expect("hours");
     assert!((24..=25).contains(&hours.len()), "{}", hours.len());
-    assert!(hours.iter().all(|h| h["hour"].as_str().is_some_and(|t| t.ends_with(":00:00Z"))));
+    assert!(
+        hours
+            .iter()
+            .all(|h| h["hour"].as_str().is_some_and(|t| t.ends_with(":00:00Z")))
+    );
     let total: f64 = hours.iter().filter_map(|h| h["bytes"].as_f64()).sum();
     assert!((total - d["totals"]["bytes"].as_f64().expect("total")).abs() < 1.0);
 
     let small = app.get("/firewall/traffic?limit=3", &token).await;
-    assert_eq!(small.body["data"]["top_senders"].as_array().map(Vec::len), Some(3));
-    assert_eq!(app.get("/firewall/traffic?limit=900", &token).await.body["meta"]["limit"], 200);
-    let capped = app.get("/firewall/traffic?from=2026-01-01T00:00:00Z", &token).await;
+    assert_eq!(
+        small.body["data"]["top_senders"].as_array().map(Vec::len),
+        Some(3)
+    );
+    assert_eq!(
+        app.get("/firewall/traffic?limit=900", &token).await.body["meta"]["limit"],
+        200
+    );
+    let capped = app
+        .get("/firewall/traffic?from=2026-01-01T00:00:00Z", &token)
+        .await;
     assert_eq!(capped.body["meta"]["window_capped"], true);
     let devices = app.get("/firewall/devices", &token).await;
-    let gw = devices.items().iter().find(|d| d["type"] == "gateway").expect("gateway");
-    let one = app.get(&format!("/firewall/traffic?device_id={}", gw["id"]), &token).await;
-    let protos = one.body["data"]["by_protocol"].as_object().expect("by_protocol");
+    let gw = devices
+        .items()
+        .iter()
+        .find(|d| d["type"] == "gateway")
+        .expect("gateway");
+    let one = app
+        .get(&format!("/firewall/traffic?device_id={}", gw["id"]), &token)
+        .await;
+    let protos = one.body["data"]["by_protocol"]
+        .as_object()
+        .expect("by_protocol");
     assert_eq!(protos.keys().collect::<Vec<_>>(), vec!["NetFlow v9"]);
     assert!(one.body["data"]["totals"]["bytes"].as_f64() < d["totals"]["bytes"].as_f64());
 }
@@ -207,38 +349,85 @@ async fn threats_are_one_row_per_internal_device_external_address_and_day() {
     let res = app.get("/firewall/threats", &token).await;
     assert_eq!(res.status, StatusCode::OK);
     assert_eq!(res.body["meta"]["limit"], 100);
-    let from = chrono::DateTime::parse_from_rfc3339(res.body["meta"]["window"]["from"].as_str().expect("from")).expect("d");
-    let to = chrono::DateTime::parse_from_rfc3339(res.body["meta"]["window"]["to"].as_str().expect("to")).expect("d");
+    let from = chrono::DateTime::parse_from_rfc3339(
+        res.body["meta"]["window"]["from"].as_str().expect("from"),
+    )
+    .expect("d");
+    let to = chrono::DateTime::parse_from_rfc3339(
+        res.body["meta"]["window"]["to"].as_str().expect("to"),
+    )
+    .expect("d");
     assert_eq!((to - from).num_days(), 30, "30 days by default");
     let rows = res.items();
     assert!(rows.len() >= 3);
     let mut keys = HashSet::new();
     for t in rows {
-        assert!(keys.insert((t["internal"]["ip"].clone().to_string(), t["external_ip"].to_string(), t["day"].to_string())), "duplicate row {t}");
-        for f in ["id", "day", "internal", "external_ip", "sources", "indicator", "status", "hits", "first_seen_at", "last_seen_at"] {
+        assert!(
+            keys.insert((
+                t["internal"]["ip"].clone().to_string(),
+                t["external_ip"].to_string(),
+                t["day"].to_string()
+            )),
+            "duplicate row {t}"
+        );
+        for f in [
+            "id",
+            "day",
+            "internal",
+            "external_ip",
+            "sources",
+            "indicator",
+            "status",
+            "hits",
+            "first_seen_at",
+            "last_seen_at",
+        ] {
             assert!(!t[f].is_null(), "{f}");
         }
-        assert!(t["sources"].as_array().is_some_and(|s| s.iter().all(|x| ["gateway", "firewall", "agent"].contains(&x.as_str().unwrap_or("")))));
+        assert!(t["sources"].as_array().is_some_and(|s| {
+            s.iter()
+                .all(|x| ["gateway", "firewall", "agent"].contains(&x.as_str().unwrap_or("")))
+        }));
     }
-    let ids: HashSet<&str> = rows.iter().filter_map(|t| t["internal"]["identification"].as_str()).collect();
+    let ids: HashSet<&str> = rows
+        .iter()
+        .filter_map(|t| t["internal"]["identification"].as_str())
+        .collect();
     assert!(ids.contains("agent") && ids.len() >= 2, "{ids:?}");
     assert!(rows.iter().any(|t| t["siem_incident"]["id"].is_string()));
     let days: Vec<&str> = rows.iter().filter_map(|t| t["day"].as_str()).collect();
     assert!(days.windows(2).all(|w| w[0] >= w[1]), "recent days first");
     for s in ["open", "acknowledged"] {
-        let some = app.get(&format!("/firewall/threats?status={s}"), &token).await;
+        let some = app
+            .get(&format!("/firewall/threats?status={s}"), &token)
+            .await;
         assert!(!some.items().is_empty(), "{s}");
         assert!(some.items().iter().all(|t| t["status"] == s));
     }
     let today = app.get("/firewall/threats?period=24h", &token).await;
     assert!(!today.items().is_empty(), "one campaign is going on");
     assert!(today.items().len() < rows.len());
-    assert_eq!(app.get("/firewall/threats?limit=2", &token).await.items().len(), 2);
-    assert_eq!(app.get("/firewall/threats?limit=9999", &token).await.body["meta"]["limit"], 500);
+    assert_eq!(
+        app.get("/firewall/threats?limit=2", &token)
+            .await
+            .items()
+            .len(),
+        2
+    );
+    assert_eq!(
+        app.get("/firewall/threats?limit=9999", &token).await.body["meta"]["limit"],
+        500
+    );
     // The events behind a threat row are there.
     let t = &today.items()[0];
     let ev = app
-        .get(&format!("/firewall/events?ip={}&category=ids&period=7d", t["external_ip"].as_str().expect("ip")), &token)
+        .get(
+            &format!(
+                "/firewall/events?ip={}&category=ids&period=7d",
+                t["external_ip"].as_str().expect("ip")
+            ),
+            &token,
+        )
         .await;
     assert!(!ev.items().is_empty());
 }
@@ -264,26 +453,53 @@ async fn report_defaults_to_7_days_and_holds_every_section() {
     ] {
         assert!(!r[section].is_null(), "{section}");
         if section != "summary" {
-            assert!(!r[section].as_array().expect("array").is_empty(), "{section} is empty");
+            assert!(
+                !r[section].as_array().expect("array").is_empty(),
+                "{section} is empty"
+            );
         }
     }
     let s = &r["summary"];
     assert!(s["events"].as_f64().is_some_and(|n| n > 100.0));
-    let by_cat: f64 = s["by_category"].as_object().expect("by_category").values().filter_map(Value::as_f64).sum();
+    let by_cat: f64 = s["by_category"]
+        .as_object()
+        .expect("by_category")
+        .values()
+        .filter_map(Value::as_f64)
+        .sum();
     assert_eq!(by_cat, s["events"].as_f64().expect("events"));
     assert!(s["auth_failures"].as_f64().is_some_and(|n| n > 0.0));
     assert_eq!(r["collection"].as_array().map(Vec::len), Some(8));
-    assert!(r["targeted_accounts"][0]["failures"].as_f64().is_some_and(|n| n > 0.0));
-    assert!(r["successful_connections"].as_array().expect("c").iter().all(|c| !c["src_ip"].as_str().unwrap_or("10.").starts_with("10.")));
-    let tunnel_status: HashSet<&str> = r["tunnels"].as_array().expect("t").iter().filter_map(|t| t["status"].as_str()).collect();
+    assert!(
+        r["targeted_accounts"][0]["failures"]
+            .as_f64()
+            .is_some_and(|n| n > 0.0)
+    );
+    assert!(
+        r["successful_connections"]
+            .as_array()
+            .expect("c")
+            .iter()
+            .all(|c| !c["src_ip"].as_str().unwrap_or("10.").starts_with("10."))
+    );
+    let tunnel_status: HashSet<&str> = r["tunnels"]
+        .as_array()
+        .expect("t")
+        .iter()
+        .filter_map(|t| t["status"].as_str())
+        .collect();
     assert!(tunnel_status.contains("down"));
 
     let mut previous = 0.0;
     for p in ["24h", "7d", "30d", "90d"] {
-        let res = app.get(&format!("/firewall/report?period={p}"), &token).await;
+        let res = app
+            .get(&format!("/firewall/report?period={p}"), &token)
+            .await;
         assert_eq!(res.status, StatusCode::OK, "{p}");
         assert_eq!(res.body["data"]["period"], p);
-        let n = res.body["data"]["summary"]["events"].as_f64().expect("events");
+        let n = res.body["data"]["summary"]["events"]
+            .as_f64()
+            .expect("events");
         assert!(n >= previous, "{p}: longer periods count more");
         previous = n;
     }
@@ -295,12 +511,27 @@ async fn globex_firewall_data_is_its_own() {
     let token = app.token("globex", &[Scope::ReadFirewall]).await;
     let devices = app.get("/firewall/devices", &token).await;
     assert_eq!(devices.items().len(), 6);
-    assert!(devices.items().iter().all(|d| d["name"].as_str().is_some_and(|n| n.starts_with("gx-"))));
+    assert!(
+        devices
+            .items()
+            .iter()
+            .all(|d| d["name"].as_str().is_some_and(|n| n.starts_with("gx-")))
+    );
     let events = app.get("/firewall/events?limit=1000", &token).await;
-    assert!(events.items().iter().all(|e| e["device"].as_str().is_some_and(|n| n.starts_with("gx-"))));
+    assert!(
+        events
+            .items()
+            .iter()
+            .all(|e| e["device"].as_str().is_some_and(|n| n.starts_with("gx-")))
+    );
     let acme = app.get("/firewall/devices", &self::token(app).await).await;
     let acme_id = acme.items()[0]["id"].as_i64().expect("id");
-    assert_eq!(app.get(&format!("/firewall/events?device_id={acme_id}"), &token).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.get(&format!("/firewall/events?device_id={acme_id}"), &token)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -308,15 +539,39 @@ async fn rare_category_and_action_filters_combine_with_the_device() {
     let app = TestApp::shared();
     let token = token(app).await;
     let devices = app.get("/firewall/devices", &token).await;
-    let fw = devices.items().iter().find(|d| d["type"] == "firewall").expect("firewall");
+    let fw = devices
+        .items()
+        .iter()
+        .find(|d| d["type"] == "firewall")
+        .expect("firewall");
     let id = fw["id"].as_i64().expect("id");
-    for q in ["category=vpn", "category=auth&action=failure", "action=up", "action=changed", "category=ids&action=blocked"] {
-        let all = app.get(&format!("/firewall/events?{q}&period=7d&limit=1000"), &token).await;
-        let mine = app.get(&format!("/firewall/events?{q}&device_id={id}&period=7d&limit=1000"), &token).await;
+    for q in [
+        "category=vpn",
+        "category=auth&action=failure",
+        "action=up",
+        "action=changed",
+        "category=ids&action=blocked",
+    ] {
+        let all = app
+            .get(
+                &format!("/firewall/events?{q}&period=7d&limit=1000"),
+                &token,
+            )
+            .await;
+        let mine = app
+            .get(
+                &format!("/firewall/events?{q}&device_id={id}&period=7d&limit=1000"),
+                &token,
+            )
+            .await;
         assert_eq!(mine.status, StatusCode::OK, "{q}");
         assert!(!mine.items().is_empty(), "{q}");
         assert!(mine.items().iter().all(|e| e["device_id"] == id), "{q}");
         let expected = all.items().iter().filter(|e| e["device_id"] == id).count();
-        assert_eq!(mine.items().len(), expected, "{q}: the device filter keeps exactly its events");
+        assert_eq!(
+            mine.items().len(),
+            expected,
+            "{q}: the device filter keeps exactly its events"
+        );
     }
 }

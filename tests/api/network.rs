@@ -13,7 +13,13 @@ async fn token(app: &TestApp) -> String {
 async fn network_routes_need_the_read_network_scope() {
     let app = TestApp::shared();
     let other = app.token("acme", &[Scope::ReadDns]).await;
-    for path in ["/network/sites", "/network/devices", "/network/tunnels", "/network/alerts", "/network/ports"] {
+    for path in [
+        "/network/sites",
+        "/network/devices",
+        "/network/tunnels",
+        "/network/alerts",
+        "/network/ports",
+    ] {
         let res = app.get(path, &other).await;
         assert_eq!(res.status, StatusCode::FORBIDDEN, "{path}");
         assert_eq!(res.body["scope"], "read:network");
@@ -28,7 +34,16 @@ async fn sites_list_every_site_and_q_searches_name_or_city() {
     assert_eq!(all.status, StatusCode::OK);
     assert_eq!(all.items().len(), 4);
     for s in all.items() {
-        for f in ["id", "code", "name", "city", "subnet", "device_count", "machine_count", "status"] {
+        for f in [
+            "id",
+            "code",
+            "name",
+            "city",
+            "subnet",
+            "device_count",
+            "machine_count",
+            "status",
+        ] {
             assert!(!s[f].is_null(), "site lacks {f}: {s}");
         }
     }
@@ -36,8 +51,17 @@ async fn sites_list_every_site_and_q_searches_name_or_city() {
     assert_eq!(lyon.items().len(), 1);
     assert_eq!(lyon.items()[0]["city"], "Lyon");
     let by_name = app.get("/network/sites?q=acme", &token).await;
-    assert_eq!(by_name.items().len(), 4, "the site name carries the company name");
-    assert!(app.get("/network/sites?q=tokyo", &token).await.items().is_empty());
+    assert_eq!(
+        by_name.items().len(),
+        4,
+        "the site name carries the company name"
+    );
+    assert!(
+        app.get("/network/sites?q=tokyo", &token)
+            .await
+            .items()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -48,10 +72,19 @@ async fn globex_sees_only_its_own_sites_and_devices() {
     assert_eq!(sites.items().len(), 3);
     assert!(sites.items().iter().all(|s| s["code"] != "PAR"));
     let devices = walk(app, "/network/devices", &token).await;
-    assert!(devices.iter().all(|d| d["name"].as_str().is_some_and(|n| n.starts_with("gx-"))));
+    assert!(
+        devices
+            .iter()
+            .all(|d| d["name"].as_str().is_some_and(|n| n.starts_with("gx-")))
+    );
     let acme = walk(app, "/network/devices", &self::token(app).await).await;
     let id = acme[0]["id"].as_i64().expect("id");
-    assert_eq!(app.get(&format!("/network/devices/{id}"), &token).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.get(&format!("/network/devices/{id}"), &token)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -82,9 +115,19 @@ async fn devices_page_by_cursor_and_every_filter_holds() {
     let at_site = walk(app, &format!("/network/devices?site_id={site}"), &token).await;
     assert!(!at_site.is_empty() && at_site.iter().all(|d| d["site_id"] == site));
     let fortigate = walk(app, "/network/devices?q=fortigate", &token).await;
-    assert!(!fortigate.is_empty() && fortigate.iter().all(|d| d["model"].as_str().is_some_and(|m| m.contains("FortiGate"))));
+    assert!(
+        !fortigate.is_empty()
+            && fortigate
+                .iter()
+                .all(|d| d["model"].as_str().is_some_and(|m| m.contains("FortiGate")))
+    );
     let by_ip = walk(app, "/network/devices?q=10.20.0.", &token).await;
-    assert!(!by_ip.is_empty() && by_ip.iter().all(|d| d["ip"].as_str().is_some_and(|m| m.starts_with("10.20.0."))));
+    assert!(
+        !by_ip.is_empty()
+            && by_ip
+                .iter()
+                .all(|d| d["ip"].as_str().is_some_and(|m| m.starts_with("10.20.0.")))
+    );
     let by_name = walk(app, "/network/devices?q=par-fw", &token).await;
     assert_eq!(by_name.len(), 1);
 }
@@ -108,7 +151,13 @@ async fn device_filters_reject_bad_values_naming_the_parameter() {
         let res = app.get(path, &token).await;
         assert_eq!(res.status, StatusCode::BAD_REQUEST, "{path}");
         assert_eq!(res.error(), "invalid_parameter");
-        assert!(res.body["message"].as_str().is_some_and(|m| m.contains(name)), "{path}: {}", res.body);
+        assert!(
+            res.body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(name)),
+            "{path}: {}",
+            res.body
+        );
     }
     let cursor = app.get("/network/devices?cursor=forged", &token).await;
     assert_eq!(cursor.error(), "invalid_cursor");
@@ -128,33 +177,73 @@ async fn a_device_comes_with_wan_links_and_interfaces_or_404() {
     assert_eq!(links.len(), 2);
     assert!(links.iter().any(|l| l["role"] == "backup"));
     assert!(!d["interfaces"].as_array().expect("interfaces").is_empty());
-    assert_eq!(app.get("/network/devices/999999999", &token).await.status, StatusCode::NOT_FOUND);
-    assert_eq!(app.get("/network/devices/abc", &token).await.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        app.get("/network/devices/999999999", &token).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.get("/network/devices/abc", &token).await.status,
+        StatusCode::BAD_REQUEST
+    );
 }
 
 #[tokio::test]
 async fn device_metrics_are_hourly_and_never_more_than_500_points() {
     let app = TestApp::shared();
     let token = token(app).await;
-    let id = walk(app, "/network/devices?type=firewall", &token).await[0]["id"].as_i64().expect("id");
-    let day = app.get(&format!("/network/devices/{id}/metrics"), &token).await;
+    let id = walk(app, "/network/devices?type=firewall", &token).await[0]["id"]
+        .as_i64()
+        .expect("id");
+    let day = app
+        .get(&format!("/network/devices/{id}/metrics"), &token)
+        .await;
     assert_eq!(day.status, StatusCode::OK);
     let points = day.body["data"]["points"].as_array().expect("points");
     assert!((23..=24).contains(&points.len()), "{}", points.len());
     assert_eq!(day.body["data"]["step_seconds"], 3600);
     assert!(day.body["meta"]["window"]["from"].is_string());
-    let month = app.get(&format!("/network/devices/{id}/metrics?period=30d"), &token).await;
+    let month = app
+        .get(&format!("/network/devices/{id}/metrics?period=30d"), &token)
+        .await;
     let points = month.body["data"]["points"].as_array().expect("points");
-    assert!(points.len() <= 500 && points.len() >= 300, "{}", points.len());
+    assert!(
+        points.len() <= 500 && points.len() >= 300,
+        "{}",
+        points.len()
+    );
     assert_eq!(month.body["data"]["step_seconds"], 7200);
-    for f in ["at", "cpu_pct", "memory_pct", "in_bps", "out_bps", "latency_ms", "errors"] {
+    for f in [
+        "at",
+        "cpu_pct",
+        "memory_pct",
+        "in_bps",
+        "out_bps",
+        "latency_ms",
+        "errors",
+    ] {
         assert!(!points[0][f].is_null(), "{f}");
     }
     let year = app
-        .get(&format!("/network/devices/{id}/metrics?from=2025-11-01T00:00:00Z&to=2026-12-01T00:00:00Z"), &token)
+        .get(
+            &format!(
+                "/network/devices/{id}/metrics?from=2025-11-01T00:00:00Z&to=2026-12-01T00:00:00Z"
+            ),
+            &token,
+        )
         .await;
-    assert!(year.body["data"]["points"].as_array().expect("points").len() <= 500);
-    assert_eq!(app.get("/network/devices/999999999/metrics", &token).await.status, StatusCode::NOT_FOUND);
+    assert!(
+        year.body["data"]["points"]
+            .as_array()
+            .expect("points")
+            .len()
+            <= 500
+    );
+    assert_eq!(
+        app.get("/network/devices/999999999/metrics", &token)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -165,14 +254,22 @@ async fn tunnels_filter_by_status_and_either_site() {
     assert_eq!(all.status, StatusCode::OK);
     assert!(all.items().len() >= 3);
     for s in ["up", "down", "degraded"] {
-        let some = app.get(&format!("/network/tunnels?status={s}"), &token).await;
+        let some = app
+            .get(&format!("/network/tunnels?status={s}"), &token)
+            .await;
         assert!(!some.items().is_empty(), "{s}");
         assert!(some.items().iter().all(|t| t["status"] == s));
     }
     let site = all.items()[0]["remote"]["site_id"].as_i64().expect("site");
-    let at = app.get(&format!("/network/tunnels?site_id={site}"), &token).await;
+    let at = app
+        .get(&format!("/network/tunnels?site_id={site}"), &token)
+        .await;
     assert!(!at.items().is_empty());
-    assert!(at.items().iter().all(|t| t["local"]["site_id"] == site || t["remote"]["site_id"] == site));
+    assert!(
+        at.items()
+            .iter()
+            .all(|t| t["local"]["site_id"] == site || t["remote"]["site_id"] == site)
+    );
 }
 
 #[tokio::test]
@@ -182,11 +279,25 @@ async fn alerts_open_are_in_progress_and_all_follow_the_window() {
     let open = app.get("/network/alerts?status=open", &token).await;
     assert_eq!(open.status, StatusCode::OK);
     assert!(!open.items().is_empty());
-    assert!(open.items().iter().all(|a| a["status"] == "open" && a["resolved_at"].is_null()));
-    let month = app.get("/network/alerts?status=all&period=30d", &token).await;
+    assert!(
+        open.items()
+            .iter()
+            .all(|a| a["status"] == "open" && a["resolved_at"].is_null())
+    );
+    let month = app
+        .get("/network/alerts?status=all&period=30d", &token)
+        .await;
     assert!(month.items().iter().any(|a| a["status"] == "resolved"));
-    let from = month.body["meta"]["window"]["from"].as_str().expect("from").to_owned();
-    assert!(month.items().iter().all(|a| a["opened_at"].as_str().is_some_and(|t| t >= from.as_str())));
+    let from = month.body["meta"]["window"]["from"]
+        .as_str()
+        .expect("from")
+        .to_owned();
+    assert!(
+        month
+            .items()
+            .iter()
+            .all(|a| a["opened_at"].as_str().is_some_and(|t| t >= from.as_str()))
+    );
     let day = app.get("/network/alerts", &token).await;
     assert!(day.items().len() <= month.items().len());
 }
@@ -200,14 +311,21 @@ async fn ports_filter_by_ip_port_and_state_with_default_page_of_200() {
     assert_eq!(res.body["meta"]["limit"], 200);
     assert_eq!(res.items().len(), 200);
     let ip = res.items()[0]["ip"].as_str().expect("ip").to_owned();
-    let one = app.get(&format!("/network/ports?ip={ip}&limit=1000"), &token).await;
+    let one = app
+        .get(&format!("/network/ports?ip={ip}&limit=1000"), &token)
+        .await;
     assert!(!one.items().is_empty() && one.items().iter().all(|p| p["ip"] == ip.as_str()));
     let rdp = app.get("/network/ports?port=3389&limit=1000", &token).await;
     assert!(!rdp.items().is_empty() && rdp.items().iter().all(|p| p["port"] == 3389));
     for s in ["open", "closed", "filtered"] {
-        let some = app.get(&format!("/network/ports?state={s}&limit=5"), &token).await;
+        let some = app
+            .get(&format!("/network/ports?state={s}&limit=5"), &token)
+            .await;
         assert!(!some.items().is_empty(), "{s}");
         assert!(some.items().iter().all(|p| p["state"] == s));
     }
-    assert_eq!(app.get("/network/ports?limit=5000", &token).await.body["meta"]["limit"], 1000);
+    assert_eq!(
+        app.get("/network/ports?limit=5000", &token).await.body["meta"]["limit"],
+        1000
+    );
 }
