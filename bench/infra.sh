@@ -55,7 +55,7 @@ ROUTES=(
 )
 printf '%-58s %10s %10s %10s\n' route p50 p99 req/s
 for r in "${ROUTES[@]}"; do
-  out=$(wrk -t2 -c8 -d${DURATION:-10s} --latency -H "Authorization: Bearer $TOKEN" "$BASE$r")
+  out=$(wrk -t${THREADS:-2} -c${CONNS:-8} -d${DURATION:-10s} --latency -H "Authorization: Bearer $TOKEN" "$BASE$r")
   p50=$(echo "$out" | awk '$1=="50%"{print $2}')
   p99=$(echo "$out" | awk '$1=="99%"{print $2}')
   rps=$(echo "$out" | awk '/Requests\/sec/{print $2}')
