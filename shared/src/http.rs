@@ -37,6 +37,14 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Marks a request sent in process on behalf of a caller the gate already admitted (the MCP
+/// function's tool calls). Its token was checked and the call counted against the rate limit
+/// when the carrying message came in, so the gate neither authenticates nor counts it again;
+/// route, scope, validation and the write log apply as for any request. Only code in the
+/// process can set it: extensions never come from the wire.
+#[derive(Debug, Clone)]
+pub struct OnBehalfOf(pub Caller);
+
 /// Rate-limit state of the caller for this request.
 #[derive(Debug, Clone, Copy)]
 struct Quota {
@@ -47,6 +55,10 @@ struct Quota {
 }
 
 fn request_id(req: &Request) -> String {
+    // A call made on behalf of a caller keeps the request id of the message that carried it.
+    if let Some(OnBehalfOf(c)) = req.extensions().get::<OnBehalfOf>() {
+        return c.request_id.clone();
+    }
     // Under Lambda, API Gateway's request id ties our log to its own.
     if let Some(ctx) = req.extensions().get::<lambda_http::request::RequestContext>()
         && let lambda_http::request::RequestContext::ApiGatewayV2(c) = ctx
@@ -134,40 +146,57 @@ async fn admit(
     {
         return (Ok(()), None);
     }
-    let token = match authenticate(
-        &state.store,
-        req.headers().get(http::header::AUTHORIZATION),
-        now.timestamp(),
-    )
-    .await
-    {
-        Ok(t) => t,
-        Err(e) => return (Err(e), None),
+    let (token, quota) = match req.extensions_mut().remove::<OnBehalfOf>() {
+        Some(OnBehalfOf(c)) => {
+            let token = crate::store::TokenRecord {
+                hash: c.token_hash,
+                tenant: c.tenant,
+                name: c.token_name,
+                scopes: c.scopes,
+                created_at: 0,
+                expires_at: c.expires_at.timestamp(),
+                revoked_at: None,
+            };
+            (token, None)
+        }
+        None => {
+            let token = match authenticate(
+                &state.store,
+                req.headers().get(http::header::AUTHORIZATION),
+                now.timestamp(),
+            )
+            .await
+            {
+                Ok(t) => t,
+                Err(e) => return (Err(e), None),
+            };
+            let quota = match consume(state, &token.hash, now.timestamp()).await {
+                Ok(q) => q,
+                Err(e) => return (Err(e), None),
+            };
+            if quota.exceeded {
+                return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
+            }
+            (token, Some(quota))
+        }
     };
-    let quota = match consume(state, &token.hash, now.timestamp()).await {
-        Ok(q) => q,
-        Err(e) => return (Err(e), None),
-    };
-    if quota.exceeded {
-        return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
-    }
     let route = match found {
         Match::Found(r) => r,
-        Match::NotFound => return (Err(ApiError::unknown_path()), Some(quota)),
+        Match::NotFound => return (Err(ApiError::unknown_path()), quota),
         Match::MethodNotAllowed(allowed) => {
             let e = ApiError::method_not_allowed(allowed.join(", "));
-            return (Err(e), Some(quota));
+            return (Err(e), quota);
         }
     };
     if let Access::Scoped(scope) = route.access
         && !token.scopes.contains(&scope)
     {
-        return (Err(ApiError::forbidden(scope)), Some(quota));
+        return (Err(ApiError::forbidden(scope)), quota);
     }
     let body = if route.kind == Kind::Write {
         match buffer_body(req).await {
             Ok(b) => b,
-            Err(e) => return (Err(e), Some(quota)),
+            Err(e) => return (Err(e), quota),
         }
     } else {
         WriteBody::default()
@@ -186,7 +215,7 @@ async fn admit(
         path,
         body,
     });
-    (Ok(()), Some(quota))
+    (Ok(()), quota)
 }
 
 /// Counts this call against the token's window (600 calls per 60 s by default), in the

@@ -571,32 +571,35 @@ async fn tool_calls_read_only_the_callers_tenant() {
 }
 
 #[tokio::test]
-async fn tool_calls_count_against_the_rate_limit_like_rest_calls() {
+async fn a_tool_call_counts_once_against_the_rate_limit_like_a_rest_call() {
     let app = TestApp::with_config(Config {
-        rate_limit: 3,
+        rate_limit: 4,
         ..Config::default()
     })
     .await;
     let token = app.full_token().await;
-    // The first message and its REST call: 2 of 3.
-    let res = call(&app, &token, "get_me", json!({})).await;
-    assert_eq!(res.body["result"]["isError"], false);
-    // The second message is admitted (3 of 3); its REST call is over the limit.
-    let res = call(&app, &token, "get_me", json!({})).await;
-    assert_eq!(res.body["result"]["isError"], true);
-    assert_eq!(
-        res.body["result"]["structuredContent"]["error"],
-        "rate_limited"
-    );
-    // The third message itself is refused.
+    let rest = app.get("/me", &token).await;
+    assert_eq!(rest.header("x-ratelimit-remaining"), Some("3"));
+    for remaining in ["2", "1", "0"] {
+        let res = call(&app, &token, "get_me", json!({})).await;
+        assert_eq!(res.body["result"]["isError"], false);
+        assert_eq!(res.header("x-ratelimit-remaining"), Some(remaining));
+        assert_eq!(res.header("x-ratelimit-limit"), Some("4"));
+    }
     let res = rpc(
         &app,
         &token,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_me"}}),
     )
     .await;
     assert_eq!(res.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(res.error(), "rate_limited");
     assert!(res.header("retry-after").is_some());
+    assert_eq!(
+        app.get("/me", &token).await.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "one shared quota"
+    );
 }
 
 #[tokio::test]

@@ -1,15 +1,16 @@
 //! `tools/call`: the tool's arguments become a REST request sent through the whole API
-//! (every data module mounted under the same gate), with the caller's own token, so the
-//! token check, the rate limit, the scope check and the handlers' validation apply exactly
-//! as for a REST call.
+//! (every data module mounted under the same gate) on behalf of the caller, so the scope
+//! check, the handlers' validation and the write log apply exactly as for a REST call; the
+//! token check and the rate limit were applied to the MCP message that carries the call.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
-use netops_shared::AppState;
+use netops_shared::http::OnBehalfOf;
 use netops_shared::routes::BASE_PATH;
+use netops_shared::{AppState, Caller};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
 use utoipa_axum::router::OpenApiRouter;
@@ -142,9 +143,20 @@ fn encode_segment(value: &str, out: &mut String) {
     }
 }
 
-/// Sends `GET uri` through the inner application with the caller's token and language.
-pub async fn send(state: &AppState, uri: &str, outer: &HeaderMap) -> (StatusCode, Bytes) {
-    let mut req = Request::builder().method(Method::GET).uri(uri);
+/// Sends `GET uri` through the inner application on behalf of `caller`, with its token and
+/// language. The gate checks route and scope as for any call, but neither authenticates nor
+/// counts it again: the MCP message that carries it was checked and counted (so a tool call
+/// costs one call of the rate limit, like the REST call it stands for).
+pub async fn send(
+    state: &AppState,
+    caller: &Caller,
+    uri: &str,
+    outer: &HeaderMap,
+) -> (StatusCode, Bytes) {
+    let mut req = Request::builder()
+        .method(Method::GET)
+        .uri(uri)
+        .extension(OnBehalfOf(caller.clone()));
     for name in [header::AUTHORIZATION, header::ACCEPT_LANGUAGE] {
         if let Some(v) = outer.get(&name) {
             req = req.header(name, v.clone());
