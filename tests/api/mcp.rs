@@ -642,3 +642,40 @@ async fn a_body_over_64_kib_is_refused() {
     assert_eq!(res.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(res.error(), "payload_too_large");
 }
+
+#[tokio::test]
+async fn the_api_gateway_events_of_the_mcp_function_succeed() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let (router, _) = netops_mcp::routes().split_for_parts();
+    let function = netops_shared::http::app(router, app.state.clone());
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events/mcp");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("events/mcp") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("event");
+        let req = lambda_http::request::from_str(&text).expect("API Gateway v2 event");
+        let (mut parts, body) = req.into_parts();
+        parts.headers.insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("header"),
+        );
+        let req = http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()));
+        let res = function.clone().oneshot(req).await.expect("infallible");
+        let status = res.status();
+        let bytes = res.into_body().collect().await.expect("body").to_bytes();
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        assert!(status.is_success(), "{}: {status} {body}", path.display());
+        assert!(body["result"].is_object(), "{}: {body}", path.display());
+        assert_ne!(
+            body["result"]["isError"],
+            true,
+            "{}: {body}",
+            path.display()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 3, "initialize, tools/list and tools/call events");
+}
