@@ -38,7 +38,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (secret, _) = netops_shared::auth::create_token(
         &store,
         "acme",
-        "bench-mcp",
+        &format!("bench-mcp-{}", std::process::id()),
         Scope::ALL.to_vec(),
         chrono_days(),
     )
