@@ -60,3 +60,7 @@ for c in 1 8; do
 done
 run "MCP tools/list (full scope)" 1 "$base/mcp" /tmp/mcp-bench-tools.lua
 echo "tools/list bytes: $(curl -s -H "Authorization: Bearer $token" -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' "$base/mcp" | wc -c)"
+
+# The same comparison in process (no sockets, REST and MCP interleaved): the MCP code's own
+# cost, least disturbed by other load on the machine.
+cargo run --release -q -p netops-mcp --example overhead -- "$db" "${ITERATIONS:-20000}"

@@ -37,6 +37,14 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Marks a request sent in process on behalf of a caller the gate already admitted (the MCP
+/// function's tool calls). Its token was checked and the call counted against the rate limit
+/// when the carrying message came in, so the gate neither authenticates nor counts it again;
+/// route, scope, validation and the write log apply as for any request. Only code in the
+/// process can set it: extensions never come from the wire.
+#[derive(Debug, Clone)]
+pub struct OnBehalfOf(pub Caller);
+
 /// Rate-limit state of the caller for this request.
 #[derive(Debug, Clone, Copy)]
 struct Quota {
@@ -47,6 +55,10 @@ struct Quota {
 }
 
 fn request_id(req: &Request) -> String {
+    // A call made on behalf of a caller keeps the request id of the message that carried it.
+    if let Some(OnBehalfOf(c)) = req.extensions().get::<OnBehalfOf>() {
+        return c.request_id.clone();
+    }
     // Under Lambda, API Gateway's request id ties our log to its own.
     if let Some(ctx) = req
         .extensions()
@@ -143,48 +155,69 @@ async fn admit(
     {
         return (Ok(()), None);
     }
-    let token = match authenticate(
-        &state.store,
-        req.headers().get(http::header::AUTHORIZATION),
-        now.timestamp(),
-    )
-    .await
-    {
-        Ok(t) => t,
-        Err(e) => {
-            // Calls without a valid token count per client address, with the same limit,
-            // so they carry the rate-limit headers too and cannot hammer the token lookup.
-            let bucket = format!("anon:{}", client_address(req));
-            return match consume(state, &bucket, now.timestamp()).await {
-                Ok(q) if q.exceeded => (Err(ApiError::rate_limited(q.reset as u64)), Some(q)),
-                Ok(q) => (Err(e), Some(q)),
-                Err(_) => (Err(e), None),
+    let (token, quota) = match req.extensions_mut().remove::<OnBehalfOf>() {
+        // An in-process call (an MCP tool) already admitted and counted by its caller.
+        Some(OnBehalfOf(c)) => {
+            let token = crate::store::TokenRecord {
+                hash: c.token_hash,
+                tenant: c.tenant,
+                name: c.token_name,
+                scopes: c.scopes,
+                created_at: 0,
+                expires_at: c.expires_at.timestamp(),
+                revoked_at: None,
             };
+            (token, None)
+        }
+        None => {
+            let token = match authenticate(
+                &state.store,
+                req.headers().get(http::header::AUTHORIZATION),
+                now.timestamp(),
+            )
+            .await
+            {
+                Ok(t) => t,
+                Err(e) => {
+                    // Calls without a valid token count per client address, with the same
+                    // limit, so they carry the rate-limit headers too and cannot hammer the
+                    // token lookup.
+                    let bucket = format!("anon:{}", client_address(req));
+                    return match consume(state, &bucket, now.timestamp()).await {
+                        Ok(q) if q.exceeded => {
+                            (Err(ApiError::rate_limited(q.reset as u64)), Some(q))
+                        }
+                        Ok(q) => (Err(e), Some(q)),
+                        Err(_) => (Err(e), None),
+                    };
+                }
+            };
+            let bucket = format!("tok:{}", &token.hash[..16.min(token.hash.len())]);
+            match consume(state, &bucket, now.timestamp()).await {
+                Ok(q) => (token, Some(q)),
+                Err(e) => return (Err(e), None),
+            }
         }
     };
-    let bucket = format!("tok:{}", &token.hash[..16.min(token.hash.len())]);
-    let quota = match consume(state, &bucket, now.timestamp()).await {
-        Ok(q) => q,
-        Err(e) => return (Err(e), None),
+    let exceeded = quota.as_ref().is_some_and(|q| q.exceeded);
+    let rate_limited = || {
+        let reset = quota.as_ref().map_or(0, |q| q.reset);
+        ApiError::rate_limited(reset as u64)
     };
     let route = match found {
         Match::Found(r) => r,
-        Match::NotFound if quota.exceeded => {
-            return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
-        }
-        Match::NotFound => return (Err(ApiError::unknown_path()), Some(quota)),
-        Match::MethodNotAllowed(_) if quota.exceeded => {
-            return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
-        }
+        Match::NotFound if exceeded => return (Err(rate_limited()), quota),
+        Match::NotFound => return (Err(ApiError::unknown_path()), quota),
+        Match::MethodNotAllowed(_) if exceeded => return (Err(rate_limited()), quota),
         Match::MethodNotAllowed(allowed) => {
             let e = ApiError::method_not_allowed(allowed.join(", "));
-            return (Err(e), Some(quota));
+            return (Err(e), quota);
         }
     };
     let body = if route.kind == Kind::Write {
         match buffer_body(req).await {
             Ok(b) => b,
-            Err(e) => return (Err(e), Some(quota)),
+            Err(e) => return (Err(e), quota),
         }
     } else {
         WriteBody::default()
@@ -208,13 +241,13 @@ async fn admit(
         path,
         body,
     });
-    if quota.exceeded {
-        return (Err(ApiError::rate_limited(quota.reset as u64)), Some(quota));
+    if exceeded {
+        return (Err(rate_limited()), quota);
     }
     if let (false, Some(scope)) = (scopes_ok, route.scope()) {
-        return (Err(ApiError::forbidden(scope)), Some(quota));
+        return (Err(ApiError::forbidden(scope)), quota);
     }
-    (Ok(()), Some(quota))
+    (Ok(()), quota)
 }
 
 /// The caller's address: API Gateway's source IP under Lambda, the peer address locally.

@@ -571,32 +571,35 @@ async fn tool_calls_read_only_the_callers_tenant() {
 }
 
 #[tokio::test]
-async fn tool_calls_count_against_the_rate_limit_like_rest_calls() {
+async fn a_tool_call_counts_once_against_the_rate_limit_like_a_rest_call() {
     let app = TestApp::with_config(Config {
-        rate_limit: 3,
+        rate_limit: 4,
         ..Config::default()
     })
     .await;
     let token = app.full_token().await;
-    // The first message and its REST call: 2 of 3.
-    let res = call(&app, &token, "get_me", json!({})).await;
-    assert_eq!(res.body["result"]["isError"], false);
-    // The second message is admitted (3 of 3); its REST call is over the limit.
-    let res = call(&app, &token, "get_me", json!({})).await;
-    assert_eq!(res.body["result"]["isError"], true);
-    assert_eq!(
-        res.body["result"]["structuredContent"]["error"],
-        "rate_limited"
-    );
-    // The third message itself is refused.
+    let rest = app.get("/me", &token).await;
+    assert_eq!(rest.header("x-ratelimit-remaining"), Some("3"));
+    for remaining in ["2", "1", "0"] {
+        let res = call(&app, &token, "get_me", json!({})).await;
+        assert_eq!(res.body["result"]["isError"], false);
+        assert_eq!(res.header("x-ratelimit-remaining"), Some(remaining));
+        assert_eq!(res.header("x-ratelimit-limit"), Some("4"));
+    }
     let res = rpc(
         &app,
         &token,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_me"}}),
     )
     .await;
     assert_eq!(res.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(res.error(), "rate_limited");
     assert!(res.header("retry-after").is_some());
+    assert_eq!(
+        app.get("/me", &token).await.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "one shared quota"
+    );
 }
 
 #[tokio::test]
@@ -638,4 +641,41 @@ async fn a_body_over_64_kib_is_refused() {
     let res = raw(app, &token, &body, &[]).await;
     assert_eq!(res.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(res.error(), "payload_too_large");
+}
+
+#[tokio::test]
+async fn the_api_gateway_events_of_the_mcp_function_succeed() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let (router, _) = netops_mcp::routes().split_for_parts();
+    let function = netops_shared::http::app(router, app.state.clone());
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events/mcp");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("events/mcp") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("event");
+        let req = lambda_http::request::from_str(&text).expect("API Gateway v2 event");
+        let (mut parts, body) = req.into_parts();
+        parts.headers.insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("header"),
+        );
+        let req = http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()));
+        let res = function.clone().oneshot(req).await.expect("infallible");
+        let status = res.status();
+        let bytes = res.into_body().collect().await.expect("body").to_bytes();
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        assert!(status.is_success(), "{}: {status} {body}", path.display());
+        assert!(body["result"].is_object(), "{}: {body}", path.display());
+        assert_ne!(
+            body["result"]["isError"],
+            true,
+            "{}: {body}",
+            path.display()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 3, "initialize, tools/list and tools/call events");
 }

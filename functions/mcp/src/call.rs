@@ -1,15 +1,16 @@
 //! `tools/call`: the tool's arguments become a REST request sent through the whole API
-//! (every data module mounted under the same gate), with the caller's own token, so the
-//! token check, the rate limit, the scope check and the handlers' validation apply exactly
-//! as for a REST call.
+//! (every data module mounted under the same gate) on behalf of the caller, so the scope
+//! check, the handlers' validation and the write log apply exactly as for a REST call; the
+//! token check and the rate limit were applied to the MCP message that carries the call.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
-use netops_shared::AppState;
+use netops_shared::http::OnBehalfOf;
 use netops_shared::routes::BASE_PATH;
+use netops_shared::{AppState, Caller};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
 use utoipa_axum::router::OpenApiRouter;
@@ -85,16 +86,23 @@ pub fn target(tool: &Tool, args: &Map<String, Value>) -> Result<String, BadArgum
         };
         match value {
             Value::Array(items) if p.array => {
+                let mut values = Vec::with_capacity(items.len());
                 for item in items {
-                    let item = scalar(item).ok_or_else(|| {
+                    values.push(scalar(item).ok_or_else(|| {
                         BadArguments(format!(
                             "argument '{}' must be a list of strings or numbers",
                             p.name
                         ))
-                    })?;
-                    query.append_pair(&p.name, &item);
-                    any = true;
+                    })?);
                 }
+                if p.explode {
+                    for v in &values {
+                        query.append_pair(&p.name, v);
+                    }
+                } else if !values.is_empty() {
+                    query.append_pair(&p.name, &values.join(","));
+                }
+                any = any || !values.is_empty();
             }
             other => {
                 let value = scalar(other).ok_or_else(|| {
@@ -142,9 +150,20 @@ fn encode_segment(value: &str, out: &mut String) {
     }
 }
 
-/// Sends `GET uri` through the inner application with the caller's token and language.
-pub async fn send(state: &AppState, uri: &str, outer: &HeaderMap) -> (StatusCode, Bytes) {
-    let mut req = Request::builder().method(Method::GET).uri(uri);
+/// Sends `GET uri` through the inner application on behalf of `caller`, with its token and
+/// language. The gate checks route and scope as for any call, but neither authenticates nor
+/// counts it again: the MCP message that carries it was checked and counted (so a tool call
+/// costs one call of the rate limit, like the REST call it stands for).
+pub async fn send(
+    state: &AppState,
+    caller: &Caller,
+    uri: &str,
+    outer: &HeaderMap,
+) -> (StatusCode, Bytes) {
+    let mut req = Request::builder()
+        .method(Method::GET)
+        .uri(uri)
+        .extension(OnBehalfOf(caller.clone()));
     for name in [header::AUTHORIZATION, header::ACCEPT_LANGUAGE] {
         if let Some(v) = outer.get(&name) {
             req = req.header(name, v.clone());
@@ -165,5 +184,55 @@ pub async fn send(state: &AppState, uri: &str, outer: &HeaderMap) -> (StatusCode
             tracing::error!(error = %e, "tool call body unreadable");
             (StatusCode::INTERNAL_SERVER_ERROR, Bytes::new())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::build;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn arguments_become_an_encoded_path_and_query() {
+        let doc = json!({"paths": {"/monitors/{id}/incidents": {"get": {"parameters": [
+            {"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}},
+            {"name": "status", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}},
+            {"name": "tag", "in": "query", "explode": true, "schema": {"type": "array", "items": {"type": "string"}}},
+            {"name": "open", "in": "query", "schema": {"type": "boolean"}},
+        ]}}}});
+        let tools = build(&doc);
+        let tool = tools
+            .iter()
+            .find(|t| t.name() == "list_monitor_incidents")
+            .expect("tool");
+        let uri = target(
+            tool,
+            &args(
+                json!({"id": 12, "status": ["open", "closed"], "tag": ["a b", "c"], "open": true,
+                "limit": 5, "period": null}),
+            ),
+        )
+        .expect("valid");
+        assert_eq!(
+            uri,
+            "/api/v1/monitors/12/incidents?limit=5&status=open%2Cclosed&tag=a+b&tag=c&open=true"
+        );
+        let uri = target(tool, &args(json!({"id": "../x y"}))).expect("valid");
+        assert_eq!(uri, "/api/v1/monitors/..%2Fx%20y/incidents");
+        let uri = target(tool, &args(json!({"id": ".."}))).expect("valid");
+        assert_eq!(uri, "/api/v1/monitors/%2E%2E/incidents");
+        assert!(target(tool, &args(json!({"id": 1, "status": [{"a": 1}]}))).is_err());
+        assert!(target(tool, &args(json!({"id": 1, "open": {"x": true}}))).is_err());
+        assert!(
+            target(tool, &args(json!({"id": true}))).is_ok(),
+            "a scalar is sent as text"
+        );
+        assert!(target(tool, &args(json!({}))).is_err());
     }
 }

@@ -37,9 +37,10 @@ Une erreur REST revient avec isError et le corps {error, message}.";
 /// `initialize`, `tools/list`, `tools/call`, `ping`. Chaque message est un POST portant le même
 /// jeton ; les notifications reçoivent 202 sans corps. Un outil par route de lecture JSON, nommé
 /// par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton.
-/// `tools/call` passe par la route REST : mêmes contrôles, même limite de débit (l'appel compte
-/// en plus du message MCP). Résultat : le corps REST dans `content[0].text` et
-/// `structuredContent` ; une erreur REST donne `isError: true`. Erreurs JSON-RPC : -32700 corps
+/// `tools/call` passe par la route REST : mêmes contrôles de portée et de paramètres ; le
+/// message MCP compte pour un appel dans la limite de débit, comme l'appel REST. Résultat :
+/// le corps REST dans `content[0].text` et `structuredContent` ; une erreur REST donne
+/// `isError: true`. Erreurs JSON-RPC : -32700 corps
 /// illisible, -32600 requête invalide, -32601 méthode inconnue, -32602 outil inconnu ou
 /// arguments invalides. En-tête `MCP-Protocol-Version` non pris en charge : 400.
 #[utoipa::path(post, path = "/mcp", operation_id = "mcp", tag = "mcp",
@@ -332,7 +333,7 @@ impl Ctx<'_> {
                 );
             }
         };
-        let (status, bytes) = call::send(self.state, &uri, self.headers).await;
+        let (status, bytes) = call::send(self.state, self.caller, &uri, self.headers).await;
         tracing::debug!(tool = name, status = status.as_u16(), "tool call");
         result_raw(id, &tool_result(tool, status, &bytes))
     }

@@ -60,8 +60,10 @@ pub struct Param {
     pub name: String,
     pub location: In,
     pub required: bool,
-    /// The query parameter takes several values (repeated `name=v`).
+    /// The query parameter takes several values: comma-separated (what the shared query
+    /// parser reads), or repeated `name=v` when the operation says `explode: true`.
     pub array: bool,
+    pub explode: bool,
 }
 
 #[derive(Debug)]
@@ -139,23 +141,28 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut params = Vec::new();
-    let mut add =
-        |name: &str, location: In, is_required: bool, schema: Value, params: &mut Vec<Param>| {
-            if properties.contains_key(name) {
-                return;
-            }
-            let array = schema["type"] == "array";
-            properties.insert(name.to_owned(), schema);
-            if is_required {
-                required.push(Value::from(name));
-            }
-            params.push(Param {
-                name: name.to_owned(),
-                location,
-                required: is_required,
-                array,
-            });
-        };
+    let mut add = |name: &str,
+                   location: In,
+                   is_required: bool,
+                   explode: bool,
+                   schema: Value,
+                   params: &mut Vec<Param>| {
+        if properties.contains_key(name) {
+            return;
+        }
+        let array = schema["type"] == "array";
+        properties.insert(name.to_owned(), schema);
+        if is_required {
+            required.push(Value::from(name));
+        }
+        params.push(Param {
+            name: name.to_owned(),
+            location,
+            required: is_required,
+            array,
+            explode,
+        });
+    };
     // Path parameters, in template order, always present and required.
     for name in path_params(route.path) {
         let declared = op.and_then(|op| declared_param(op, name, "path"));
@@ -171,11 +178,11 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
                 schema["description"] = json!(d);
             }
         }
-        add(name, In::Path, true, schema, &mut params);
+        add(name, In::Path, true, false, schema, &mut params);
     }
     // The parameters the route table defines, worded compactly.
     for (name, schema) in common_params(route) {
-        add(name, In::Query, false, schema, &mut params);
+        add(name, In::Query, false, false, schema, &mut params);
     }
     // The route's own query parameters, as its module documents them.
     if let Some(list) = op.and_then(|op| op["parameters"].as_array()) {
@@ -190,7 +197,15 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
                     schema["description"] = json!(d);
                 }
             }
-            add(name, In::Query, p["required"] == true, schema, &mut params);
+            let explode = p["explode"] == true;
+            add(
+                name,
+                In::Query,
+                p["required"] == true,
+                explode,
+                schema,
+                &mut params,
+            );
         }
     }
     let description = op
