@@ -51,6 +51,8 @@ cargo build --workspace --bins --quiet
 cargo test --workspace --quiet
 
 echo "== the whole API suite again, on the DynamoDB adapter"
+# A clean server for this pass (every test app also has tables of its own).
+.venv/bin/python -c "import urllib.request as u; u.urlopen(u.Request('$NETOPS_TEST_DYNAMODB_ENDPOINT/moto-api/reset', method='POST'))"
 started=$(date +%s)
 NETOPS_TEST_STORE=dynamodb cargo test -p netops --test api --quiet -- --skip aws::
 echo "   (DynamoDB pass: $(( $(date +%s) - started )) s)"

@@ -910,13 +910,17 @@ impl Store for DynamoStore {
     async fn scan(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
         let want = q.limit.saturating_add(1);
         let mut records = Vec::new();
-        if q.to > q.from && q.to > 0 {
+        // DynamoDB refuses a start key outside the key condition: a position newer than the
+        // window resumes from its top, one older than the window has nothing left.
+        let after = q.after.filter(|pos| pos.ts < q.to);
+        let exhausted = q.after.is_some_and(|pos| pos.ts < q.from);
+        if q.to > q.from && q.to > 0 && !exhausted {
             let lo = ts_key(q.from);
             let hi = ts_key_last(q.to - 1);
             match q.partition {
                 Some(p) => {
                     let gp = partition_pk(q.tenant, q.series, p);
-                    let start = q.after.map(|pos| {
+                    let start = after.map(|pos| {
                         let sk = record_sk(pos.ts, &pos.id);
                         HashMap::from([
                             (
@@ -943,7 +947,7 @@ impl Store for DynamoStore {
                 }
                 None => {
                     // Day buckets from the newest, resuming inside the bucket of the position.
-                    let newest = match q.after {
+                    let newest = match after {
                         Some(pos) => pos.ts.min(q.to - 1),
                         None => q.to - 1,
                     };
@@ -951,7 +955,7 @@ impl Store for DynamoStore {
                     let first = day_of(q.from.max(0));
                     while day >= first && records.len() < want {
                         let pk = bucket_pk(q.tenant, q.series, day);
-                        let start = q.after.filter(|pos| day_of(pos.ts) == day).map(|pos| {
+                        let start = after.filter(|pos| day_of(pos.ts) == day).map(|pos| {
                             HashMap::from([
                                 ("pk".to_owned(), s(pk.clone())),
                                 ("sk".to_owned(), s(record_sk(pos.ts, &pos.id))),
