@@ -78,10 +78,13 @@ async fn event_filters_user_path_and_type() {
             .all(|e| e["type"] == "rename" && e["new_path"].is_string())
     );
     let user = renamed[0]["user"].as_str().expect("user").to_owned();
-    let part = &user[..user.len().min(5)].to_uppercase();
+    let part = &user.chars().take(5).collect::<String>().to_uppercase();
     let mine = walk(
         app,
-        &format!("/files/events?user={part}&period=7d&limit=500"),
+        &format!(
+            "/files/events?user={}&period=30d&limit=500",
+            form_urlencoded::byte_serialize(part.as_bytes()).collect::<String>()
+        ),
         &token,
     )
     .await;

@@ -458,6 +458,14 @@ fn incident(
     )
 }
 
+/// A tenant of its own (the demo seeds incidents for acme and globex), so the incidents of
+/// these tests are the only ones.
+const INCIDENTS_TENANT: &str = "initech";
+
+async fn incidents_token(app: &TestApp) -> String {
+    app.token(INCIDENTS_TENANT, &[Scope::ReadSecurity]).await
+}
+
 async fn app_with_incidents() -> TestApp {
     let app = TestApp::new().await;
     let docs = vec![
@@ -480,7 +488,7 @@ async fn app_with_incidents() -> TestApp {
         ),
     ];
     app.store
-        .put_docs("acme", "siem_incidents", docs)
+        .put_docs(INCIDENTS_TENANT, "siem_incidents", docs)
         .await
         .expect("incidents");
     app.store
@@ -505,7 +513,7 @@ async fn app_with_incidents() -> TestApp {
         })
         .collect();
     app.store
-        .append("acme", "siem_events", events)
+        .append(INCIDENTS_TENANT, "siem_events", events)
         .await
         .expect("events");
     app
@@ -520,7 +528,7 @@ fn ids(items: &[Value]) -> Vec<&str> {
 #[tokio::test]
 async fn incidents_open_means_every_incident_in_progress_whatever_the_window() {
     let app = app_with_incidents().await;
-    let t = token(&app).await;
+    let t = incidents_token(&app).await;
     let res = app.get("/security/incidents?status=open", &t).await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     assert_eq!(ids(res.items()), vec!["9001", "9002", "9003"]);
@@ -536,7 +544,7 @@ async fn incidents_open_means_every_incident_in_progress_whatever_the_window() {
 #[tokio::test]
 async fn incidents_otherwise_are_those_active_in_the_window() {
     let app = app_with_incidents().await;
-    let t = token(&app).await;
+    let t = incidents_token(&app).await;
     let res = app.get("/security/incidents", &t).await;
     assert_eq!(
         ids(res.items()),
@@ -572,7 +580,7 @@ async fn incidents_otherwise_are_those_active_in_the_window() {
 #[tokio::test]
 async fn incidents_stay_in_their_tenant() {
     let app = app_with_incidents().await;
-    let t = token(&app).await;
+    let t = incidents_token(&app).await;
     let res = app.get("/security/incidents?status=open", &t).await;
     assert!(ids(res.items()).iter().all(|id| *id != "7001"));
     assert_eq!(
@@ -593,7 +601,7 @@ async fn incidents_stay_in_their_tenant() {
 #[tokio::test]
 async fn an_incident_comes_with_its_last_200_correlated_events() {
     let app = app_with_incidents().await;
-    let t = token(&app).await;
+    let t = incidents_token(&app).await;
     let res = app.get("/security/incidents/9001", &t).await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     let data = &res.body["data"];
