@@ -64,6 +64,11 @@ pub async fn seed_tenant(
     size: SeedSize,
 ) -> StoreResult<()> {
     store.clear_tenant(tenant.id).await?;
+    fill_tenant(store, tenant, size).await
+}
+
+/// Writes one (cleared) tenant's demo data, module by module.
+async fn fill_tenant(store: &DynStore, tenant: &'static Tenant, size: SeedSize) -> StoreResult<()> {
     let ctx = SeedCtx::new(
         store.clone(),
         tenant,
@@ -87,6 +92,11 @@ pub async fn seed_tenant(
 
 /// Seeds both demo tenants: `acme` at the given size, `globex` at the demo size.
 pub async fn seed_demo(store: &DynStore, size: SeedSize) -> StoreResult<()> {
+    // Every tenant is cleared before any is written: on DynamoDB clearing scans the table,
+    // which costs least while it is still empty.
+    for tenant in TENANTS {
+        store.clear_tenant(tenant.id).await?;
+    }
     for tenant in TENANTS {
         let size = if tenant.id == "acme" {
             size
@@ -96,7 +106,7 @@ pub async fn seed_demo(store: &DynStore, size: SeedSize) -> StoreResult<()> {
                 ..SeedSize::default()
             }
         };
-        seed_tenant(store, tenant, size).await?;
+        fill_tenant(store, tenant, size).await?;
     }
     Ok(())
 }

@@ -426,8 +426,10 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
     ctx.store
         .put_docs(tenant, MONITOR_INCIDENTS, incidents)
         .await?;
-    ctx.store.add_rollups(tenant, CHECKS_HOURLY, hourly).await?;
-    ctx.store.add_rollups(tenant, CHECKS_DAILY, daily).await
+    ctx.store
+        .load_rollups(tenant, CHECKS_HOURLY, hourly)
+        .await?;
+    ctx.store.load_rollups(tenant, CHECKS_DAILY, daily).await
 }
 
 fn incident(

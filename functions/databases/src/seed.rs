@@ -379,7 +379,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 })
                 .collect();
             ctx.store
-                .add_rollups(tenant, &rollup_series(METRIC_ROLLUPS, inst.id), rollups)
+                .load_rollups(tenant, &rollup_series(METRIC_ROLLUPS, inst.id), rollups)
                 .await?;
 
             // Query statistics: a collector snapshot every two hours over seven days.
@@ -418,7 +418,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 h += 7200;
             }
             ctx.store
-                .add_rollups(tenant, &rollup_series(QUERY_STATS, inst.id), stats)
+                .load_rollups(tenant, &rollup_series(QUERY_STATS, inst.id), stats)
                 .await?;
 
             let apps: &[&str] = if inst.pg {

@@ -370,7 +370,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             )
             .await?;
         store.append(tenant, RESOLUTIONS, records).await?;
-        store.add_rollups(tenant, DOMAINS, counts.rows()).await?;
+        store.load_rollups(tenant, DOMAINS, counts.rows()).await?;
         store.append(tenant, THREATS, threats).await?;
         store.append(tenant, SERVER_QUERIES, server_queries).await?;
         Ok(())

@@ -139,7 +139,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .collect();
         ctx.store.append(ctx.tenant.id, EVENTS, events).await?;
         ctx.store
-            .add_rollups(ctx.tenant.id, ACTIVITY, rollups)
+            .load_rollups(ctx.tenant.id, ACTIVITY, rollups)
             .await?;
         Ok(())
     })

@@ -1343,24 +1343,24 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             );
         }
         store.append(tenant, THREATS, threats).await?;
-        store.add_rollups(tenant, TRAFFIC, traffic.rows()).await?;
+        store.load_rollups(tenant, TRAFFIC, traffic.rows()).await?;
         store
-            .add_rollups(tenant, SUMMARY, col.summary.rows())
+            .load_rollups(tenant, SUMMARY, col.summary.rows())
             .await?;
         store
-            .add_rollups(tenant, DEVICE_COUNTS, col.per_device.rows())
+            .load_rollups(tenant, DEVICE_COUNTS, col.per_device.rows())
             .await?;
         store
-            .add_rollups(tenant, ACCOUNTS, col.accounts.rows())
+            .load_rollups(tenant, ACCOUNTS, col.accounts.rows())
             .await?;
         store
-            .add_rollups(tenant, SOURCES, col.sources.rows())
+            .load_rollups(tenant, SOURCES, col.sources.rows())
             .await?;
         store
-            .add_rollups(tenant, BLOCKED, col.blocked.rows())
+            .load_rollups(tenant, BLOCKED, col.blocked.rows())
             .await?;
         store
-            .add_rollups(tenant, TUNNEL_EVENTS, col.tunnels.rows())
+            .load_rollups(tenant, TUNNEL_EVENTS, col.tunnels.rows())
             .await?;
         Ok(())
     })

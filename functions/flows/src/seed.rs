@@ -765,7 +765,7 @@ impl Writer {
         let (store, tenant) = (self.store.clone(), self.tenant);
         self.inflight = Some(tokio::spawn(async move {
             for (series, rows) in pending.rows {
-                store.add_rollups(tenant, &series, rows).await?;
+                store.load_rollups(tenant, &series, rows).await?;
             }
             Ok(())
         }));

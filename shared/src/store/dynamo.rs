@@ -628,6 +628,26 @@ impl DynamoStore {
     }
 }
 
+/// Rows of one (hour, key) summed into one, in first-seen order.
+fn merge_rollups(rows: Vec<Rollup>) -> Vec<Rollup> {
+    let mut merged: Vec<Rollup> = Vec::new();
+    let mut index: HashMap<(i64, String), usize> = HashMap::new();
+    for row in rows {
+        match index.get(&(row.hour, row.key.clone())) {
+            Some(&i) => {
+                for (k, v) in row.measures {
+                    *merged[i].measures.entry(k).or_insert(0.0) += v;
+                }
+            }
+            None => {
+                index.insert((row.hour, row.key.clone()), merged.len());
+                merged.push(row);
+            }
+        }
+    }
+    merged
+}
+
 fn tx_put(table: &str, item: Item, condition: Option<&str>) -> StoreResult<TransactWriteItem> {
     let put = Put::builder()
         .table_name(table)
@@ -993,24 +1013,9 @@ impl Store for DynamoStore {
     async fn add_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
         const IN_FLIGHT: usize = 16;
         // Rows of one (hour, key) are added together first: one update each.
-        let mut merged: Vec<Rollup> = Vec::new();
-        let mut index: HashMap<(i64, String), usize> = HashMap::new();
-        for row in rows {
-            match index.get(&(row.hour, row.key.clone())) {
-                Some(&i) => {
-                    for (k, v) in row.measures {
-                        *merged[i].measures.entry(k).or_insert(0.0) += v;
-                    }
-                }
-                None => {
-                    index.insert((row.hour, row.key.clone()), merged.len());
-                    merged.push(row);
-                }
-            }
-        }
         let pk = rollup_pk(tenant, series);
         let mut tasks = JoinSet::new();
-        for row in merged {
+        for row in merge_rollups(rows) {
             if tasks.len() >= IN_FLIGHT
                 && let Some(done) = tasks.join_next().await
             {
@@ -1051,6 +1056,34 @@ impl Store for DynamoStore {
             done.map_err(|e| StoreError::Backend(e.to_string()))??;
         }
         Ok(())
+    }
+
+    async fn load_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
+        let pk = rollup_pk(tenant, series);
+        let mut requests = Vec::new();
+        for row in merge_rollups(rows) {
+            let dims =
+                serde_json::to_string(&row.dims).map_err(|e| StoreError::Data(e.to_string()))?;
+            let mut item = HashMap::from([
+                ("pk".to_owned(), s(pk.clone())),
+                (
+                    "sk".to_owned(),
+                    s(format!("{}|{}", ts_key(row.hour), row.key)),
+                ),
+                ("d".to_owned(), s(dims)),
+                ("hr".to_owned(), n(row.hour)),
+                ("rk".to_owned(), s(row.key)),
+                (
+                    "ttl".to_owned(),
+                    n(row.hour.div_euclid(1000) + self.retention_secs),
+                ),
+            ]);
+            for (name, value) in row.measures {
+                item.insert(format!("{MEASURE}{name}"), n(value));
+            }
+            requests.push(Self::put_request(item)?);
+        }
+        self.batch_write(&self.data, requests).await
     }
 
     async fn rollups(

@@ -190,6 +190,12 @@ pub trait Store: Send + Sync + 'static {
     // Rollups.
     /// Adds the measures into the existing aggregates (or creates them).
     async fn add_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()>;
+    /// Bulk load of aggregates that do not exist yet (a tenant being seeded after
+    /// [`Store::clear_tenant`]): the same result as [`Store::add_rollups`] there, but an
+    /// adapter may write each aggregate whole, in batches, instead of adding into it.
+    async fn load_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
+        self.add_rollups(tenant, series, rows).await
+    }
     /// Aggregates with `from <= hour < to`, matching `filter` on their dimensions.
     async fn rollups(
         &self,

@@ -357,6 +357,10 @@ impl Store for TimestreamSeries {
     async fn add_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
         self.inner.add_rollups(tenant, series, rows).await
     }
+
+    async fn load_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
+        self.inner.load_rollups(tenant, series, rows).await
+    }
     async fn rollups(
         &self,
         tenant: &str,
