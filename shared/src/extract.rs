@@ -95,15 +95,33 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        use axum::extract::path::ErrorKind;
+        use axum::extract::rejection::PathRejection;
+        // The parameter is named after the route's own placeholder (every route has one).
+        let name = parts
+            .extensions
+            .get::<axum::extract::MatchedPath>()
+            .and_then(|m| m.as_str().split_once('{'))
+            .and_then(|(_, rest)| rest.split_once('}'))
+            .map_or("id", |(name, _)| name)
+            .to_owned();
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|p| Path(p.0))
-            .map_err(|_| {
-                ApiError::invalid_parameter(
-                    "id",
-                    "identifiant de chemin invalide (un entier est attendu)",
-                    "invalid path identifier (an integer is expected)",
-                )
+            .map_err(|rejection| {
+                let integer = matches!(&rejection, PathRejection::FailedToDeserializePathParams(e)
+                    if matches!(e.kind(), ErrorKind::ParseErrorAtKey { expected_type, .. }
+                        | ErrorKind::ParseError { expected_type, .. }
+                        if expected_type.starts_with('i') || expected_type.starts_with('u')));
+                if integer {
+                    ApiError::invalid_parameter(
+                        &name,
+                        "valeur invalide (un entier est attendu)",
+                        "invalid value (an integer is expected)",
+                    )
+                } else {
+                    ApiError::invalid_parameter(&name, "valeur invalide", "invalid value")
+                }
             })
     }
 }

@@ -130,6 +130,9 @@ impl Route {
 }
 
 /// The versioned base every route sits under.
+/// MCP protocol versions `POST /mcp` speaks, newest first.
+pub const MCP_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+
 pub const BASE_PATH: &str = "/api/v1";
 
 const H: i64 = 3600;

@@ -4,7 +4,7 @@
 //! caps, the common error answers — so the document says what the code does.
 
 use netops_shared::error::ErrorBody;
-use netops_shared::routes::{Access, ROUTES, Route, WindowRule};
+use netops_shared::routes::{Access, MCP_PROTOCOL_VERSIONS, ROUTES, Route, WindowRule};
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 use utoipa::PartialSchema;
@@ -98,6 +98,63 @@ fn rate_headers() -> Value {
     })
 }
 
+/// `POST /mcp`. Its handler is in the MCP function, which builds its tools from this document
+/// and so cannot be one of its sources: the operation is described here.
+fn mcp_operation() -> Value {
+    let versions = MCP_PROTOCOL_VERSIONS.join(", ");
+    json!({
+        "operationId": "mcp",
+        "tags": ["mcp"],
+        "summary": "Point d'entrée des assistants IA (MCP)",
+        "description": format!("JSON-RPC 2.0 sur HTTP « streamable » sans état (MCP {versions}) : \
+    `initialize`, `tools/list`, `tools/call`, `ping`. Chaque message est un POST portant le même jeton ; \
+    les notifications reçoivent 202 sans corps ; GET et DELETE donnent 405. Un outil par route de lecture JSON, \
+    nommé par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton. \
+    `tools/call` passe par la route REST : mêmes contrôles de portée et de paramètres, un appel compté dans la \
+    limite de débit. Résultat : le corps REST dans `content[0].text` et `structuredContent` ; une erreur REST donne \
+    `isError: true`. Erreurs JSON-RPC : -32700 corps illisible, -32600 requête invalide (ces deux-là avec le statut \
+    400), -32601 méthode inconnue, -32602 outil inconnu ou arguments invalides. En-tête `MCP-Protocol-Version` \
+    non pris en charge : 400."),
+        "parameters": [{"name": "MCP-Protocol-Version", "in": "header", "required": false,
+            "description": format!("Version du protocole négociée ({versions})."),
+            "schema": {"type": "string", "enum": MCP_PROTOCOL_VERSIONS}}],
+        "requestBody": {"required": true, "description": "Un message JSON-RPC 2.0, ou un lot (tableau) de messages.",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcMessage"}}}},
+        "responses": {
+            "200": {"description": "Réponse JSON-RPC (un tableau pour un lot)",
+                "content": {"application/json": {"schema": {"oneOf": [
+                    {"$ref": "#/components/schemas/JsonRpcResponse"},
+                    {"type": "array", "items": {"$ref": "#/components/schemas/JsonRpcResponse"}}]}}}},
+            "202": {"description": "Notification ou réponse reçue, sans corps"},
+            "400": {"description": "Corps illisible (-32700), message invalide (-32600) ou version de protocole non prise en charge",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcResponse"}}}},
+            "413": error_response("Corps de plus de 64 Kio (`payload_too_large`)"),
+        },
+    })
+}
+
+fn json_rpc_schemas() -> Value {
+    json!({
+        "JsonRpcMessage": {"oneOf": [
+            {"$ref": "#/components/schemas/JsonRpcRequest"},
+            {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/JsonRpcRequest"}}]},
+        "JsonRpcRequest": {"type": "object", "required": ["jsonrpc", "method"],
+            "description": "Requête (avec `id`) ou notification (sans `id`).",
+            "properties": {
+                "jsonrpc": {"type": "string", "enum": ["2.0"]},
+                "id": {"type": ["string", "integer"]},
+                "method": {"type": "string", "examples": ["initialize", "tools/list", "tools/call", "ping"]},
+                "params": {"type": "object", "description": "Pour `tools/call` : `name` et `arguments`."}}},
+        "JsonRpcResponse": {"type": "object", "required": ["jsonrpc"],
+            "properties": {
+                "jsonrpc": {"type": "string", "enum": ["2.0"]},
+                "id": {"type": ["string", "integer", "null"]},
+                "result": {"type": "object"},
+                "error": {"type": "object", "required": ["code", "message"],
+                    "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}}},
+    })
+}
+
 /// Completes one operation from its route-table entry.
 fn complete(op: &mut Map<String, Value>, route: &Route) {
     let params = op.entry("parameters").or_insert_with(|| json!([]));
@@ -174,6 +231,9 @@ pub fn openapi() -> Value {
         "description": DESCRIPTION,
     });
     doc["servers"] = json!([{"url": "/api/v1", "description": "Base versionnée de cette console"}]);
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        paths.insert("/mcp".into(), json!({"post": mcp_operation()}));
+    }
     for route in ROUTES {
         let method = route.method.as_str().to_lowercase();
         let op = doc
@@ -201,6 +261,11 @@ pub fn openapi() -> Value {
             c["schemas"] = json!({});
         }
         c["schemas"]["ErrorBody"] = serde_json::to_value(ErrorBody::schema()).unwrap_or_default();
+        if let (Some(schemas), Value::Object(rpc)) =
+            (c["schemas"].as_object_mut(), json_rpc_schemas())
+        {
+            schemas.extend(rpc);
+        }
     }
     doc
 }

@@ -10,7 +10,6 @@ pub mod tools;
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use rpc::PROTOCOL_VERSIONS;
 
@@ -22,5 +21,5 @@ pub const MODULE: Module = Module {
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(rpc::mcp))
+    OpenApiRouter::new().route("/mcp", axum::routing::post(rpc::mcp))
 }

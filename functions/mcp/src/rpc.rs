@@ -15,8 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::call;
 use crate::tools::{self, Tool};
 
-/// Protocol versions this server speaks, newest first.
-pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+pub use netops_shared::routes::MCP_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS;
 pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
 pub const PARSE_ERROR: i64 = -32700;
@@ -31,28 +30,8 @@ Chaque outil appelle la route REST v1 du même nom (operationId) ; le résultat 
 Fenêtres : period ou from/to (RFC 3339) ; meta.window donne la fenêtre appliquée. \
 Une erreur REST revient avec isError et le corps {error, message}.";
 
-/// Point d'entrée des assistants IA (MCP)
-///
-/// JSON-RPC 2.0 sur HTTP « streamable » sans état (MCP 2025-03-26, 2025-06-18, 2025-11-25) :
-/// `initialize`, `tools/list`, `tools/call`, `ping`. Chaque message est un POST portant le même
-/// jeton ; les notifications reçoivent 202 sans corps. Un outil par route de lecture JSON, nommé
-/// par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton.
-/// `tools/call` passe par la route REST : mêmes contrôles de portée et de paramètres ; le
-/// message MCP compte pour un appel dans la limite de débit, comme l'appel REST. Résultat :
-/// le corps REST dans `content[0].text` et `structuredContent` ; une erreur REST donne
-/// `isError: true`. Erreurs JSON-RPC : -32700 corps
-/// illisible, -32600 requête invalide, -32601 méthode inconnue, -32602 outil inconnu ou
-/// arguments invalides. En-tête `MCP-Protocol-Version` non pris en charge : 400.
-#[utoipa::path(post, path = "/mcp", operation_id = "mcp", tag = "mcp",
-    request_body(content = Object, description = "Message JSON-RPC 2.0 : jsonrpc, id, method, params (pour tools/call : name et arguments)",
-        content_type = "application/json"),
-    params(("MCP-Protocol-Version" = Option<String>, Header, description = "Version du protocole négociée (2025-03-26, 2025-06-18 ou 2025-11-25)")),
-    responses(
-        (status = 200, description = "Réponse JSON-RPC", body = Object, content_type = "application/json"),
-        (status = 202, description = "Notification ou réponse acceptée, sans corps"),
-        (status = 400, description = "Corps illisible (-32700), message invalide (-32600) ou version de protocole non prise en charge", body = Object),
-        (status = 413, description = "Corps de plus de 64 Kio (`payload_too_large`)", body = netops_shared::error::ErrorBody),
-    ))]
+/// `POST /mcp`. Its OpenAPI operation is written in the docs crate (`mcp_operation`), which
+/// this crate builds its tools from.
 pub async fn mcp(
     State(state): State<AppState>,
     caller: Caller,
