@@ -7,6 +7,7 @@ use axum::Router;
 use chrono::Utc;
 use netops_shared::config::{Config, StoreKind};
 use netops_shared::demo::{SeedCtx, TENANTS, Tenant};
+use netops_shared::routes::Function;
 use netops_shared::store::dynamo::DynamoStore;
 use netops_shared::store::{DynStore, StoreResult};
 use netops_shared::{AppState, Module};
@@ -64,11 +65,16 @@ pub async fn seed_tenant(
     size: SeedSize,
 ) -> StoreResult<()> {
     store.clear_tenant(tenant.id).await?;
-    fill_tenant(store, tenant, size).await
+    fill_tenant(store, tenant, size, None).await
 }
 
 /// Writes one (cleared) tenant's demo data, module by module.
-async fn fill_tenant(store: &DynStore, tenant: &'static Tenant, size: SeedSize) -> StoreResult<()> {
+async fn fill_tenant(
+    store: &DynStore,
+    tenant: &'static Tenant,
+    size: SeedSize,
+    only: Option<&[Function]>,
+) -> StoreResult<()> {
     let ctx = SeedCtx::new(
         store.clone(),
         tenant,
@@ -77,7 +83,8 @@ async fn fill_tenant(store: &DynStore, tenant: &'static Tenant, size: SeedSize) 
         size.days,
         size.seed,
     );
-    for module in modules() {
+    let wanted = |f: Function| f == Function::Fleet || only.is_none_or(|o| o.contains(&f));
+    for module in modules().into_iter().filter(|m| wanted(m.function)) {
         let started = std::time::Instant::now();
         (module.seed)(&ctx).await?;
         tracing::debug!(
@@ -92,6 +99,16 @@ async fn fill_tenant(store: &DynStore, tenant: &'static Tenant, size: SeedSize) 
 
 /// Seeds both demo tenants: `acme` at the given size, `globex` at the demo size.
 pub async fn seed_demo(store: &DynStore, size: SeedSize) -> StoreResult<()> {
+    seed_demo_modules(store, size, None).await
+}
+
+/// [`seed_demo`] with the data of the fleet and of the modules `only` names (every module
+/// when `None`): tests that need a store of their own seed just what they read.
+pub async fn seed_demo_modules(
+    store: &DynStore,
+    size: SeedSize,
+    only: Option<&[Function]>,
+) -> StoreResult<()> {
     // Every tenant is cleared before any is written: on DynamoDB clearing scans the table,
     // which costs least while it is still empty.
     for tenant in TENANTS {
@@ -106,7 +123,7 @@ pub async fn seed_demo(store: &DynStore, size: SeedSize) -> StoreResult<()> {
                 ..SeedSize::default()
             }
         };
-        fill_tenant(store, tenant, size).await?;
+        fill_tenant(store, tenant, size, only).await?;
     }
     Ok(())
 }

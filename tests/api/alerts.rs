@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Duration, Utc};
 use http::{Method, StatusCode};
+use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use serde_json::{Value, json};
 
@@ -83,7 +84,7 @@ async fn alerts(app: &TestApp, token: &str, query: &str) -> TestResponse {
 
 #[tokio::test]
 async fn the_feed_merges_three_origins_with_spec_fields_newest_first() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     put_netdiag_alerts(&app).await;
     let token = app.token("acme", &[Scope::ReadAlerts]).await;
     let res = alerts(&app, &token, "?period=30d").await;
@@ -152,7 +153,7 @@ async fn the_feed_merges_three_origins_with_spec_fields_newest_first() {
 
 #[tokio::test]
 async fn status_open_lists_what_is_in_progress_whatever_its_start() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     put_netdiag_alerts(&app).await;
     let token = app.token("acme", &[Scope::ReadAlerts]).await;
     let open = alerts(&app, &token, "?status=open&period=1h").await;
@@ -332,7 +333,7 @@ async fn find_alert(app: &TestApp, kind: &str, field: &str, state: &str) -> Valu
 
 #[tokio::test]
 async fn acking_an_open_siem_incident_appends_the_note_to_its_actions() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     let alert = find_alert(&app, "siem", "state", "OPEN").await;
     let id = alert["id"].as_str().unwrap_or("");
     let before = alert["details"]["actions"]
@@ -410,7 +411,7 @@ async fn acking_a_siem_incident_not_open_gives_409() {
 
 #[tokio::test]
 async fn acking_an_unresolved_monitor_incident_stores_the_note_only_when_notes_are_empty() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     let token = app
         .token("acme", &[Scope::WriteAlerts, Scope::ReadMonitors])
         .await;
@@ -513,7 +514,7 @@ async fn acking_a_monitor_incident_already_acknowledged_or_resolved_gives_409() 
 
 #[tokio::test]
 async fn ack_answers_400_for_malformed_and_netdiag_ids_and_404_for_unknown_ones() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     put_netdiag_alerts(&app).await;
     let token = app.token("acme", &[Scope::WriteAlerts]).await;
     for id in [
@@ -572,7 +573,7 @@ async fn ack_answers_400_for_malformed_and_netdiag_ids_and_404_for_unknown_ones(
 
 #[tokio::test]
 async fn ack_note_is_optional_and_at_most_2000_characters() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     let token = app.token("acme", &[Scope::WriteAlerts]).await;
     let alert = find_alert(&app, "siem", "state", "OPEN").await;
     let id = alert["id"].as_str().unwrap_or("").to_owned();
@@ -632,7 +633,7 @@ async fn ack_note_is_optional_and_at_most_2000_characters() {
 
 #[tokio::test]
 async fn concurrent_acks_of_one_incident_give_exactly_one_200() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     let token = app.token("acme", &[Scope::WriteAlerts]).await;
     for (kind, field, state) in [
         ("siem", "state", "OPEN"),
@@ -697,7 +698,7 @@ async fn futures_join_all<F: std::future::Future<Output = TestResponse>>(
 
 #[tokio::test]
 async fn every_ack_is_in_the_write_log_with_its_status() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Alerts, Function::Netdiag]).await;
     let token = app.token("acme", &[Scope::WriteAlerts]).await;
     let alert = find_alert(&app, "siem", "state", "OPEN").await;
     let path = format!("/alerts/{}/ack", alert["id"].as_str().unwrap_or(""));

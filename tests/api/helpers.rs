@@ -11,6 +11,7 @@ use http_body_util::BodyExt;
 use netops::SeedSize;
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
+use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use netops_shared::store::DynStore;
 use netops_shared::store::dynamo::DynamoConfig;
@@ -67,14 +68,26 @@ pub fn dynamo_test_endpoint() -> Option<String> {
 impl TestApp {
     /// A fresh app over a newly seeded store (for tests that write or need their own state).
     pub async fn new() -> TestApp {
-        Self::with_config(Config::default()).await
+        Self::build(Config::default(), None).await
     }
 
     /// A fresh app with `config`. The store is the embedded one, or DynamoDB when
     /// `NETOPS_TEST_STORE=dynamodb` (tables with a prefix of their own on the server at
     /// `NETOPS_TEST_DYNAMODB_ENDPOINT`, which the test command starts), so the whole suite
     /// runs against either adapter.
+    ///
+    /// The store holds the fleet's demo data only (what the configuration tests read).
     pub async fn with_config(config: Config) -> TestApp {
+        Self::build(config, Some(&[])).await
+    }
+
+    /// A fresh app whose store holds the demo data of the fleet and of `modules` only: the
+    /// tests that need a store of their own seed just what they read.
+    pub async fn with_modules(modules: &'static [Function]) -> TestApp {
+        Self::build(Config::default(), Some(modules)).await
+    }
+
+    async fn build(config: Config, modules: Option<&'static [Function]>) -> TestApp {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("netops.db");
         let config = match dynamo_test_endpoint() {
@@ -97,7 +110,7 @@ impl TestApp {
         })
         .await
         .expect("store");
-        netops::seed_demo(&store, SeedSize::default())
+        netops::seed_demo_modules(&store, SeedSize::default(), modules)
             .await
             .expect("seed");
         let state = AppState::new(

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use http::{Method, StatusCode};
+use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use netops_shared::store::Filter;
 use serde_json::{Value, json};
@@ -696,7 +697,7 @@ async fn report_renders_to_an_image() {
 
 #[tokio::test]
 async fn settings_merge_partially_and_answer_the_full_result() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Netdiag]).await;
     let token = app.token("acme", &[Scope::WriteNetdiag]).await;
     let path = "/netdiag/machines/PAR-LT-0001/settings";
     let res = app
@@ -755,7 +756,7 @@ async fn settings_merge_partially_and_answer_the_full_result() {
 
 #[tokio::test]
 async fn settings_refuse_unknown_keys_and_bad_values_listing_the_admitted_keys() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Netdiag]).await;
     let token = app.token("acme", &[Scope::WriteNetdiag]).await;
     let path = "/netdiag/machines/PAR-LT-0001/settings";
     let eleven: Vec<String> = (0..11).map(|i| format!("app{i}.exe")).collect();
@@ -839,7 +840,7 @@ async fn settings_refuse_unknown_keys_and_bad_values_listing_the_admitted_keys()
 
 #[tokio::test]
 async fn actions_are_accepted_with_202_and_queued() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Netdiag]).await;
     let token = app.token("acme", &[Scope::WriteNetdiag]).await;
     let path = "/netdiag/machines/PAR-LT-0001/actions";
     for (body, seconds) in [
@@ -876,7 +877,7 @@ async fn actions_are_accepted_with_202_and_queued() {
 
 #[tokio::test]
 async fn anything_but_the_three_actions_is_refused() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Netdiag]).await;
     let token = app.token("acme", &[Scope::WriteNetdiag]).await;
     let path = "/netdiag/machines/PAR-LT-0001/actions";
     for (body, parameter) in [
@@ -913,7 +914,7 @@ async fn anything_but_the_three_actions_is_refused() {
 
 #[tokio::test]
 async fn the_agent_simulator_completes_actions_of_online_machines_only() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[Function::Netdiag]).await;
     let write = app.token("acme", &[Scope::WriteNetdiag]).await;
     let read = app.token("acme", &[Scope::ReadNetdiag]).await;
     let online = machine_where(&app, &read, "online", false).await;

@@ -467,7 +467,7 @@ async fn incidents_token(app: &TestApp) -> String {
 }
 
 async fn app_with_incidents() -> TestApp {
-    let app = TestApp::new().await;
+    let app = TestApp::with_modules(&[]).await;
     let docs = vec![
         incident("9001", "OPEN", "HIGH", Duration::days(3), None),
         incident("9002", "ACKNOWLEDGED", "CRITICAL", Duration::hours(2), None),

@@ -269,3 +269,40 @@ pub fn openapi() -> Value {
     }
     doc
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// Components are merged by name: two modules declaring different schemas under one name
+    /// would silently document one of them for both.
+    #[test]
+    fn no_two_modules_declare_different_schemas_under_one_name() {
+        let mut seen: BTreeMap<String, (&str, Value)> = BTreeMap::new();
+        let mut clashes = Vec::new();
+        for module in MODULES {
+            let (_, api) = OpenApiRouter::new()
+                .merge((module.routes)())
+                .split_for_parts();
+            let doc = serde_json::to_value(api).unwrap_or_default();
+            let Some(schemas) = doc["components"]["schemas"].as_object() else {
+                continue;
+            };
+            for (name, schema) in schemas {
+                let here = module.function.name();
+                match seen.get(name) {
+                    Some((other, s)) if s != schema => {
+                        clashes.push(format!("{name}: {other} and {here}"));
+                    }
+                    Some(_) => {}
+                    None => {
+                        seen.insert(name.clone(), (here, schema.clone()));
+                    }
+                }
+            }
+        }
+        assert!(clashes.is_empty(), "schema name clashes: {clashes:#?}");
+    }
+}

@@ -74,7 +74,8 @@ pub async fn get_docs() -> Response {
     security(()),
     params(("asset" = String, Path, description = "Nom du fichier : swagger-ui-bundle.js, swagger-ui.css ou init.js", example = "init.js")),
     responses(
-        (status = 200, description = "Le fichier", content_type = "text/plain", body = String),
+        (status = 200, description = "Le fichier : script (`.js`) ou feuille de style (`.css`)",
+            content((String = "text/javascript"), (String = "text/css"))),
         (status = 404, description = "Fichier inconnu", body = netops_shared::error::ErrorBody),
     ))]
 pub async fn get_docs_asset(Path(name): Path<String>) -> Result<Response, ApiError> {

@@ -72,6 +72,7 @@ pub struct FileEvent {
 
 /// Volume of one action.
 #[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[schema(as = FileVolume)]
 pub struct Volume {
     pub events: f64,
     pub bytes: f64,

@@ -91,6 +91,7 @@ impl Category {
 
 /// Event action (spec 2.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[schema(as = FirewallAction)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Success,

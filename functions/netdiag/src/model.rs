@@ -123,6 +123,7 @@ pub const HIDDEN_SOURCES: [&str; 2] = ["file", "fg"];
 
 /// Physical link of the measurement.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[schema(as = NetdiagLink)]
 pub struct Link {
     /// `wifi` or `ethernet`.
     #[schema(example = "wifi")]
@@ -291,6 +292,7 @@ pub struct Current {
 
 /// `GET /netdiag/machines/{hostname}/summary`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = NetdiagSummary)]
 pub struct Summary {
     pub hostname: String,
     pub current: Current,

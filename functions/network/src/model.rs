@@ -160,6 +160,7 @@ pub struct DeviceDetail {
 
 /// One point of device metrics (averages over the bucket).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[schema(as = DeviceMetricPoint)]
 pub struct MetricPoint {
     /// Start of the bucket.
     pub at: DateTime<Utc>,

@@ -236,9 +236,7 @@ pub struct ProfileDetail {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Difference {
     pub field: String,
-    #[schema(value_type = Object)]
     pub expected: Value,
-    #[schema(value_type = Object)]
     pub actual: Value,
 }
 
@@ -256,10 +254,8 @@ pub struct ItemComparison {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub expected: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub actual: Option<Value>,
     /// For `modifie`: every differing field.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -216,7 +216,7 @@ pub struct Incident {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CorrelatedEvent {
     pub ts: DateTime<Utc>,
-    #[schema(value_type = Object)]
+    /// The directory event number (4624, 4625, ...) as the SIEM recorded it.
     pub event_id: Value,
     pub account: Option<String>,
     pub host: Option<String>,
