@@ -12,6 +12,7 @@ pub mod extract;
 pub mod http;
 pub mod lambda;
 pub mod lang;
+pub mod lookup;
 pub mod module;
 pub mod paging;
 pub mod routes;

@@ -10,22 +10,6 @@ async fn token(app: &TestApp) -> String {
 }
 
 #[tokio::test]
-async fn dns_routes_need_the_read_dns_scope() {
-    let app = TestApp::shared();
-    let other = app.token("acme", &[Scope::ReadFiles]).await;
-    for path in [
-        "/dns/resolutions",
-        "/dns/top-domains",
-        "/dns/threats",
-        "/dns/server-queries",
-    ] {
-        let res = app.get(path, &other).await;
-        assert_eq!(res.status, StatusCode::FORBIDDEN, "{path}");
-        assert_eq!(res.body["scope"], "read:dns");
-    }
-}
-
-#[tokio::test]
 async fn resolutions_default_to_100_newest_first_within_24_hours() {
     let app = TestApp::shared();
     let token = token(app).await;

@@ -17,23 +17,6 @@ fn strs<'a>(items: &'a [Value], field: &str) -> HashSet<&'a str> {
 }
 
 #[tokio::test]
-async fn firewall_routes_need_the_read_firewall_scope() {
-    let app = TestApp::shared();
-    let other = app.token("acme", &[Scope::ReadNetwork]).await;
-    for path in [
-        "/firewall/devices",
-        "/firewall/events",
-        "/firewall/traffic",
-        "/firewall/threats",
-        "/firewall/report",
-    ] {
-        let res = app.get(path, &other).await;
-        assert_eq!(res.status, StatusCode::FORBIDDEN, "{path}");
-        assert_eq!(res.body["scope"], "read:firewall");
-    }
-}
-
-#[tokio::test]
 async fn devices_are_the_firewalls_and_gateways_of_the_network_with_their_collection() {
     let app = TestApp::shared();
     let token = token(app).await;

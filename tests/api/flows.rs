@@ -35,17 +35,6 @@ fn t(v: &Value) -> DateTime<Utc> {
     v.as_str().and_then(|s| s.parse().ok()).expect("date-time")
 }
 
-fn assert_400(res: &crate::helpers::TestResponse, parameter: &str) {
-    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
-    assert_eq!(res.body["error"], "invalid_parameter", "{}", res.body);
-    assert_eq!(res.body["parameter"], parameter, "{}", res.body);
-    let msg = res.body["message"].as_str().unwrap_or("");
-    assert!(
-        msg.contains(parameter),
-        "the message names the parameter: {msg}"
-    );
-}
-
 // ---------- /flows ----------
 
 #[tokio::test]
@@ -109,8 +98,12 @@ async fn flows_window_longer_than_seven_days_is_cut_back_and_flagged() {
     assert_eq!((t(&w["to"]) - t(&w["from"])).num_days(), 7);
     let res = app.get("/flows?period=7d&limit=5", &token).await;
     assert!(res.body["meta"].get("window_capped").is_none());
-    assert_400(&app.get("/flows?period=2h", &token).await, "period");
-    assert_400(&app.get("/flows?from=yesterday", &token).await, "from");
+    app.get("/flows?period=2h", &token)
+        .await
+        .assert_invalid("period");
+    app.get("/flows?from=yesterday", &token)
+        .await
+        .assert_invalid("from");
 }
 
 #[tokio::test]
@@ -129,14 +122,12 @@ async fn flows_listening_sockets_appear_only_with_include_listening_1() {
     let listening: Vec<&Value> = shown.iter().filter(|r| r["listening"] == true).collect();
     assert!(!listening.is_empty(), "servers have listening sockets");
     assert_eq!(shown.len(), hidden.len() + listening.len());
-    assert_400(
-        &app.get("/flows?include_listening=2", &token).await,
-        "include_listening",
-    );
-    assert_400(
-        &app.get("/flows?include_listening=yes", &token).await,
-        "include_listening",
-    );
+    app.get("/flows?include_listening=2", &token)
+        .await
+        .assert_invalid("include_listening");
+    app.get("/flows?include_listening=yes", &token)
+        .await
+        .assert_invalid("include_listening");
 }
 
 #[tokio::test]
@@ -168,19 +159,18 @@ async fn flows_filters_protocol_direction_port_and_reject_bad_values() {
     let https = app.get("/flows?remote_port=443&limit=300", &token).await;
     assert!(!https.items().is_empty());
     assert!(https.items().iter().all(|r| r["remote_port"] == 443));
-    assert_400(&app.get("/flows?protocol=ICMP", &token).await, "protocol");
-    assert_400(
-        &app.get("/flows?direction=sideways", &token).await,
-        "direction",
-    );
-    assert_400(
-        &app.get("/flows?remote_port=https", &token).await,
-        "remote_port",
-    );
-    assert_400(
-        &app.get("/flows?remote_port=70000", &token).await,
-        "remote_port",
-    );
+    app.get("/flows?protocol=ICMP", &token)
+        .await
+        .assert_invalid("protocol");
+    app.get("/flows?direction=sideways", &token)
+        .await
+        .assert_invalid("direction");
+    app.get("/flows?remote_port=https", &token)
+        .await
+        .assert_invalid("remote_port");
+    app.get("/flows?remote_port=70000", &token)
+        .await
+        .assert_invalid("remote_port");
 }
 
 #[tokio::test]
@@ -245,7 +235,9 @@ async fn flows_pages_walk_every_record_once_and_cursors_are_bound_to_filters() {
     assert_eq!(unique.len(), all.len());
     let res = app.get("/flows?limit=2000", &token).await;
     assert_eq!(res.body["meta"]["limit"], 500, "limit is clamped to 500");
-    assert_400(&app.get("/flows?limit=0", &token).await, "limit");
+    app.get("/flows?limit=0", &token)
+        .await
+        .assert_invalid("limit");
     let first = app.get("/flows?protocol=TCP&limit=5", &token).await;
     let cursor = first.body["meta"]["next_cursor"]
         .as_str()
@@ -335,14 +327,12 @@ async fn destinations_are_sorted_by_volume_and_default_to_agent_data() {
             .len(),
         3
     );
-    assert_400(
-        &app.get("/flows/destinations?source=firewall", &token).await,
-        "source",
-    );
-    assert_400(
-        &app.get("/flows/destinations?limit=-4", &token).await,
-        "limit",
-    );
+    app.get("/flows/destinations?source=firewall", &token)
+        .await
+        .assert_invalid("source");
+    app.get("/flows/destinations?limit=-4", &token)
+        .await
+        .assert_invalid("limit");
 }
 
 #[tokio::test]
@@ -571,7 +561,9 @@ async fn talkers_rank_machines_by_total_volume() {
         app.get("/flows/talkers?limit=1000", &token).await.body["meta"]["limit"],
         200
     );
-    assert_400(&app.get("/flows/talkers?limit=x", &token).await, "limit");
+    app.get("/flows/talkers?limit=x", &token)
+        .await
+        .assert_invalid("limit");
     let capped = app
         .get("/flows/talkers?from=2026-01-01T00:00:00Z", &token)
         .await;
@@ -639,10 +631,9 @@ async fn blocked_filters_by_type_and_exact_machine_with_400_and_404() {
             .iter()
             .all(|b| b["machine"] == "PAR-SRV-0001" && b["type"] == "host_unreachable")
     );
-    assert_400(
-        &app.get("/flows/blocked?type=dropped", &token).await,
-        "type",
-    );
+    app.get("/flows/blocked?type=dropped", &token)
+        .await
+        .assert_invalid("type");
     let res = app.get("/flows/blocked?machine=par-srv-0001", &token).await;
     assert_eq!(res.status, StatusCode::NOT_FOUND);
     assert_eq!(res.body["error"], "not_found");
@@ -777,11 +768,9 @@ async fn explore_keeps_limit_values_per_dimension_and_sums_the_rest_in_autres() 
     assert_eq!(keys[3], "autres");
     assert_eq!(res.body["data"]["top"].as_array().map(Vec::len), Some(3));
     for bad in ["2", "21", "abc", "-3"] {
-        assert_400(
-            &app.get(&format!("/flows/explore?limit={bad}"), &token)
-                .await,
-            "limit",
-        );
+        (app.get(&format!("/flows/explore?limit={bad}"), &token)
+            .await)
+            .assert_invalid("limit");
     }
     assert_eq!(
         app.get("/flows/explore?limit=20", &token).await.status,
@@ -800,26 +789,21 @@ async fn explore_validates_dims_period_metric_and_source() {
         "pays,pays",
         "action",
     ] {
-        assert_400(
-            &app.get(&format!("/flows/explore?dims={bad}"), &token).await,
-            "dims",
-        );
+        app.get(&format!("/flows/explore?dims={bad}"), &token)
+            .await
+            .assert_invalid("dims");
     }
     for bad in ["3h", "12h", "3d", "1w"] {
-        assert_400(
-            &app.get(&format!("/flows/explore?period={bad}"), &token)
-                .await,
-            "period",
-        );
+        (app.get(&format!("/flows/explore?period={bad}"), &token)
+            .await)
+            .assert_invalid("period");
     }
-    assert_400(
-        &app.get("/flows/explore?metric=packets", &token).await,
-        "metric",
-    );
-    assert_400(
-        &app.get("/flows/explore?source=ipfix", &token).await,
-        "source",
-    );
+    app.get("/flows/explore?metric=packets", &token)
+        .await
+        .assert_invalid("metric");
+    app.get("/flows/explore?source=ipfix", &token)
+        .await
+        .assert_invalid("source");
     let flows = app
         .get("/flows/explore?metric=flows&period=1h", &token)
         .await;
@@ -841,7 +825,7 @@ async fn explore_filter_errors_say_where_the_expression_failed() {
     let res = app
         .get(&format!("/flows/explore?filter={}", enc("pays FR")), &token)
         .await;
-    assert_400(&res, "filter");
+    res.assert_invalid("filter");
     assert_eq!(res.body["position"], 6);
     assert_eq!(res.body["token"], "FR");
     let res = app
@@ -860,7 +844,7 @@ async fn explore_filter_errors_say_where_the_expression_failed() {
             &token,
         )
         .await;
-    assert_400(&res, "filter");
+    res.assert_invalid("filter");
     assert_eq!(res.body["token"], "continent");
     let res = app
         .request(
@@ -959,24 +943,18 @@ async fn explore_sources_count_agent_traffic_once_and_the_firewall_counts_connec
             .as_array()
             .is_some_and(|t| !t.is_empty())
     );
-    assert_400(
-        &app.get("/flows/explore?source=firewall&dims=pays", &token)
-            .await,
-        "dims",
-    );
-    assert_400(
-        &app.get("/flows/explore?source=firewall&metric=bytes", &token)
-            .await,
-        "metric",
-    );
-    assert_400(
-        &app.get(
-            &format!("/flows/explore?source=firewall&filter={}", enc("pays = FR")),
-            &token,
-        )
-        .await,
-        "filter",
-    );
+    (app.get("/flows/explore?source=firewall&dims=pays", &token)
+        .await)
+        .assert_invalid("dims");
+    (app.get("/flows/explore?source=firewall&metric=bytes", &token)
+        .await)
+        .assert_invalid("metric");
+    (app.get(
+        &format!("/flows/explore?source=firewall&filter={}", enc("pays = FR")),
+        &token,
+    )
+    .await)
+        .assert_invalid("filter");
     let globex = app.token("globex", &[Scope::ReadFlows]).await;
     let res = app.get("/flows/explore?source=gateway", &globex).await;
     assert_eq!(

@@ -539,3 +539,31 @@ async fn a_bad_path_parameter_is_named_after_its_placeholder() {
         assert_eq!(message.contains("entier"), integer, "{path}: {message}");
     }
 }
+
+#[tokio::test]
+async fn every_scoped_route_refuses_a_token_without_its_scope_naming_it() {
+    let app = TestApp::shared();
+    for route in netops_shared::routes::ROUTES {
+        let Some(scope) = route.scope() else { continue };
+        let others: Vec<Scope> = Scope::ALL.iter().copied().filter(|s| *s != scope).collect();
+        let token = app.token("acme", &others).await;
+        let path: String = route
+            .path
+            .split('/')
+            .map(|seg| if seg.starts_with('{') { "1" } else { seg })
+            .collect::<Vec<_>>()
+            .join("/");
+        let res = app
+            .request(
+                route.method.clone(),
+                &path,
+                Some(&token),
+                Some(b"{}".to_vec()),
+                &[("content-type", "application/json")],
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::FORBIDDEN, "{} {path}", route.method);
+        assert_eq!(res.error(), "forbidden", "{path}");
+        assert_eq!(res.body["scope"], scope.as_str(), "{path}");
+    }
+}

@@ -50,6 +50,18 @@ impl TestResponse {
     pub fn error(&self) -> &str {
         self.body["error"].as_str().unwrap_or("")
     }
+
+    /// Checks a 400 `invalid_parameter` naming `parameter`, in its field and its message.
+    pub fn assert_invalid(&self, parameter: &str) {
+        assert_eq!(self.status, StatusCode::BAD_REQUEST, "{}", self.body);
+        assert_eq!(self.error(), "invalid_parameter", "{}", self.body);
+        assert_eq!(self.body["parameter"], parameter, "{}", self.body);
+        let message = self.body["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains(parameter),
+            "the message names the parameter: {message}"
+        );
+    }
 }
 
 static SHARED: OnceLock<TestApp> = OnceLock::new();

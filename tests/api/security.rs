@@ -23,12 +23,6 @@ fn span(body: &Value) -> Duration {
     time(&body["meta"]["window"]["to"]) - time(&body["meta"]["window"]["from"])
 }
 
-fn assert_bad(res: &crate::helpers::TestResponse, parameter: &str) {
-    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
-    assert_eq!(res.error(), "invalid_parameter");
-    assert_eq!(res.body["parameter"], parameter);
-}
-
 #[tokio::test]
 async fn security_routes_need_the_read_security_scope() {
     let app = TestApp::shared();
@@ -87,11 +81,12 @@ async fn logon_windows_are_capped_at_7_days() {
     let res = app.get("/security/logons?period=3d", &t).await;
     assert!(res.body["meta"].get("window_capped").is_none());
     assert_eq!(span(&res.body), Duration::days(3));
-    assert_bad(&app.get("/security/logons?period=2w", &t).await, "period");
-    assert_bad(
-        &app.get("/security/logons?from=yesterday", &t).await,
-        "from",
-    );
+    app.get("/security/logons?period=2w", &t)
+        .await
+        .assert_invalid("period");
+    app.get("/security/logons?from=yesterday", &t)
+        .await
+        .assert_invalid("from");
 }
 
 #[tokio::test]
@@ -188,10 +183,9 @@ async fn logon_filters_match_user_and_host_partially_and_source_ip_exactly() {
             .iter()
             .all(|l| l["event_id"] == 4625 && l["failure_reason"].is_string())
     );
-    assert_bad(
-        &app.get("/security/logons?result=maybe", &t).await,
-        "result",
-    );
+    app.get("/security/logons?result=maybe", &t)
+        .await
+        .assert_invalid("result");
 }
 
 fn urlenc(s: &str) -> String {
@@ -213,7 +207,9 @@ async fn logon_pages_follow_each_other_without_repeats() {
         app.get("/security/logons?limit=10000", &t).await.body["meta"]["limit"],
         500
     );
-    assert_bad(&app.get("/security/logons?limit=0", &t).await, "limit");
+    app.get("/security/logons?limit=0", &t)
+        .await
+        .assert_invalid("limit");
     let first = app.get("/security/logons?limit=5", &t).await;
     let cursor = first.body["meta"]["next_cursor"].as_str().expect("cursor");
     let res = app
@@ -293,10 +289,9 @@ async fn account_changes_cover_every_type_and_filter_on_it() {
             "{ev}"
         );
     }
-    assert_bad(
-        &app.get("/security/account-changes?type=printer", &t).await,
-        "type",
-    );
+    app.get("/security/account-changes?type=printer", &t)
+        .await
+        .assert_invalid("type");
     let res = app.get("/security/account-changes?period=30d", &t).await;
     assert!(res.body["meta"].get("window_capped").is_none());
     let from =
@@ -383,10 +378,9 @@ async fn risky_accounts_are_ranked_with_their_factors() {
     let res = app.get("/security/risky-accounts?limit=1000", &t).await;
     assert_eq!(res.body["meta"]["limit"], 200);
     assert_eq!(res.items().len(), 200);
-    assert_bad(
-        &app.get("/security/risky-accounts?limit=-3", &t).await,
-        "limit",
-    );
+    app.get("/security/risky-accounts?limit=-3", &t)
+        .await
+        .assert_invalid("limit");
 }
 
 #[tokio::test]
@@ -406,10 +400,9 @@ async fn anomalies_filter_on_status_in_the_window() {
     }
     let month = app.get("/security/anomalies?period=30d", &t).await;
     assert!(month.items().len() > res.items().len());
-    assert_bad(
-        &app.get("/security/anomalies?status=closed", &t).await,
-        "status",
-    );
+    app.get("/security/anomalies?status=closed", &t)
+        .await
+        .assert_invalid("status");
 }
 
 #[tokio::test]
@@ -566,15 +559,15 @@ async fn incidents_otherwise_are_those_active_in_the_window() {
     let res = app.get("/security/incidents?limit=2", &t).await;
     assert_eq!(res.items().len(), 2);
     assert_eq!(res.body["meta"]["total"], 4);
-    assert_bad(
-        &app.get("/security/incidents?status=done", &t).await,
-        "status",
-    );
-    assert_bad(
-        &app.get("/security/incidents?severity=urgent", &t).await,
-        "severity",
-    );
-    assert_bad(&app.get("/security/incidents?limit=x", &t).await, "limit");
+    app.get("/security/incidents?status=done", &t)
+        .await
+        .assert_invalid("status");
+    app.get("/security/incidents?severity=urgent", &t)
+        .await
+        .assert_invalid("severity");
+    app.get("/security/incidents?limit=x", &t)
+        .await
+        .assert_invalid("limit");
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
+use netops_shared::lookup::decode;
 use netops_shared::store::{Filter, Pred, Record, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query, Window,
@@ -13,12 +14,8 @@ use serde_json::{Value, json};
 
 use crate::model::*;
 
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
-
 fn parse_all<T: DeserializeOwned>(records: Vec<Record>) -> Result<Vec<T>, ApiError> {
-    records.into_iter().map(|r| parse(r.body)).collect()
+    records.into_iter().map(|r| decode(r.body)).collect()
 }
 
 /// The instance, or 404 in the caller's tenant.
@@ -28,7 +25,7 @@ async fn instance(state: &AppState, caller: &Caller, id: i64) -> Result<Instance
         .get_doc(&caller.tenant, INSTANCES, &key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Instance {id}"), format!("Instance {id}")))?;
-    parse(doc.body)
+    decode(doc.body)
 }
 
 /// Newest-first records of one partition (or all) in `[from, to)`, at most `limit`; the
@@ -91,7 +88,7 @@ pub async fn list_database_instances(
         .await?;
     let data = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, Meta::new()))
 }
@@ -521,7 +518,7 @@ pub async fn list_database_checks(
         .await?;
     let data = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, Meta::new()))
 }

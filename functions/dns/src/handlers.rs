@@ -4,34 +4,16 @@ use std::collections::{HashMap, HashSet};
 
 use axum::extract::State;
 use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_shared::lookup::decode;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
-use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use netops_shared::{ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
+use serde_json::json;
 
 use crate::model::*;
 
 /// Most items a list without paging returns; the newest are kept and `meta.truncated` says
 /// when more matched.
 const LIST_CAP: usize = 500;
-
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
-
-async fn check_machine(state: &AppState, caller: &Caller, hostname: &str) -> Result<(), ApiError> {
-    state
-        .store
-        .get_doc(&caller.tenant, MACHINES, hostname)
-        .await?
-        .map(|_| ())
-        .ok_or_else(|| {
-            ApiError::not_found(
-                format!("Machine « {hostname} »"),
-                format!("Machine '{hostname}'"),
-            )
-        })
-}
 
 /// Résolutions DNS
 ///
@@ -53,7 +35,7 @@ pub async fn list_resolutions(
     Query(q): Query<ResolutionsQuery>,
 ) -> ApiResult<Vec<Resolution>> {
     if let Some(m) = &q.machine {
-        check_machine(&state, &caller, m).await?;
+        netops_shared::lookup::machine(&state.store, &caller.tenant, m).await?;
     }
     let filter = Filter::all().and_some(q.domain.clone(), |d| Pred::Contains(vec!["domain"], d));
     let result = state
@@ -72,7 +54,7 @@ pub async fn list_resolutions(
     let data = result
         .records
         .into_iter()
-        .map(|r| parse(r.body))
+        .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(
         data,
@@ -99,7 +81,7 @@ pub async fn list_top_domains(
     Query(q): Query<TopDomainsQuery>,
 ) -> ApiResult<Vec<TopDomain>> {
     if let Some(m) = &q.machine {
-        check_machine(&state, &caller, m).await?;
+        netops_shared::lookup::machine(&state.store, &caller.tenant, m).await?;
     }
     let filter = Filter::all().and_some(q.machine.clone(), |m| Pred::Eq("machine", json!(m)));
     let from = window
@@ -202,7 +184,7 @@ pub async fn list_threats(
     let mut data: Vec<DnsThreat> = result
         .records
         .into_iter()
-        .map(|r| parse(r.body))
+        .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
     data.retain(|t| t.first_seen_at < window.to);
     let truncated = data.len() > LIST_CAP;
@@ -235,7 +217,7 @@ pub async fn list_server_queries(
         .get_doc(&caller.tenant, COLLECTION, "servers")
         .await?
     {
-        Some(doc) => parse(doc.body)?,
+        Some(doc) => decode(doc.body)?,
         None => Collection {
             active: false,
             servers: Vec::new(),
@@ -272,7 +254,7 @@ pub async fn list_server_queries(
     let data = result
         .records
         .into_iter()
-        .map(|r| parse(r.body))
+        .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(
         data,

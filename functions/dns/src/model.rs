@@ -14,8 +14,7 @@ pub const THREATS: &str = "dns_threats";
 pub const SERVER_QUERIES: &str = "dns_server_queries";
 /// Collection settings of the tenant (document `servers`).
 pub const COLLECTION: &str = "dns_collection";
-/// The fleet's machine documents, keyed by hostname (to answer 404 on an unknown machine).
-pub const MACHINES: &str = "machines";
+pub use netops_shared::lookup::MACHINES;
 
 /// One resolution made by a machine.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -4,19 +4,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use axum::extract::State;
 use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_shared::lookup::decode;
 use netops_shared::store::{Filter, Pred, Rollup, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window, ok,
 };
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::model::*;
 use crate::parse::{Action, Category};
-
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
 
 async fn check_device(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
     state
@@ -46,7 +42,7 @@ pub async fn list_devices(
         .await?;
     ok(docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?)
 }
 
@@ -120,7 +116,7 @@ pub async fn list_events(
     let data = result
         .records
         .into_iter()
-        .map(|r| parse::<StoredEvent>(r.body).map(|s| s.event))
+        .map(|r| decode::<StoredEvent>(r.body).map(|s| s.event))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(
         data,
@@ -269,7 +265,7 @@ async fn threats_in(
             limit,
         })
         .await?;
-    result.records.into_iter().map(|r| parse(r.body)).collect()
+    result.records.into_iter().map(|r| decode(r.body)).collect()
 }
 
 /// Menaces
@@ -536,7 +532,7 @@ pub async fn get_report(
 
     let collection = devices
         .into_iter()
-        .map(|d| parse::<FirewallDevice>(d.body))
+        .map(|d| decode::<FirewallDevice>(d.body))
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .map(|d| CollectionState {

@@ -68,15 +68,6 @@ pub async fn get_machine(
     caller: Caller,
     Path(hostname): Path<String>,
 ) -> ApiResult<Machine> {
-    let doc = state
-        .store
-        .get_doc(&caller.tenant, MACHINES, &hostname)
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found(
-                format!("Machine « {hostname} »"),
-                format!("Machine '{hostname}'"),
-            )
-        })?;
-    ok(machine(doc.body)?)
+    let doc = netops_shared::lookup::machine(&state.store, &caller.tenant, &hostname).await?;
+    ok(machine(doc)?)
 }

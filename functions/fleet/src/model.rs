@@ -4,8 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// Collection of machine documents, keyed by hostname.
-pub const MACHINES: &str = "machines";
+pub use netops_shared::lookup::MACHINES;
 
 /// Ordinateur équipé de l'agent.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -431,17 +431,8 @@ pub async fn list_blocked(
     window: Window,
     Query(q): Query<BlockedQuery>,
 ) -> ApiResult<Vec<BlockedFlow>> {
-    if let Some(host) = &q.machine
-        && state
-            .store
-            .get_doc(&caller.tenant, MACHINES, host)
-            .await?
-            .is_none()
-    {
-        return Err(ApiError::not_found(
-            format!("Machine « {host} »"),
-            format!("Machine '{host}'"),
-        ));
+    if let Some(host) = &q.machine {
+        netops_shared::lookup::machine(&state.store, &caller.tenant, host).await?;
     }
     let filter = Filter::all().and_some(q.kind, |k| Pred::Eq("type", json!(k)));
     let result = state

@@ -27,8 +27,7 @@ pub const CUBE_EXT: &str = "flows.cubex";
 pub const FIREWALL: &str = "flows.fw";
 /// Documents: the tenant's collection settings (which sources are collected).
 pub const SOURCES: &str = "flows.sources";
-/// Machines of the tenant (the fleet module's collection, keyed by hostname).
-pub const MACHINES: &str = "machines";
+pub use netops_shared::lookup::MACHINES;
 
 /// Stored measure names (short: they repeat in every row).
 pub const BYTES: &str = "b";

@@ -1,20 +1,16 @@
 //! Inventory handlers (spec 4.7): thin, over the document primitives.
 
 use axum::extract::State;
+use netops_shared::lookup::decode;
 use netops_shared::paging::docs_page;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query};
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::model::{
     ASSET_SOFTWARE, ASSET_SOFTWARE_MAX, ASSETS, Asset, AssetDetail, AssetSoftwareDoc, AssetsQuery,
     CVE_RECORDS, CveRecord, CvesQuery, Flag, SOFTWARE, Software, SoftwareQuery, asset_key,
 };
-
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
 
 /// A search text, trimmed; blank means no filter.
 fn text(q: &Option<String>) -> Option<String> {
@@ -46,7 +42,7 @@ pub async fn list_assets(
     let (docs, meta) = docs_page(&state, &caller, &page, ASSETS, &filter, &q).await?;
     let data = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, meta))
 }
@@ -74,13 +70,13 @@ pub async fn get_asset(
         .get_doc(&caller.tenant, ASSETS, &key)
         .await?
         .ok_or_else(not_found)?;
-    let asset: Asset = parse(doc.body)?;
+    let asset: Asset = decode(doc.body)?;
     let mut software = match state
         .store
         .get_doc(&caller.tenant, ASSET_SOFTWARE, &key)
         .await?
     {
-        Some(d) => parse::<AssetSoftwareDoc>(d.body)?.software,
+        Some(d) => decode::<AssetSoftwareDoc>(d.body)?.software,
         None => Vec::new(),
     };
     let mut meta = Meta::new();
@@ -121,7 +117,7 @@ pub async fn list_software(
     let (docs, meta) = docs_page(&state, &caller, &page, SOFTWARE, &filter, &q).await?;
     let data = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, meta))
 }
@@ -156,7 +152,7 @@ pub async fn list_cves(
     let (docs, meta) = docs_page(&state, &caller, &page, CVE_RECORDS, &filter, &q).await?;
     let data = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, meta))
 }

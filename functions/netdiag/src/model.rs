@@ -4,8 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// Fleet's machine documents, keyed by hostname (read only here).
-pub const MACHINES: &str = "machines";
+pub use netops_shared::lookup::MACHINES;
 /// Current diagnostic state per machine, keyed by hostname.
 pub const STATES: &str = "netdiag_state";
 /// NetDiag alerts, keyed by alert id `nd-<hostname>-<n>` (read by the alerts module too).

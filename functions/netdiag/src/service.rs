@@ -5,30 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::store::{Doc, DynStore, Filter, Pred, SeriesQuery};
 use netops_shared::{ApiError, Window};
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::model::*;
 
-pub fn decode<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
-
-pub fn unknown_machine(hostname: &str) -> ApiError {
-    ApiError::not_found(
-        format!("Machine « {hostname} »"),
-        format!("Machine '{hostname}'"),
-    )
-}
-
-/// The fleet document of the machine, or 404 in the caller's tenant.
-pub async fn machine(store: &DynStore, tenant: &str, hostname: &str) -> Result<Value, ApiError> {
-    store
-        .get_doc(tenant, MACHINES, hostname)
-        .await?
-        .map(|d| d.body)
-        .ok_or_else(|| unknown_machine(hostname))
-}
+pub use netops_shared::lookup::{decode, machine};
 
 /// Every document of a collection matching the filter.
 pub async fn all_docs(

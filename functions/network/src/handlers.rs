@@ -2,13 +2,13 @@
 //! primitives.
 
 use axum::extract::State;
+use netops_shared::lookup::decode;
 use netops_shared::paging::docs_page;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query, Window, ok,
 };
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::model::*;
 
@@ -16,10 +16,6 @@ use crate::model::*;
 const LIST_CAP: usize = 1000;
 /// At most this many metric points (spec 8).
 const MAX_POINTS: i64 = 500;
-
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
 
 /// Sites
 ///
@@ -40,7 +36,7 @@ pub async fn list_sites(
         .await?;
     ok(docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?)
 }
 
@@ -68,7 +64,7 @@ pub async fn list_devices(
     let (docs, meta) = docs_page(&state, &caller, &page, DEVICES, &filter, &q).await?;
     let data = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, meta))
 }
@@ -79,7 +75,7 @@ async fn device(state: &AppState, caller: &Caller, id: i64) -> Result<DeviceDeta
         .get_doc(&caller.tenant, DEVICES, &key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Équipement {id}"), format!("Device {id}")))?;
-    parse(doc.body)
+    decode(doc.body)
 }
 
 /// Détail d'un équipement
@@ -137,7 +133,7 @@ pub async fn get_device_metrics(
     // Oldest first, averaged per bucket of `step_hours`.
     let mut buckets: Vec<(i64, [f64; 6], f64)> = Vec::new();
     for r in page.records.iter().rev() {
-        let p: MetricPoint = parse(r.body.clone())?;
+        let p: MetricPoint = decode(r.body.clone())?;
         let b = window.from_ms() + (r.ts - window.from_ms()) / step_ms * step_ms;
         let vals = [
             p.cpu_pct,
@@ -199,7 +195,7 @@ pub async fn list_tunnels(
         .await?;
     let tunnels: Vec<Tunnel> = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     ok(tunnels
         .into_iter()
@@ -246,7 +242,7 @@ pub async fn list_alerts(
     let data = page
         .records
         .into_iter()
-        .map(|r| parse(r.body))
+        .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, Meta::new().window(&window)))
 }
@@ -274,7 +270,7 @@ pub async fn list_ports(
         .await?;
     let data = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, Meta::new().limit(page.limit)))
 }

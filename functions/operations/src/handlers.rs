@@ -6,16 +6,13 @@ use std::collections::{HashMap, HashSet};
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::error::ErrorBody;
+use netops_shared::lookup::decode;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Path, Query, ok};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::model::*;
-
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
 
 async fn all<T: DeserializeOwned>(
     state: &AppState,
@@ -28,7 +25,7 @@ async fn all<T: DeserializeOwned>(
         .list_docs(tenant, collection, filter, None, usize::MAX)
         .await?
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect()
 }
 
@@ -217,7 +214,7 @@ async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<Profile
         .get_doc(tenant, PROFILES, &num_key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Profil {id}"), format!("Profile {id}")))?;
-    parse(doc.body)
+    decode(doc.body)
 }
 
 /// Détail d'un profil
@@ -347,7 +344,7 @@ pub async fn compare_profile_deployment(
         .ok_or_else(|| {
             ApiError::not_found(format!("Déploiement {id}"), format!("Deployment {id}"))
         })?;
-    let d: DeploymentDoc = parse(doc.body)?;
+    let d: DeploymentDoc = decode(doc.body)?;
     let profile = find_profile(&state, &caller.tenant, d.profile_id).await?;
     let items: Vec<ItemComparison> = profile.items.iter().map(|i| compare_item(i, &d)).collect();
     let mut summary = CompareSummary::default();

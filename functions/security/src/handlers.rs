@@ -2,6 +2,7 @@
 
 use axum::extract::State;
 use chrono::DateTime;
+use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_page};
 use netops_shared::store::{Filter, Pred, Record, SeriesQuery};
 use netops_shared::{
@@ -13,12 +14,8 @@ use serde_json::{Value, json};
 use crate::model::*;
 use crate::rules::global_rules;
 
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
-}
-
 fn parse_all<T: DeserializeOwned>(records: Vec<Record>) -> Result<Vec<T>, ApiError> {
-    records.into_iter().map(|r| parse(r.body)).collect()
+    records.into_iter().map(|r| decode(r.body)).collect()
 }
 
 /// A partial-match text, trimmed; blank means no filter.
@@ -403,7 +400,7 @@ pub async fn list_security_incidents(
         .await?;
     let mut incidents: Vec<Incident> = docs
         .into_iter()
-        .map(|d| parse(d.body))
+        .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
     if !in_progress {
         incidents
@@ -447,7 +444,7 @@ pub async fn get_security_incident(
     let doc = doc.ok_or_else(|| {
         ApiError::not_found(format!("Incident « {id} »"), format!("Incident '{id}'"))
     })?;
-    let incident: Incident = parse(doc.body)?;
+    let incident: Incident = decode(doc.body)?;
     let page = state
         .store
         .scan(&SeriesQuery {
@@ -504,7 +501,7 @@ pub async fn list_security_rules(
         .list_docs(&caller.tenant, RULES, &Filter::all(), None, usize::MAX >> 1)
         .await?;
     for d in docs {
-        rules.push(parse(d.body)?);
+        rules.push(decode(d.body)?);
     }
     let meta = Meta::new()
         .with(
