@@ -7,7 +7,7 @@ machines=${1:-5000}
 [ -x .venv/bin/moto_server ] || .venv/bin/pip install -q -r tests/requirements-aws.txt
 cargo build --release -p netops --quiet
 port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-.venv/bin/moto_server -H 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+.venv/bin/python tests/moto_server.py -H 127.0.0.1 -p "$port" >/dev/null 2>&1 &
 moto=$!
 trap 'kill $moto' EXIT
 sleep 2

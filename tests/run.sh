@@ -32,7 +32,7 @@ trap cleanup EXIT
 echo "== DynamoDB-protocol server (moto) for the AWS adapter"
 moto_port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 moto_log=$(mktemp -t netops-moto.XXXXXX)
-.venv/bin/moto_server -H 127.0.0.1 -p "$moto_port" >"$moto_log" 2>&1 &
+.venv/bin/python tests/moto_server.py -H 127.0.0.1 -p "$moto_port" >"$moto_log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
   if .venv/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$moto_port/moto-api/')" 2>/dev/null; then break; fi

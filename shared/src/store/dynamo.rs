@@ -972,7 +972,11 @@ impl Store for DynamoStore {
                         None => q.to - 1,
                     };
                     let mut day = day_of(newest);
-                    let first = day_of(q.from.max(0));
+                    // Nothing older than the retention is kept (TTL): a window opened from the
+                    // epoch reads the retained days only, not one bucket per day since 1970.
+                    let kept_since =
+                        chrono::Utc::now().timestamp_millis() - self.retention_secs * 1000;
+                    let first = day_of(q.from.max(kept_since).max(0));
                     while day >= first && records.len() < want {
                         let pk = bucket_pk(q.tenant, q.series, day);
                         let start = after.filter(|pos| day_of(pos.ts) == day).map(|pos| {
