@@ -345,7 +345,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     raw.push(Record {
                         partition: inst.id.to_string(),
                         ts: t * 1000,
-                        id: "m".into(),
+                        id: format!("m-{}", inst.id),
                         body: Value::Object(body),
                     });
                 }
@@ -847,7 +847,7 @@ async fn seed_checks(
                 results.push(Record {
                     partition: id.to_string(),
                     ts: at.timestamp_millis(),
-                    id: "r".into(),
+                    id: format!("r-{id}"),
                     body: to_json(&result),
                 });
                 last = Some(result);

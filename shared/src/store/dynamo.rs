@@ -250,6 +250,11 @@ fn partition_pk(tenant: &str, series: &str, partition: &str) -> String {
     format!("{tenant}|S|{series}|p|{partition}")
 }
 
+/// The item holding the first and last day a series has records for (`lo`, `hi`).
+fn extent_pk(tenant: &str, series: &str) -> String {
+    format!("{tenant}|E|{series}")
+}
+
 fn rollup_pk(tenant: &str, series: &str) -> String {
     format!("{tenant}|R|{series}")
 }
@@ -604,6 +609,48 @@ impl DynamoStore {
     }
 
     /// Every key (`pk`, `sk`) of the data table whose partition key starts with `prefix`.
+    /// Widens the days a series has records for to include `lo..=hi`: two conditional
+    /// updates, each a no-op when the bound already covers the day.
+    async fn widen_extent(&self, tenant: &str, series: &str, lo: i64, hi: i64) -> StoreResult<()> {
+        for (attr, day, cmp) in [("lo", lo, ">"), ("hi", hi, "<")] {
+            let out = self
+                .client
+                .update_item()
+                .table_name(self.data.as_ref())
+                .key("pk", s(extent_pk(tenant, series)))
+                .key("sk", s("extent"))
+                .update_expression(format!("SET {attr} = :d"))
+                .condition_expression(format!("attribute_not_exists({attr}) OR {attr} {cmp} :d"))
+                .expression_attribute_values(":d", n(day))
+                .send()
+                .await;
+            match out {
+                Ok(_) => {}
+                Err(e) if is_condition_failed(&e) => {}
+                Err(e) => return Err(backend(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The first and last day a series has records for, if it has any.
+    async fn extent(&self, tenant: &str, series: &str) -> StoreResult<Option<(i64, i64)>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(self.data.as_ref())
+            .key("pk", s(extent_pk(tenant, series)))
+            .key("sk", s("extent"))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(match out.item {
+            Some(item) => Some((get_n(&item, "lo")?, get_n(&item, "hi")?)),
+            None => None,
+        })
+    }
+
     async fn keys_with_prefix(&self, prefix: &str) -> StoreResult<Vec<Item>> {
         let mut keys = Vec::new();
         let mut start = None;
@@ -916,6 +963,12 @@ impl Store for DynamoStore {
     }
 
     async fn append(&self, tenant: &str, series: &str, records: Vec<Record>) -> StoreResult<()> {
+        if let (Some(lo), Some(hi)) = (
+            records.iter().map(|r| day_of(r.ts)).min(),
+            records.iter().map(|r| day_of(r.ts)).max(),
+        ) {
+            self.widen_extent(tenant, series, lo, hi).await?;
+        }
         let mut seen = std::collections::HashSet::new();
         let mut requests = Vec::with_capacity(records.len());
         // Later duplicates of one (ts, id) replace earlier ones, as in the embedded store.
@@ -966,17 +1019,16 @@ impl Store for DynamoStore {
                     .await?;
                 }
                 None => {
-                    // Day buckets from the newest, resuming inside the bucket of the position.
+                    // Day buckets from the newest, resuming inside the bucket of the position,
+                    // within the days the series has records for (a window opened to the
+                    // epoch or to the end of time reads those days only).
+                    let (oldest, latest) = self.extent(q.tenant, q.series).await?.unwrap_or((1, 0));
                     let newest = match after {
                         Some(pos) => pos.ts.min(q.to - 1),
                         None => q.to - 1,
                     };
-                    let mut day = day_of(newest);
-                    // Nothing older than the retention is kept (TTL): a window opened from the
-                    // epoch reads the retained days only, not one bucket per day since 1970.
-                    let kept_since =
-                        chrono::Utc::now().timestamp_millis() - self.retention_secs * 1000;
-                    let first = day_of(q.from.max(kept_since).max(0));
+                    let mut day = day_of(newest).min(latest);
+                    let first = day_of(q.from.max(0)).max(oldest);
                     while day >= first && records.len() < want {
                         let pk = bucket_pk(q.tenant, q.series, day);
                         let start = after.filter(|pos| day_of(pos.ts) == day).map(|pos| {
