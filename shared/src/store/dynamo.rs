@@ -222,9 +222,17 @@ fn ts_key(ms: i64) -> String {
     format!("{:015}", ms.max(0))
 }
 
-/// Sort key of a record: time then id, as the embedded adapter orders them.
+/// Sort key of a read position: time then id, as the embedded adapter orders them.
 fn record_sk(ts: i64, id: &str) -> String {
     format!("{}|{id}", ts_key(ts))
+}
+
+/// Sort key of a stored record: its position's key, then its partition after a separator
+/// below every printable character, so that records of two partitions with the same time
+/// and id are two items, and every record of a position sorts just after the position's key
+/// (a read resuming from the position skips them, as the embedded store does).
+fn item_sk(ts: i64, id: &str, partition: &str) -> String {
+    format!("{}\u{1}{partition}", record_sk(ts, id))
 }
 
 /// The greatest sort key of a time (`}` sorts after the `|` separator).
@@ -463,7 +471,7 @@ impl DynamoStore {
     }
 
     fn series_item(&self, tenant: &str, series: &str, r: &Record) -> StoreResult<Item> {
-        let sk = record_sk(r.ts, &r.id);
+        let sk = item_sk(r.ts, &r.id, &r.partition);
         let body = serde_json::to_string(&r.body).map_err(|e| StoreError::Data(e.to_string()))?;
         Ok(HashMap::from([
             ("pk".to_owned(), s(bucket_pk(tenant, series, day_of(r.ts)))),
@@ -971,9 +979,9 @@ impl Store for DynamoStore {
         }
         let mut seen = std::collections::HashSet::new();
         let mut requests = Vec::with_capacity(records.len());
-        // Later duplicates of one (ts, id) replace earlier ones, as in the embedded store.
+        // Later duplicates of one (partition, ts, id) replace earlier ones, as in the embedded store.
         for r in records.iter().rev() {
-            if seen.insert((r.ts, r.id.as_str())) {
+            if seen.insert((r.ts, r.id.as_str(), r.partition.as_str())) {
                 requests.push(Self::put_request(self.series_item(tenant, series, r)?)?);
             }
         }
@@ -1371,6 +1379,9 @@ mod tests {
         assert!(b < ts_key_last(1_700_000_000_000));
         assert!(ts_key_last(1_700_000_000_000) < c);
         assert!(record_sk(5, "ab") < record_sk(5, "abc"));
+        let (x, y) = (item_sk(5, "ab", "p1"), item_sk(5, "ab", "p2"));
+        assert!(record_sk(5, "ab") < x && x < y && y < record_sk(5, "abc"));
+        assert!(y < ts_key_last(5));
         assert_eq!(day_of(DAY_MS - 1), 0);
         assert_eq!(day_of(DAY_MS), 1);
     }

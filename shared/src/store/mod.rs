@@ -63,9 +63,8 @@ pub struct Doc {
     pub body: Value,
 }
 
-/// One time-ordered record. `ts` is in milliseconds since the epoch; `id` breaks ties and is
-/// unique within a series at one `ts`, whatever the partition (the DynamoDB adapter keys
-/// records by day, `ts` and `id`).
+/// One time-ordered record. `ts` is in milliseconds since the epoch; `id` breaks ties. A
+/// record is identified by its partition, `ts` and `id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub partition: String,
