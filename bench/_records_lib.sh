@@ -4,7 +4,7 @@
 # each URL given on stdin (one path below /api/v1 per line), printing p50 and p99.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BIN="$ROOT/target/release/netops"
+BIN="${BIN:-$ROOT/target/release/netops}"
 DB="${DB:-/tmp/records-bench.db}"
 PORT="${PORT:-28477}"
 DURATION="${DURATION:-10s}"

@@ -570,6 +570,53 @@ async fn talkers_rank_machines_by_total_volume() {
     assert_eq!(capped.body["meta"]["window_capped"], true);
 }
 
+#[tokio::test]
+async fn a_big_tenant_reads_whole_days_from_day_totals_and_they_agree_with_the_hours() {
+    // Over 100 machines the seed adds day totals, which talkers and destinations read for
+    // the whole days of a window (its partial days come from the hourly rows); the tenant
+    // summary reads hours only, so the three must agree to the byte.
+    let size = netops::SeedSize {
+        machines: 110,
+        days: 3,
+        seed: 7,
+    };
+    let app = TestApp::sized(size, &[netops_shared::routes::Function::Flows]).await;
+    let token = flows_token(&app).await;
+    let to = Utc::now().duration_trunc(Duration::hours(1)).expect("hour") - Duration::hours(2);
+    let from = to - Duration::hours(40);
+    let q = format!(
+        "from={}&to={}",
+        enc(&from.to_rfc3339()),
+        enc(&to.to_rfc3339())
+    );
+    let summary = app.get(&format!("/flows/summary?{q}"), &token).await;
+    let total = u(&summary.body["data"]["totals"]["bytes"]);
+    assert!(total > 0, "{}", summary.body);
+    let talkers = app
+        .get(&format!("/flows/talkers?limit=200&{q}"), &token)
+        .await;
+    assert!(talkers.items().len() > 60, "{}", talkers.body);
+    assert_eq!(
+        talkers.items().iter().map(|x| u(&x["bytes"])).sum::<u64>(),
+        total
+    );
+    let destinations = app
+        .get(&format!("/flows/destinations?limit=500&{q}"), &token)
+        .await;
+    assert!(
+        destinations.items().len() < 500,
+        "every destination on one page"
+    );
+    assert_eq!(
+        destinations
+            .items()
+            .iter()
+            .map(|x| u(&x["bytes"]))
+            .sum::<u64>(),
+        total
+    );
+}
+
 // ---------- /flows/blocked ----------
 
 #[tokio::test]

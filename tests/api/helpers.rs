@@ -99,7 +99,21 @@ impl TestApp {
         Self::build(Config::default(), Some(modules)).await
     }
 
+    /// A fresh app over a store seeded at `size` with the fleet and `modules`: tenants of
+    /// more than 100 machines get the storage tiers of big seeds.
+    pub async fn sized(size: SeedSize, modules: &'static [Function]) -> TestApp {
+        Self::build_sized(Config::default(), Some(modules), size).await
+    }
+
     async fn build(config: Config, modules: Option<&'static [Function]>) -> TestApp {
+        Self::build_sized(config, modules, SeedSize::default()).await
+    }
+
+    async fn build_sized(
+        config: Config,
+        modules: Option<&'static [Function]>,
+        size: SeedSize,
+    ) -> TestApp {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("netops.db");
         let config = match dynamo_test_endpoint() {
@@ -122,7 +136,7 @@ impl TestApp {
         })
         .await
         .expect("store");
-        netops::seed_demo_modules(&store, SeedSize::default(), modules)
+        netops::seed_demo_modules(&store, size, modules)
             .await
             .expect("seed");
         let state = AppState::new(

@@ -357,6 +357,7 @@ pub async fn list_talkers(
     page: Page,
     window: Window,
 ) -> ApiResult<Vec<Talker>> {
+    let fast = totals_tier(&state, &caller.tenant).await?;
     let rows = tiers::read(
         &state.store,
         &caller.tenant,
@@ -364,7 +365,7 @@ pub async fn list_talkers(
         window.from_ms(),
         window.to_ms(),
         &Filter::all(),
-        false,
+        fast,
     )
     .await?;
     let mut acc: HashMap<String, [f64; 4]> = HashMap::new();

@@ -403,7 +403,7 @@ impl Gen<'_> {
                 host.clone(),
                 json!({"m": host}),
                 &parts(t),
-                false,
+                self.totals_tier,
             );
         }
         for (d, m) in &aggs.dest_agent {
