@@ -1,8 +1,10 @@
 //! The unified alert feed (spec 2.4, 4.6): monitor incidents, SIEM incidents and NetDiag
 //! alerts mapped onto one item shape and one severity scale.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
-use netops_shared::store::{Doc, Filter, Pred};
+use netops_shared::store::{Doc, Filter, Pred, doc_time};
 use netops_shared::{ApiError, AppState, Window};
 use serde_json::{Value, json};
 
@@ -197,20 +199,17 @@ fn text<'a>(body: &'a Value, field: &str) -> &'a str {
     body.get(field).and_then(Value::as_str).unwrap_or("")
 }
 
-fn date(body: &Value, field: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text(body, field))
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
-/// The candidates of one origin: in progress now, or (unless `open_only`) opened in the window.
+/// The candidates of one origin: everything in progress now, plus (unless `open_only`)
+/// the newest `limit` opened in the window. Returns them with the origin's number of alerts
+/// before any cut (in progress, or opened in the window).
 async fn candidates(
     state: &AppState,
     tenant: &str,
     origin: Origin,
     open_only: bool,
     window: &Window,
-) -> Result<Vec<Candidate>, ApiError> {
+    limit: usize,
+) -> Result<(Vec<Candidate>, usize), ApiError> {
     let (collection, open_filter, opened_field) = match origin {
         Origin::Hostmonitor => (
             MONITOR_INCIDENTS,
@@ -231,24 +230,49 @@ async fn candidates(
             "opened_at",
         ),
     };
-    let filter = if open_only {
-        Filter::all().and(open_filter.clone())
-    } else {
-        Filter::all()
-    };
-    let docs = state
-        .store
-        .list_docs(tenant, collection, &filter, None, usize::MAX)
-        .await?;
-    let mut out = Vec::with_capacity(docs.len());
-    for doc in docs {
-        let Some(opened_at) = date(&doc.body, opened_field) else {
+    let store = &state.store;
+    let in_progress = Filter::all().and(open_filter);
+    let (open, (recent, opened_in_window)) = tokio::try_join!(
+        store.list_docs(tenant, collection, &in_progress, None, usize::MAX),
+        async {
+            if open_only {
+                Ok((Vec::new(), 0))
+            } else {
+                store
+                    .newest_docs(
+                        tenant,
+                        collection,
+                        &Filter::all(),
+                        opened_field,
+                        window.from,
+                        window.to,
+                        limit,
+                    )
+                    .await
+            }
+        }
+    )?;
+    let in_window = |t: &DateTime<Utc>| *t >= window.from && *t < window.to;
+    // Alerts both in progress and opened in the window are counted once.
+    let mut total = opened_in_window;
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(open.len() + recent.len());
+    for (doc, is_open) in open
+        .into_iter()
+        .map(|d| (d, true))
+        .chain(recent.into_iter().map(|d| (d, false)))
+    {
+        let Some(opened_at) = doc_time(&doc.body, opened_field) else {
             // NetDiag alerts are written by another module: one of another shape is skipped.
             tracing::warn!(key = %doc.key, collection, "alert of unexpected shape skipped");
             continue;
         };
-        let in_progress = open_filter.matches(&doc.body);
-        if !(in_progress || (!open_only && opened_at >= window.from && opened_at < window.to)) {
+        if is_open {
+            seen.insert(doc.key.clone());
+            if open_only || !in_window(&opened_at) {
+                total += 1;
+            }
+        } else if seen.contains(&doc.key) {
             continue;
         }
         let id = match origin {
@@ -263,7 +287,7 @@ async fn candidates(
             body: doc.body,
         });
     }
-    Ok(out)
+    Ok((out, total))
 }
 
 fn build(c: Candidate, now: DateTime<Utc>) -> Result<Option<AlertItem>, ApiError> {
@@ -296,23 +320,21 @@ pub async fn collect(
     limit: usize,
     now: DateTime<Utc>,
 ) -> Result<(Vec<AlertItem>, usize), ApiError> {
-    let want = |o: Origin| kinds.contains(&o);
-    let none = || async { Ok::<_, ApiError>(Vec::new()) };
     let load = |o: Origin| async move {
-        if want(o) {
-            candidates(state, tenant, o, open_only, window).await
+        if kinds.contains(&o) {
+            candidates(state, tenant, o, open_only, window, limit).await
         } else {
-            none().await
+            Ok((Vec::new(), 0))
         }
     };
-    let (a, b, c) = tokio::try_join!(
+    let ((a, na), (b, nb), (c, nc)) = tokio::try_join!(
         load(Origin::Hostmonitor),
         load(Origin::Siem),
         load(Origin::Netdiag)
     )?;
     let mut all: Vec<Candidate> = a.into_iter().chain(b).chain(c).collect();
     all.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| b.id.cmp(&a.id)));
-    let total = all.len();
+    let total = na + nb + nc;
     all.truncate(limit);
     let mut items = Vec::with_capacity(all.len());
     for c in all {

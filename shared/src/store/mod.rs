@@ -176,6 +176,34 @@ pub trait Store: Send + Sync + 'static {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Doc>>;
+    /// The documents matching `filter` whose RFC 3339 date `time_field` lies in `[from, to)`,
+    /// newest first (ties by key, descending), at most `limit`, with the number of all such
+    /// documents. A document without a readable date there is left out. Adapters that can
+    /// order and count where the data lives override this; the default reads them all.
+    #[allow(clippy::too_many_arguments)]
+    async fn newest_docs(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        time_field: &'static str,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> StoreResult<(Vec<Doc>, usize)> {
+        let docs = self
+            .list_docs(tenant, collection, filter, None, usize::MAX)
+            .await?;
+        let mut dated: Vec<(chrono::DateTime<chrono::Utc>, Doc)> = docs
+            .into_iter()
+            .filter_map(|d| Some((doc_time(&d.body, time_field)?, d)))
+            .filter(|(t, _)| *t >= from && *t < to)
+            .collect();
+        let total = dated.len();
+        dated.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.key.cmp(&a.1.key)));
+        dated.truncate(limit);
+        Ok((dated.into_iter().map(|(_, d)| d).collect(), total))
+    }
     /// Unconditional puts (seeding, collection).
     async fn put_docs(
         &self,
@@ -224,6 +252,14 @@ pub trait Store: Send + Sync + 'static {
 }
 
 pub type DynStore = Arc<dyn Store>;
+
+/// The RFC 3339 date in `field` of a document body, if it holds one.
+pub fn doc_time(body: &Value, field: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let text = body.get(field)?.as_str()?;
+    chrono::DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
 
 /// Milliseconds of a date-time.
 pub fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {

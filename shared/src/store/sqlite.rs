@@ -166,6 +166,35 @@ fn json_path(field: &str) -> StoreResult<String> {
     Ok(format!("'$.{field}'"))
 }
 
+/// A row count bound as SQL (`usize::MAX` means no bound).
+fn sql_limit(limit: usize) -> SqlValue {
+    SqlValue::Integer(limit.min(i64::MAX as usize) as i64)
+}
+
+/// Runs `sql`, which selects `key, version, body` from `docs`, into documents.
+fn read_docs(c: &Connection, sql: &str, args: Vec<SqlValue>) -> StoreResult<Vec<Doc>> {
+    let mut s = c.prepare_cached(sql).map_err(backend)?;
+    let rows = s
+        .query_map(params_from_iter(args), |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, u64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })
+        .map_err(backend)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (key, version, body) = row.map_err(backend)?;
+        out.push(Doc {
+            key,
+            version,
+            body: parse_json(&body)?,
+        });
+    }
+    Ok(out)
+}
+
 /// SQL for `filter` over the JSON column `col`, with its parameters appended to `args`.
 fn filter_sql(filter: &Filter, col: &str, args: &mut Vec<SqlValue>) -> StoreResult<String> {
     let mut sql = String::new();
@@ -429,28 +458,47 @@ impl Store for SqliteStore {
         }
         sql.push_str(&filter_sql(filter, "body", &mut args)?);
         sql.push_str(" ORDER BY key LIMIT ?");
-        args.push(SqlValue::Integer(limit.min(i64::MAX as usize) as i64));
+        args.push(sql_limit(limit));
+        self.with(move |c| read_docs(c, &sql, args)).await
+    }
+
+    /// Ordered and counted by SQLite: only the page's bodies are read and parsed.
+    async fn newest_docs(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        time_field: &'static str,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> StoreResult<(Vec<Doc>, usize)> {
+        let mut args = vec![
+            SqlValue::Text(tenant.to_owned()),
+            SqlValue::Text(collection.to_owned()),
+        ];
+        // Seconds with milliseconds, exact for millisecond bounds.
+        let time = format!(
+            "unixepoch(json_extract(body, {}), 'subsec')",
+            json_path(time_field)?
+        );
+        let matching = format!(
+            "FROM docs WHERE tenant = ? AND coll = ?{} AND {time} >= ? AND {time} < ?",
+            filter_sql(filter, "body", &mut args)?
+        );
+        args.push(SqlValue::Real(from.timestamp_millis() as f64 / 1000.0));
+        args.push(SqlValue::Real(to.timestamp_millis() as f64 / 1000.0));
+        let count = format!("SELECT count(*) {matching}");
+        let page =
+            format!("SELECT key, version, body {matching} ORDER BY {time} DESC, key DESC LIMIT ?");
+        let count_args = args.clone();
+        args.push(sql_limit(limit));
         self.with(move |c| {
-            let mut s = c.prepare_cached(&sql).map_err(backend)?;
-            let rows = s
-                .query_map(params_from_iter(args), |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, u64>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })
+            let total: i64 = c
+                .prepare_cached(&count)
+                .and_then(|mut s| s.query_row(params_from_iter(count_args), |r| r.get(0)))
                 .map_err(backend)?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (key, version, body) = row.map_err(backend)?;
-                out.push(Doc {
-                    key,
-                    version,
-                    body: parse_json(&body)?,
-                });
-            }
-            Ok(out)
+            Ok((read_docs(c, &page, args)?, total.max(0) as usize))
         })
         .await
     }
@@ -735,6 +783,62 @@ mod tests {
             body: json!({}),
             status: 200,
         }
+    }
+
+    #[tokio::test]
+    async fn newest_docs_orders_and_counts_by_a_date_field_within_the_window() {
+        let (_d, s) = store();
+        let doc = |at: Option<&str>, status: &str| match at {
+            Some(at) => json!({"opened_at": at, "status": status}),
+            None => json!({"status": status}),
+        };
+        let docs = vec![
+            ("a".to_owned(), doc(Some("2026-11-01T10:00:00Z"), "open")),
+            (
+                "b".to_owned(),
+                doc(Some("2026-11-01T10:00:00.500Z"), "closed"),
+            ),
+            // The same instant as `a` in another offset: ties go by key, descending.
+            (
+                "c".to_owned(),
+                doc(Some("2026-11-01T12:00:00+02:00"), "closed"),
+            ),
+            ("d".to_owned(), doc(Some("2026-11-02T00:00:00Z"), "open")),
+            (
+                "e".to_owned(),
+                doc(Some("2026-10-31T23:59:59.999Z"), "open"),
+            ),
+            ("f".to_owned(), doc(None, "open")),
+            ("g".to_owned(), doc(Some("bogus"), "open")),
+            ("h".to_owned(), doc(Some("2026-11-01T00:00:00Z"), "open")),
+        ];
+        s.put_docs("t", "c", docs).await.expect("put");
+        let at = |t: &str| {
+            chrono::DateTime::parse_from_rfc3339(t)
+                .expect("date")
+                .with_timezone(&chrono::Utc)
+        };
+        let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"));
+        let keys = |docs: Vec<Doc>| docs.into_iter().map(|d| d.key).collect::<Vec<_>>();
+        let (page, total) = s
+            .newest_docs("t", "c", &Filter::all(), "opened_at", from, to, 3)
+            .await
+            .expect("newest");
+        assert_eq!(
+            (keys(page), total),
+            (vec!["b".into(), "c".into(), "a".into()], 4)
+        );
+        let open = Filter::all().and(Pred::Eq("status", json!("open")));
+        let (page, total) = s
+            .newest_docs("t", "c", &open, "opened_at", from, to, 10)
+            .await
+            .expect("newest");
+        assert_eq!((keys(page), total), (vec!["a".into(), "h".into()], 2));
+        let (page, total) = s
+            .newest_docs("other", "c", &Filter::all(), "opened_at", from, to, 10)
+            .await
+            .expect("newest");
+        assert_eq!((page.len(), total), (0, 0));
     }
 
     #[tokio::test]
