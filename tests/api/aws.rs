@@ -547,7 +547,7 @@ async fn documents_page_by_key_and_rollups_add_up_like_the_embedded_store() {
     let rollup = |hour: i64, key: &str, bytes: f64| Rollup {
         hour,
         key: key.into(),
-        dims: json!({"proto": key.to_uppercase()}),
+        dims: json!({"proto": key.to_uppercase()}).into(),
         measures: [("bytes".to_owned(), bytes), ("flows".to_owned(), 1.0)]
             .into_iter()
             .collect(),

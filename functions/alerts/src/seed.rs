@@ -406,7 +406,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             .map(|(hour, measures)| Rollup {
                 hour,
                 key: "all".into(),
-                dims: json!({}),
+                dims: json!({}).into(),
                 measures,
             })
             .collect()

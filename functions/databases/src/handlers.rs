@@ -1,6 +1,7 @@
 //! Databases handlers (spec 4.10): thin, over the document, series and rollup primitives.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
@@ -310,7 +311,7 @@ pub async fn list_top_queries(
             &Filter::all(),
         )
         .await?;
-    let mut totals: HashMap<String, (Value, [f64; 4])> = HashMap::new();
+    let mut totals: HashMap<String, (Arc<Value>, [f64; 4])> = HashMap::new();
     for r in rows {
         let entry = totals
             .entry(r.key.clone())
@@ -327,7 +328,7 @@ pub async fn list_top_queries(
         TopBy::Duration => 2,
         TopBy::Reads => 3,
     };
-    let mut ranked: Vec<(String, Value, [f64; 4])> =
+    let mut ranked: Vec<(String, Arc<Value>, [f64; 4])> =
         totals.into_iter().map(|(k, (d, m))| (k, d, m)).collect();
     ranked.sort_by(|a, b| {
         b.2[sort_index]

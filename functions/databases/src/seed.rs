@@ -370,7 +370,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 .map(|(hour, sums)| Rollup {
                     hour,
                     key: "all".into(),
-                    dims: json!({"instance_id": inst.id}),
+                    dims: json!({"instance_id": inst.id}).into(),
                     measures: names
                         .iter()
                         .zip(sums)
@@ -411,7 +411,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     stats.push(Rollup {
                         hour: (h - h.rem_euclid(3600)) * 1000,
                         key: hash_of(inst.id, i),
-                        dims: json!({"query_hash": hash_of(inst.id, i), "database": db, "statement": stmt}),
+                        dims: json!({"query_hash": hash_of(inst.id, i), "database": db, "statement": stmt}).into(),
                         measures,
                     });
                 }

@@ -134,7 +134,7 @@ impl Counts {
             .map(|((hour, machine, domain), measures)| Rollup {
                 hour,
                 key: format!("{machine}|{domain}"),
-                dims: json!({"machine": machine, "domain": domain}),
+                dims: json!({"machine": machine, "domain": domain}).into(),
                 measures,
             })
             .collect()

@@ -133,7 +133,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .map(|((hour, user, folder, action), (n, bytes))| Rollup {
                 hour,
                 key: format!("{user}|{folder}|{action}"),
-                dims: json!({"user": user, "folder": folder, "action": action}),
+                dims: json!({"user": user, "folder": folder, "action": action}).into(),
                 measures: BTreeMap::from([("events".to_owned(), n), ("bytes".to_owned(), bytes)]),
             })
             .collect();

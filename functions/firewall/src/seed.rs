@@ -780,7 +780,7 @@ impl Rollups {
             .map(|((hour, key), (dims, measures))| Rollup {
                 hour,
                 key,
-                dims,
+                dims: dims.into(),
                 measures,
             })
             .collect()

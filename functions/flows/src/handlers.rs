@@ -112,15 +112,12 @@ pub async fn list_flows(
     Ok(Envelope::new(data, meta))
 }
 
-fn destination_of(dims: &Value, host_key: &str) -> (String, Option<String>, String, String) {
-    let s = |k: &str| dims.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    let ip = s("ip");
-    let host = dims
-        .get(host_key)
+/// The remote host name of a destination row, when it has one other than its address.
+fn host_of(dims: &Value, host_key: &str, ip: &str) -> Option<String> {
+    dims.get(host_key)
         .and_then(Value::as_str)
         .filter(|h| *h != ip)
-        .map(str::to_owned);
-    (ip, host, s("c"), s("o"))
+        .map(str::to_owned)
 }
 
 #[derive(Default)]
@@ -159,13 +156,29 @@ pub async fn list_destinations(
     let fast = totals_tier(&state, tenant).await?;
     let mut acc: HashMap<String, DestAcc> = HashMap::new();
     let mut add = |r: &Rollup, host_key: &str, counted: bool, agent: bool, gateway: bool| {
-        let (ip, host, country, operator) = destination_of(&r.dims, host_key);
-        let a = acc.entry(ip).or_default();
-        if a.host.is_none() {
-            a.host = host;
+        // Most rows add to a destination already seen: no copies for those.
+        let ip = r.dims.get("ip").and_then(Value::as_str).unwrap_or("");
+        if !acc.contains_key(ip) {
+            let text = |k: &str| {
+                r.dims
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            };
+            let first = DestAcc {
+                country: text("c"),
+                operator: text("o"),
+                ..DestAcc::default()
+            };
+            acc.insert(ip.to_owned(), first);
         }
-        a.country = country;
-        a.operator = operator;
+        let Some(a) = acc.get_mut(ip) else {
+            return;
+        };
+        if a.host.is_none() {
+            a.host = host_of(&r.dims, host_key, ip);
+        }
         if counted {
             a.bytes += measure(r, BYTES);
             a.flows += measure(r, FLOWS);
@@ -528,7 +541,8 @@ pub async fn explore_flows(
             .await?;
         explore::aggregate(
             &plan,
-            rows.iter().map(|r| (r.hour, &r.dims, measure(r, plan.key))),
+            rows.iter()
+                .map(|r| (r.hour, &*r.dims, measure(r, plan.key))),
         )
     } else {
         let rows = store
@@ -545,7 +559,7 @@ pub async fn explore_flows(
             rows.iter().flat_map(|r| {
                 tiers::hours(r)
                     .filter(|(name, _, _)| *name == plan.key)
-                    .map(move |(_, t, v)| (t, &r.dims, v))
+                    .map(move |(_, t, v)| (t, &*r.dims, v))
             }),
         )
     };

@@ -306,6 +306,7 @@ impl Pending {
         if packed_m.is_empty() {
             return;
         }
+        let dims = std::sync::Arc::new(dims);
         if with_totals {
             self.push(
                 totals(base),

@@ -99,26 +99,34 @@ pub async fn read(
     if a >= b {
         return Ok(Vec::new());
     }
+    let restricted = |mut rows: Vec<Rollup>| {
+        for row in &mut rows {
+            row.measures = restrict(row, a, b);
+        }
+        rows
+    };
     let mut rows = Vec::new();
     if fast && d0 < d1 {
+        // Whole days inside the window: their totals as they are.
         rows.extend(store.rollups(tenant, &totals(base), d0, d1, filter).await?);
         if a < d0 {
-            rows.extend(
+            rows.extend(restricted(
                 store
                     .rollups(tenant, &packed(base), floor_to(a, DAY_MS), d0, filter)
                     .await?,
-            );
+            ));
         }
         if d1 < b {
-            rows.extend(store.rollups(tenant, &packed(base), d1, b, filter).await?);
+            rows.extend(restricted(
+                store.rollups(tenant, &packed(base), d1, b, filter).await?,
+            ));
         }
     } else {
-        rows = store
-            .rollups(tenant, &packed(base), floor_to(a, DAY_MS), b, filter)
-            .await?;
-    }
-    for row in &mut rows {
-        row.measures = restrict(row, a, b);
+        rows = restricted(
+            store
+                .rollups(tenant, &packed(base), floor_to(a, DAY_MS), b, filter)
+                .await?,
+        );
     }
     rows.retain(|r| !r.measures.is_empty());
     Ok(rows)
@@ -133,7 +141,7 @@ mod tests {
         Rollup {
             hour: day,
             key: "k".into(),
-            dims: json!({}),
+            dims: json!({}).into(),
             measures: m.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         }
     }

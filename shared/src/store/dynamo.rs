@@ -1194,7 +1194,7 @@ impl Store for DynamoStore {
                 out.push(Rollup {
                     hour: get_n(item, "hr")?,
                     key: get_s(item, "rk")?.to_owned(),
-                    dims,
+                    dims: Arc::new(dims),
                     measures,
                 });
             }

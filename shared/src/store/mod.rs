@@ -110,7 +110,9 @@ pub struct Rollup {
     pub hour: i64,
     /// Identifies the combination of dimensions within the hour.
     pub key: String,
-    pub dims: Value,
+    /// Shared: the rows of one combination carry the same dimensions, so an adapter may
+    /// decode them once per read.
+    pub dims: Arc<Value>,
     pub measures: BTreeMap<String, f64>,
 }
 

@@ -4,6 +4,7 @@
 //! stalls the async workers. Filters become SQL over `json_extract`, so only matching
 //! rows leave SQLite.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -661,12 +662,22 @@ impl Store for SqliteStore {
                 })
                 .map_err(backend)?;
             let mut out = Vec::new();
+            // One combination's rows repeat its dimensions: each distinct text is decoded once.
+            let mut decoded: HashMap<String, Arc<Value>> = HashMap::new();
             for row in rows {
                 let (hour, key, dims, measures) = row.map_err(backend)?;
+                let dims = match decoded.get(&dims) {
+                    Some(d) => d.clone(),
+                    None => {
+                        let d = Arc::new(parse_json(&dims)?);
+                        decoded.insert(dims, d.clone());
+                        d
+                    }
+                };
                 out.push(Rollup {
                     hour,
                     key,
-                    dims: parse_json(&dims)?,
+                    dims,
                     measures: serde_json::from_str(&measures)
                         .map_err(|e| StoreError::Data(e.to_string()))?,
                 });
@@ -936,7 +947,7 @@ mod tests {
         let row = |b: f64| Rollup {
             hour: 3_600_000,
             key: "tcp".into(),
-            dims: json!({"proto": "TCP"}),
+            dims: json!({"proto": "TCP"}).into(),
             measures: [("bytes".to_string(), b)].into_iter().collect(),
         };
         s.add_rollups("a", "f", vec![row(2.0)]).await.expect("add");
