@@ -525,6 +525,22 @@ async fn summary_of_a_machine_matches_its_detailed_records_hour_for_hour() {
         u(&s["totals"]["bytes"])
     );
     assert_eq!(records.len() as u64, u(&s["totals"]["flows"]));
+    // The machine's destinations add up to the same traffic.
+    let destinations = app
+        .get(
+            &format!("/flows/destinations?machine={host}&limit=500&{q}"),
+            &token,
+        )
+        .await;
+    assert!(destinations.items().len() < 500, "one page holds them all");
+    assert_eq!(
+        destinations
+            .items()
+            .iter()
+            .map(|x| u(&x["bytes"]))
+            .sum::<u64>(),
+        u(&s["totals"]["bytes"])
+    );
     // And the talkers agree with the tenant summary.
     let talkers = app
         .get(&format!("/flows/talkers?limit=200&{q}"), &token)

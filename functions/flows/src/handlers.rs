@@ -189,8 +189,8 @@ pub async fn list_destinations(
     match &q.machine {
         Some(host) => {
             // A machine's rows come from its agent; `vg` marks what a gateway saw too.
-            let filter = Filter::all().and(Pred::Eq("i", json!(host)));
-            for r in tiers::read(store, tenant, CUBE, from, to, &filter, false).await? {
+            let series = machine_destinations(host);
+            for r in tiers::read(store, tenant, &series, from, to, &Filter::all(), false).await? {
                 let vg = r.dims.get("vg") == Some(&json!(true));
                 match source {
                     DestSource::Agent => add(&r, "e", true, true, false),

@@ -18,6 +18,14 @@ pub const TALK: &str = "flows.talk";
 pub const DEST_AGENT: &str = "flows.dest.agent";
 /// Gateway (IPFIX) traffic per remote destination, flagged when the device has an agent.
 pub const DEST_GATEWAY: &str = "flows.dest.gateway";
+/// Agent traffic of one machine per remote destination: one series per machine
+/// ([`machine_destinations`]), so a machine's destinations read only its own rows.
+pub const MACHINE_DEST: &str = "flows.mdest";
+
+/// The series of `host`'s destinations.
+pub fn machine_destinations(host: &str) -> String {
+    format!("{MACHINE_DEST}/{host}")
+}
 /// The explore cube: every dimension, agent and gateway rows.
 pub const CUBE: &str = "flows.cube";
 /// The explore cube without the internal-side dimensions (interne, processus,

@@ -229,6 +229,8 @@ struct Aggs {
     dest_agent: HashMap<u32, DayM>,
     dest_gw: HashMap<(u32, bool), DayM>,
     cube: HashMap<CubeKey, DayM>,
+    /// Agent traffic by (endpoint, destination).
+    mdest: HashMap<(u32, u32), DayM>,
     ext: HashMap<ExtKey, DayM>,
     fw: HashMap<usize, [f64; 24]>,
 }
@@ -430,6 +432,22 @@ impl Gen<'_> {
         for (k, m) in &aggs.cube {
             let key = format!("{}.{}.{}.{}", k.src as u8, k.ep, k.dest, k.process);
             out.day(CUBE, day, key, self.cube_dims(k), &bf(m), false);
+        }
+        for ((e, d), m) in &aggs.mdest {
+            let dest = &self.dests[*d as usize];
+            let dims = json!({
+                "ip": dest.ip, "e": dest.name(), "c": dest.country, "o": dest.operator,
+                "vg": self.has_gateway && !dest.internal,
+            });
+            let host = &self.eps[*e as usize].name;
+            out.day(
+                &machine_destinations(host),
+                day,
+                d.to_string(),
+                dims,
+                &bf(m),
+                false,
+            );
         }
         for (k, m) in &aggs.ext {
             let key = format!("{}.{}.{}", k.src as u8, k.site, k.dest);
@@ -921,6 +939,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                         process,
                     };
                     day.cube.entry(key).or_default().0[hi].add(m);
+                    day.mdest.entry((e as u32, di as u32)).or_default().0[hi].add(m);
                     let key = ExtKey {
                         src: Src::Agent,
                         site: ep.site as u32,
