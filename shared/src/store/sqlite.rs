@@ -46,9 +46,9 @@ CREATE TABLE IF NOT EXISTS series (
     ts INTEGER NOT NULL,
     id TEXT NOT NULL,
     body TEXT NOT NULL,
-    PRIMARY KEY (tenant, series, part, ts, id)
+    PRIMARY KEY (tenant, series, ts, id, part)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS series_by_time ON series (tenant, series, ts, id);
+CREATE INDEX IF NOT EXISTS series_by_part ON series (tenant, series, part, ts, id);
 CREATE TABLE IF NOT EXISTS rollups (
     tenant TEXT NOT NULL,
     series TEXT NOT NULL,
@@ -95,11 +95,51 @@ fn open(path: &Path) -> StoreResult<Connection> {
     Ok(conn)
 }
 
+/// Layout of the file (`PRAGMA user_version`): 2 keeps series records in time order (a read
+/// of every partition walks the table itself, filters included, instead of an index and one
+/// lookup per record); 0 is a new file or the first layout, keyed by partition first.
+const LAYOUT: i64 = 2;
+
+/// Brings a file of the first layout to [`LAYOUT`], records included, in one transaction.
+fn migrate(conn: &mut Connection) -> StoreResult<()> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(backend)?;
+    if version >= LAYOUT {
+        return Ok(());
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let first_layout: i64 = tx
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'series_by_time'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(backend)?;
+    if first_layout > 0 {
+        tx.execute_batch("ALTER TABLE series RENAME TO series_first_layout;")
+            .map_err(backend)?;
+        tx.execute_batch(SCHEMA).map_err(backend)?;
+        tx.execute_batch(
+            "INSERT INTO series (tenant, series, part, ts, id, body) \
+             SELECT tenant, series, part, ts, id, body FROM series_first_layout; \
+             DROP TABLE series_first_layout;",
+        )
+        .map_err(backend)?;
+    }
+    tx.execute_batch(&format!("PRAGMA user_version = {LAYOUT};"))
+        .map_err(backend)?;
+    tx.commit().map_err(backend)
+}
+
 impl SqliteStore {
     /// Opens (or creates) the database file and its schema.
     pub fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
         let path = path.as_ref().to_path_buf();
-        let conn = open(&path)?;
+        let mut conn = open(&path)?;
+        migrate(&mut conn)?;
         conn.execute_batch(SCHEMA).map_err(backend)?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -165,6 +205,40 @@ fn json_path(field: &str) -> StoreResult<String> {
         return Err(StoreError::Data(format!("bad field name {field}")));
     }
     Ok(format!("'$.{field}'"))
+}
+
+/// The SQL of a series read and its parameters: the window newest first, one more record
+/// than the page holds (it tells whether another page follows).
+fn scan_sql(q: &SeriesQuery<'_>) -> StoreResult<(String, Vec<SqlValue>)> {
+    let mut args = vec![
+        SqlValue::Text(q.tenant.to_owned()),
+        SqlValue::Text(q.series.to_owned()),
+    ];
+    // One partition: its index, whose order is the partition's time order (left to itself,
+    // the planner would walk every partition's records of the window).
+    let from_table = match q.partition {
+        Some(_) => "series INDEXED BY series_by_part",
+        None => "series",
+    };
+    let mut sql =
+        format!("SELECT part, ts, id, body FROM {from_table} WHERE tenant = ? AND series = ?");
+    if let Some(p) = q.partition {
+        sql.push_str(" AND part = ?");
+        args.push(SqlValue::Text(p.to_owned()));
+    }
+    sql.push_str(" AND ts >= ? AND ts < ?");
+    args.push(SqlValue::Integer(q.from));
+    args.push(SqlValue::Integer(q.to));
+    if let Some(pos) = q.after {
+        sql.push_str(" AND (ts < ? OR (ts = ? AND id < ?))");
+        args.push(SqlValue::Integer(pos.ts));
+        args.push(SqlValue::Integer(pos.ts));
+        args.push(SqlValue::Text(pos.id.clone()));
+    }
+    sql.push_str(&filter_sql(q.filter, "body", &mut args)?);
+    sql.push_str(" ORDER BY ts DESC, id DESC LIMIT ?");
+    args.push(SqlValue::Integer(q.limit as i64 + 1));
+    Ok((sql, args))
 }
 
 /// A row count bound as SQL (`usize::MAX` means no bound).
@@ -543,30 +617,8 @@ impl Store for SqliteStore {
     }
 
     async fn scan(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
-        let mut args = vec![
-            SqlValue::Text(q.tenant.to_owned()),
-            SqlValue::Text(q.series.to_owned()),
-        ];
-        let mut sql =
-            String::from("SELECT part, ts, id, body FROM series WHERE tenant = ? AND series = ?");
-        if let Some(p) = q.partition {
-            sql.push_str(" AND part = ?");
-            args.push(SqlValue::Text(p.to_owned()));
-        }
-        sql.push_str(" AND ts >= ? AND ts < ?");
-        args.push(SqlValue::Integer(q.from));
-        args.push(SqlValue::Integer(q.to));
-        if let Some(pos) = q.after {
-            sql.push_str(" AND (ts < ? OR (ts = ? AND id < ?))");
-            args.push(SqlValue::Integer(pos.ts));
-            args.push(SqlValue::Integer(pos.ts));
-            args.push(SqlValue::Text(pos.id.clone()));
-        }
-        sql.push_str(&filter_sql(q.filter, "body", &mut args)?);
-        sql.push_str(" ORDER BY ts DESC, id DESC LIMIT ?");
-        // One more than asked tells whether another page follows.
+        let (sql, args) = scan_sql(q)?;
         let limit = q.limit;
-        args.push(SqlValue::Integer(limit as i64 + 1));
         self.with(move |c| {
             let mut s = c.prepare_cached(&sql).map_err(backend)?;
             let rows = s
@@ -805,6 +857,96 @@ mod tests {
             body: json!({}),
             status: 200,
         }
+    }
+
+    #[tokio::test]
+    async fn a_file_of_the_first_layout_is_migrated_with_its_records() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("old.db");
+        let old = Connection::open(&path).expect("open");
+        old.execute_batch(
+            "CREATE TABLE series (tenant TEXT NOT NULL, series TEXT NOT NULL, part TEXT NOT NULL, \
+             ts INTEGER NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, \
+             PRIMARY KEY (tenant, series, part, ts, id)) WITHOUT ROWID; \
+             CREATE INDEX series_by_time ON series (tenant, series, ts, id); \
+             INSERT INTO series VALUES ('a', 'ev', 'm1', 1000, 'x', '{\"n\":1}'); \
+             INSERT INTO series VALUES ('a', 'ev', 'm2', 2000, 'y', '{\"n\":2}');",
+        )
+        .expect("first layout");
+        drop(old);
+        let s = SqliteStore::open(&path).expect("open");
+        let page = s
+            .scan(&SeriesQuery {
+                tenant: "a",
+                series: "ev",
+                partition: None,
+                from: 0,
+                to: i64::MAX,
+                filter: &Filter::all(),
+                after: None,
+                limit: 10,
+            })
+            .await
+            .expect("scan");
+        let ids: Vec<_> = page.records.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["y", "x"]);
+        let layout = s
+            .with(|c| {
+                c.query_row(
+                    "SELECT sql FROM sqlite_master WHERE name = 'series'",
+                    [],
+                    |r| r.get::<_, String>(0),
+                )
+                .map_err(backend)
+            })
+            .await
+            .expect("schema");
+        assert!(
+            layout.contains("PRIMARY KEY (tenant, series, ts, id, part)"),
+            "{layout}"
+        );
+        // Opening again leaves it as it is.
+        drop(s);
+        SqliteStore::open(&path).expect("reopen");
+    }
+
+    #[tokio::test]
+    async fn series_reads_walk_time_order_or_the_partition_index() {
+        let (_d, s) = store();
+        let plan = |partition: Option<&'static str>| {
+            let filter = Filter::all().and(Pred::Eq("d", json!("inbound")));
+            let (sql, args) = scan_sql(&SeriesQuery {
+                tenant: "a",
+                series: "ev",
+                partition,
+                from: 0,
+                to: 10,
+                filter: &filter,
+                after: Some(&Position {
+                    ts: 5,
+                    id: "x".into(),
+                }),
+                limit: 100,
+            })
+            .expect("sql");
+            s.with(move |c| {
+                let mut st = c
+                    .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .map_err(backend)?;
+                let rows = st
+                    .query_map(params_from_iter(args), |r| r.get::<_, String>(3))
+                    .map_err(backend)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(backend)?;
+                Ok(rows.join("; "))
+            })
+        };
+        let all = plan(None).await.expect("plan");
+        assert!(all.contains("USING PRIMARY KEY"), "{all}");
+        assert!(!all.contains("TEMP B-TREE"), "{all}");
+        let one = plan(Some("m1")).await.expect("plan");
+        assert!(one.contains("USING INDEX series_by_part"), "{one}");
+        assert!(!one.contains("TEMP B-TREE"), "{one}");
     }
 
     #[tokio::test]
