@@ -279,18 +279,18 @@ pub async fn get_summary(
     Query(q): Query<SummaryQuery>,
 ) -> ApiResult<Summary> {
     let (a, b, _, _) = bounds(window.from_ms(), window.to_ms());
-    let (series, filter) = match &q.machine {
-        Some(host) => (TALK, Filter::all().and(Pred::Eq("m", json!(host)))),
-        None => (SUM, Filter::all()),
+    let series = match &q.machine {
+        Some(host) => machine_sum(host),
+        None => SUM.to_owned(),
     };
     let rows = state
         .store
         .rollups(
             &caller.tenant,
-            &packed(series),
+            &packed(&series),
             floor_to(a, DAY_MS),
             b,
-            &filter,
+            &Filter::all(),
         )
         .await?;
     let mut points: Vec<HourPoint> = (0..)

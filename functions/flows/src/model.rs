@@ -12,8 +12,14 @@ pub const RECORDS: &str = "flows.records";
 pub const BLOCKED: &str = "flows.blocked";
 /// Hourly totals of the tenant's agent traffic, one row per hour (hourly tier only).
 pub const SUM: &str = "flows.sum";
-/// Agent traffic per machine (talkers, per-machine summary).
+/// Agent traffic per machine (talkers).
 pub const TALK: &str = "flows.talk";
+
+/// The hourly totals of one machine's agent traffic, shaped like [`SUM`]: a machine's
+/// summary reads its own series.
+pub fn machine_sum(host: &str) -> String {
+    format!("{SUM}/{host}")
+}
 /// Agent traffic per remote destination.
 pub const DEST_AGENT: &str = "flows.dest.agent";
 /// Gateway (IPFIX) traffic per remote destination, flagged when the device has an agent.

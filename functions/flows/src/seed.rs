@@ -408,6 +408,14 @@ impl Gen<'_> {
                 &parts(t),
                 self.totals_tier,
             );
+            out.day(
+                &machine_sum(host),
+                day,
+                "all".into(),
+                json!({}),
+                &parts(t),
+                false,
+            );
         }
         for (d, m) in &aggs.dest_agent {
             out.day(

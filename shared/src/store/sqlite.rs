@@ -563,28 +563,19 @@ impl Store for SqliteStore {
         );
         args.push(SqlValue::Real(from.timestamp_millis() as f64 / 1000.0));
         args.push(SqlValue::Real(to.timestamp_millis() as f64 / 1000.0));
-        // One pass: the count over every match rides on each row of the page.
-        let page = format!(
-            "SELECT key, version, body, count(*) OVER () {matching} ORDER BY {time} DESC, key DESC LIMIT ?"
-        );
-        // At least one row, even for an empty page, to carry the count.
-        args.push(sql_limit(limit.max(1)));
+        // The count reads no body; the page keeps only its own rows while it sorts (a count
+        // over the page's rows, `count(*) OVER ()`, would sort every match with its body).
+        let count = format!("SELECT count(*) {matching}");
+        let page =
+            format!("SELECT key, version, body {matching} ORDER BY {time} DESC, key DESC LIMIT ?");
+        let count_args = args.clone();
+        args.push(sql_limit(limit));
         self.with(move |c| {
-            let mut total = 0;
-            let mut docs = Vec::new();
-            let mut s = c.prepare_cached(&page).map_err(backend)?;
-            let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
-            while let Some(r) = rows.next().map_err(backend)? {
-                total = r.get::<_, i64>(3).map_err(backend)?.max(0) as usize;
-                if docs.len() < limit {
-                    docs.push(Doc {
-                        key: r.get(0).map_err(backend)?,
-                        version: r.get(1).map_err(backend)?,
-                        body: parse_json(&r.get::<_, String>(2).map_err(backend)?)?,
-                    });
-                }
-            }
-            Ok((docs, total))
+            let total: i64 = c
+                .prepare_cached(&count)
+                .and_then(|mut s| s.query_row(params_from_iter(count_args), |r| r.get(0)))
+                .map_err(backend)?;
+            Ok((read_docs(c, &page, args)?, total.max(0) as usize))
         })
         .await
     }
