@@ -191,6 +191,17 @@ async fn status_open_lists_what_is_in_progress_whatever_its_start() {
     let all = alerts(&app, &token, "?status=all&period=1h").await;
     let all_ids: HashSet<String> = ids(&all).into_iter().collect();
     assert!(ids_open.iter().all(|i| all_ids.contains(i)));
+    // One page holds them all here: the total counts each alert once, open or not.
+    assert!(all.items().len() < 200);
+    assert_eq!(all_ids.len(), all.items().len());
+    assert_eq!(
+        all.body["meta"]["total"].as_u64(),
+        Some(all.items().len() as u64)
+    );
+    assert_eq!(
+        open.body["meta"]["total"].as_u64(),
+        Some(open.items().len() as u64)
+    );
 }
 
 #[tokio::test]

@@ -1,8 +1,6 @@
 //! The unified alert feed (spec 2.4, 4.6): monitor incidents, SIEM incidents and NetDiag
 //! alerts mapped onto one item shape and one severity scale.
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, Utc};
 use netops_shared::store::{Doc, Filter, Pred, doc_time};
 use netops_shared::{ApiError, AppState, Window};
@@ -199,9 +197,9 @@ fn text<'a>(body: &'a Value, field: &str) -> &'a str {
     body.get(field).and_then(Value::as_str).unwrap_or("")
 }
 
-/// The candidates of one origin: everything in progress now, plus (unless `open_only`)
-/// the newest `limit` opened in the window. Returns them with the origin's number of alerts
-/// before any cut (in progress, or opened in the window).
+/// The candidates of one origin, newest first: what is in progress now, plus (unless
+/// `open_only`) what opened in the window; at most `limit` of them with `open_only == false`.
+/// Returns them with the origin's number of alerts before any cut.
 async fn candidates(
     state: &AppState,
     tenant: &str,
@@ -230,51 +228,34 @@ async fn candidates(
             "opened_at",
         ),
     };
-    let store = &state.store;
     let in_progress = Filter::all().and(open_filter);
-    let (open, (recent, opened_in_window)) = tokio::try_join!(
-        store.list_docs(tenant, collection, &in_progress, None, usize::MAX),
-        async {
-            if open_only {
-                Ok((Vec::new(), 0))
-            } else {
-                store
-                    .newest_docs(
-                        tenant,
-                        collection,
-                        &Filter::all(),
-                        opened_field,
-                        window.from,
-                        window.to,
-                        limit,
-                    )
-                    .await
-            }
-        }
-    )?;
-    let in_window = |t: &DateTime<Utc>| *t >= window.from && *t < window.to;
-    // Alerts both in progress and opened in the window are counted once.
-    let mut total = opened_in_window;
-    let mut seen = HashSet::new();
-    let mut out = Vec::with_capacity(open.len() + recent.len());
-    for (doc, is_open) in open
-        .into_iter()
-        .map(|d| (d, true))
-        .chain(recent.into_iter().map(|d| (d, false)))
-    {
+    let store = &state.store;
+    let (docs, total) = if open_only {
+        let docs = store
+            .list_docs(tenant, collection, &in_progress, None, usize::MAX)
+            .await?;
+        let total = docs.len();
+        (docs, total)
+    } else {
+        store
+            .newest_docs(
+                tenant,
+                collection,
+                opened_field,
+                window.from,
+                window.to,
+                Some(&in_progress),
+                limit,
+            )
+            .await?
+    };
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
         let Some(opened_at) = doc_time(&doc.body, opened_field) else {
             // NetDiag alerts are written by another module: one of another shape is skipped.
             tracing::warn!(key = %doc.key, collection, "alert of unexpected shape skipped");
             continue;
         };
-        if is_open {
-            seen.insert(doc.key.clone());
-            if open_only || !in_window(&opened_at) {
-                total += 1;
-            }
-        } else if seen.contains(&doc.key) {
-            continue;
-        }
         let id = match origin {
             Origin::Hostmonitor => text(&doc.body, "alert_id").to_owned(),
             Origin::Siem => format!("siem-{}", text(&doc.body, "id")),

@@ -178,28 +178,29 @@ pub trait Store: Send + Sync + 'static {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Doc>>;
-    /// The documents matching `filter` whose RFC 3339 date `time_field` lies in `[from, to)`,
-    /// newest first (ties by key, descending), at most `limit`, with the number of all such
-    /// documents. A document without a readable date there is left out. Adapters that can
-    /// order and count where the data lives override this; the default reads them all.
+    /// The documents whose RFC 3339 date `time_field` lies in `[from, to)`, plus those
+    /// matching `also` whatever their date; newest first (ties by key, descending), at most
+    /// `limit`, with the number of all such documents. A document without a readable date
+    /// there is left out. Adapters that can order and count where the data lives override
+    /// this; the default reads the whole collection.
     #[allow(clippy::too_many_arguments)]
     async fn newest_docs(
         &self,
         tenant: &str,
         collection: &str,
-        filter: &Filter,
         time_field: &'static str,
         from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
+        also: Option<&Filter>,
         limit: usize,
     ) -> StoreResult<(Vec<Doc>, usize)> {
         let docs = self
-            .list_docs(tenant, collection, filter, None, usize::MAX)
+            .list_docs(tenant, collection, &Filter::all(), None, usize::MAX)
             .await?;
         let mut dated: Vec<(chrono::DateTime<chrono::Utc>, Doc)> = docs
             .into_iter()
             .filter_map(|d| Some((doc_time(&d.body, time_field)?, d)))
-            .filter(|(t, _)| *t >= from && *t < to)
+            .filter(|(t, d)| (*t >= from && *t < to) || also.is_some_and(|f| f.matches(&d.body)))
             .collect();
         let total = dated.len();
         dated.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.key.cmp(&a.1.key)));

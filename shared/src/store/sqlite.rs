@@ -542,27 +542,32 @@ impl Store for SqliteStore {
         &self,
         tenant: &str,
         collection: &str,
-        filter: &Filter,
         time_field: &'static str,
         from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
+        also: Option<&Filter>,
         limit: usize,
     ) -> StoreResult<(Vec<Doc>, usize)> {
-        let mut args = vec![
-            SqlValue::Text(tenant.to_owned()),
-            SqlValue::Text(collection.to_owned()),
-        ];
         // Seconds with milliseconds, exact for millisecond bounds.
         let time = format!(
             "unixepoch(json_extract(body, {}), 'subsec')",
             json_path(time_field)?
         );
+        let mut args = vec![
+            SqlValue::Text(tenant.to_owned()),
+            SqlValue::Text(collection.to_owned()),
+            SqlValue::Real(from.timestamp_millis() as f64 / 1000.0),
+            SqlValue::Real(to.timestamp_millis() as f64 / 1000.0),
+        ];
+        let also = match also {
+            // `1 AND <predicates>`: the filter's conjunction as one term.
+            Some(f) => format!(" OR (1{})", filter_sql(f, "body", &mut args)?),
+            None => String::new(),
+        };
         let matching = format!(
-            "FROM docs WHERE tenant = ? AND coll = ?{} AND {time} >= ? AND {time} < ?",
-            filter_sql(filter, "body", &mut args)?
+            "FROM docs WHERE tenant = ? AND coll = ? AND {time} IS NOT NULL \
+             AND (({time} >= ? AND {time} < ?){also})"
         );
-        args.push(SqlValue::Real(from.timestamp_millis() as f64 / 1000.0));
-        args.push(SqlValue::Real(to.timestamp_millis() as f64 / 1000.0));
         // The count reads no body; the page keeps only its own rows while it sorts (a count
         // over the page's rows, `count(*) OVER ()`, would sort every match with its body).
         let count = format!("SELECT count(*) {matching}");
@@ -976,7 +981,7 @@ mod tests {
         let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"));
         let keys = |docs: Vec<Doc>| docs.into_iter().map(|d| d.key).collect::<Vec<_>>();
         let (page, total) = s
-            .newest_docs("t", "c", &Filter::all(), "opened_at", from, to, 3)
+            .newest_docs("t", "c", "opened_at", from, to, None, 3)
             .await
             .expect("newest");
         assert_eq!(
@@ -984,18 +989,20 @@ mod tests {
             (vec!["b".into(), "c".into(), "a".into()], 4)
         );
         let (page, total) = s
-            .newest_docs("t", "c", &Filter::all(), "opened_at", from, to, 0)
+            .newest_docs("t", "c", "opened_at", from, to, None, 0)
             .await
             .expect("newest");
         assert_eq!((page.len(), total), (0, 4));
+        // Open ones count whatever their date (but never without one).
         let open = Filter::all().and(Pred::Eq("status", json!("open")));
         let (page, total) = s
-            .newest_docs("t", "c", &open, "opened_at", from, to, 10)
+            .newest_docs("t", "c", "opened_at", from, to, Some(&open), 10)
             .await
             .expect("newest");
-        assert_eq!((keys(page), total), (vec!["a".into(), "h".into()], 2));
+        let expected: Vec<String> = ["d", "b", "c", "a", "h", "e"].map(String::from).into();
+        assert_eq!((keys(page), total), (expected, 6));
         let (page, total) = s
-            .newest_docs("other", "c", &Filter::all(), "opened_at", from, to, 10)
+            .newest_docs("other", "c", "opened_at", from, to, Some(&open), 10)
             .await
             .expect("newest");
         assert_eq!((page.len(), total), (0, 0));
