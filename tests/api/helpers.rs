@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 use axum::Router;
 use axum::body::Body;
 use bytes::Bytes;
+use chrono::{DateTime, Utc};
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use netops::SeedSize;
@@ -24,6 +25,9 @@ pub struct TestApp {
     pub store: DynStore,
     /// The store's folder, kept alive as long as the app (tests may put files in it).
     pub dir: Arc<tempfile::TempDir>,
+    /// When seeding started and ended: the demo data is dated relative to that moment, so
+    /// tests of default windows (which end now) know how much of it time has moved past.
+    pub seeded: (DateTime<Utc>, DateTime<Utc>),
 }
 
 #[derive(Debug)]
@@ -136,9 +140,11 @@ impl TestApp {
         })
         .await
         .expect("store");
+        let seeding = Utc::now();
         netops::seed_demo_modules(&store, size, modules)
             .await
             .expect("seed");
+        let seeded = (seeding, Utc::now());
         let state = AppState::new(
             store.clone(),
             Config {
@@ -153,6 +159,7 @@ impl TestApp {
             state,
             store,
             dir: Arc::new(dir),
+            seeded,
         }
     }
 
