@@ -548,39 +548,70 @@ impl Store for SqliteStore {
         also: Option<&Filter>,
         limit: usize,
     ) -> StoreResult<(Vec<Doc>, usize)> {
-        // Seconds with milliseconds, exact for millisecond bounds.
+        // Seconds with milliseconds, exact for millisecond bounds. Each document's date and
+        // filter are computed once (a materialised pass over the collection, bodies read
+        // once); the matches are sorted without their bodies, counted, and only the page's
+        // bodies are then read, by key.
         let time = format!(
             "unixepoch(json_extract(body, {}), 'subsec')",
             json_path(time_field)?
         );
-        let mut args = vec![
+        let mut args = Vec::new();
+        let also = match also {
+            // `1 AND <predicates>`: the filter's conjunction as one term.
+            Some(f) => format!("(1{})", filter_sql(f, "body", &mut args)?),
+            None => "0".to_owned(),
+        };
+        args.extend([
             SqlValue::Text(tenant.to_owned()),
             SqlValue::Text(collection.to_owned()),
             SqlValue::Real(from.timestamp_millis() as f64 / 1000.0),
             SqlValue::Real(to.timestamp_millis() as f64 / 1000.0),
-        ];
-        let also = match also {
-            // `1 AND <predicates>`: the filter's conjunction as one term.
-            Some(f) => format!(" OR (1{})", filter_sql(f, "body", &mut args)?),
-            None => String::new(),
-        };
+        ]);
         let matching = format!(
-            "FROM docs WHERE tenant = ? AND coll = ? AND {time} IS NOT NULL \
-             AND (({time} >= ? AND {time} < ?){also})"
+            "WITH d AS MATERIALIZED (SELECT key, {time} AS t, {also} AS also \
+             FROM docs WHERE tenant = ? AND coll = ?) \
+             SELECT key FROM d WHERE t IS NOT NULL AND ((t >= ? AND t < ?) OR also) \
+             ORDER BY t DESC, key DESC"
         );
-        // The count reads no body; the page keeps only its own rows while it sorts (a count
-        // over the page's rows, `count(*) OVER ()`, would sort every match with its body).
-        let count = format!("SELECT count(*) {matching}");
-        let page =
-            format!("SELECT key, version, body {matching} ORDER BY {time} DESC, key DESC LIMIT ?");
-        let count_args = args.clone();
-        args.push(sql_limit(limit));
+        let (tenant, collection) = (tenant.to_owned(), collection.to_owned());
         self.with(move |c| {
-            let total: i64 = c
-                .prepare_cached(&count)
-                .and_then(|mut s| s.query_row(params_from_iter(count_args), |r| r.get(0)))
+            // One snapshot for the keys and the bodies.
+            let c = c.transaction().map_err(backend)?;
+            let mut keys = Vec::new();
+            {
+                let mut s = c.prepare_cached(&matching).map_err(backend)?;
+                let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
+                while let Some(row) = rows.next().map_err(backend)? {
+                    keys.push(row.get::<_, String>(0).map_err(backend)?);
+                }
+            }
+            let total = keys.len();
+            keys.truncate(limit);
+            let mut one = c
+                .prepare_cached(
+                    "SELECT key, version, body FROM docs WHERE tenant = ?1 AND coll = ?2 AND key = ?3",
+                )
                 .map_err(backend)?;
-            Ok((read_docs(c, &page, args)?, total.max(0) as usize))
+            let mut page = Vec::with_capacity(keys.len());
+            for key in keys {
+                let found = one
+                    .query_row(params![tenant, collection, key], |r| {
+                        Ok((r.get::<_, u64>(1)?, r.get::<_, String>(2)?))
+                    })
+                    .optional()
+                    .map_err(backend)?;
+                if let Some((version, body)) = found {
+                    page.push(Doc {
+                        key,
+                        version,
+                        body: parse_json(&body)?,
+                    });
+                }
+            }
+            drop(one);
+            c.commit().map_err(backend)?;
+            Ok((page, total))
         })
         .await
     }
