@@ -374,30 +374,45 @@ fn put_doc(
     Ok(())
 }
 
-fn append_records(
+/// A record as its row is written: the body already JSON text.
+struct RecordRow {
+    partition: String,
+    ts: i64,
+    id: String,
+    body: String,
+}
+
+impl From<Record> for RecordRow {
+    fn from(r: Record) -> Self {
+        Self {
+            body: json_text(&r.body),
+            partition: r.partition,
+            ts: r.ts,
+            id: r.id,
+        }
+    }
+}
+
+fn insert_records(
     tx: &rusqlite::Transaction<'_>,
     tenant: &str,
     series: &str,
-    records: &[Record],
+    rows: &[RecordRow],
 ) -> StoreResult<()> {
     let mut stmt = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO series (tenant, series, part, ts, id, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .map_err(backend)?;
-    for r in records {
-        stmt.execute(params![
-            tenant,
-            series,
-            r.partition,
-            r.ts,
-            r.id,
-            json_text(&r.body)
-        ])
-        .map_err(backend)?;
+    for r in rows {
+        stmt.execute(params![tenant, series, r.partition, r.ts, r.id, r.body])
+            .map_err(backend)?;
     }
     Ok(())
 }
+
+/// Records encoded per chunk by [`SqliteStore::append`] while the previous chunk is written.
+const APPEND_CHUNK: usize = 4096;
 
 #[async_trait]
 impl Store for SqliteStore {
@@ -635,12 +650,33 @@ impl Store for SqliteStore {
 
     async fn append(&self, tenant: &str, series: &str, records: Vec<Record>) -> StoreResult<()> {
         let (tenant, series) = (tenant.to_owned(), series.to_owned());
-        self.with(move |c| {
+        // Bodies are encoded (and the records freed) on this task, a chunk ahead of the
+        // inserts on the blocking pool, so a big append keeps two cores busy; all of it
+        // lands in one transaction, or none of it.
+        let (chunks, mut received) = tokio::sync::mpsc::channel::<Vec<RecordRow>>(2);
+        let insert = self.with(move |c| {
             let tx = c.transaction().map_err(backend)?;
-            append_records(&tx, &tenant, &series, &records)?;
+            while let Some(rows) = received.blocking_recv() {
+                insert_records(&tx, &tenant, &series, &rows)?;
+            }
             tx.commit().map_err(backend)
-        })
-        .await
+        });
+        let encode = async move {
+            let mut records = records.into_iter();
+            loop {
+                let rows: Vec<RecordRow> = records
+                    .by_ref()
+                    .take(APPEND_CHUNK)
+                    .map(RecordRow::from)
+                    .collect();
+                // An error on the insert side closes the channel; `insert` reports it.
+                if rows.is_empty() || chunks.send(rows).await.is_err() {
+                    break;
+                }
+            }
+        };
+        let ((), inserted) = tokio::join!(encode, insert);
+        inserted
     }
 
     async fn scan(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
@@ -782,16 +818,16 @@ impl Store for SqliteStore {
             let tx = c
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
-            for change in &changes {
+            for change in changes {
                 match change {
                     Change::PutDoc {
                         collection,
                         key,
                         body,
                         expect,
-                    } => put_doc(&tx, &log.tenant, collection, key, body, *expect)?,
+                    } => put_doc(&tx, &log.tenant, &collection, &key, &body, expect)?,
                     Change::Append { series, record } => {
-                        append_records(&tx, &log.tenant, series, std::slice::from_ref(record))?
+                        insert_records(&tx, &log.tenant, &series, &[RecordRow::from(record)])?
                     }
                 }
             }
@@ -1037,6 +1073,42 @@ mod tests {
             .await
             .expect("newest");
         assert_eq!((page.len(), total), (0, 0));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_big_append_lands_whole_across_its_chunks() {
+        let (_d, s) = store();
+        let n = APPEND_CHUNK * 2 + 7;
+        let recs = (0..n)
+            .map(|i| Record {
+                partition: format!("m{}", i % 5),
+                ts: i as i64,
+                id: format!("{i:06}"),
+                body: json!({"n": i}),
+            })
+            .collect();
+        s.append("a", "big", recs).await.expect("append");
+        let page = s
+            .scan(&SeriesQuery {
+                tenant: "a",
+                series: "big",
+                partition: None,
+                from: 0,
+                to: i64::MAX,
+                filter: &Filter::all(),
+                after: None,
+                limit: n + 1,
+            })
+            .await
+            .expect("scan");
+        let seen: Vec<i64> = page
+            .records
+            .iter()
+            .map(|r| r.body["n"].as_i64().unwrap_or(-1))
+            .collect();
+        let expected: Vec<i64> = (0..n as i64).rev().collect();
+        assert_eq!(seen, expected);
+        assert!(page.next.is_none());
     }
 
     #[tokio::test]
