@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use chrono::{Duration, Utc};
 use clap::{Args, Parser, Subcommand};
-use netops::{SeedSize, open_configured, seed_demo};
+use netops::{SeedSize, open_configured, seed_configured, seed_demo};
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
 use netops_shared::scope::{Scope, parse_list};
@@ -35,14 +35,19 @@ struct DbArg {
 }
 
 impl DbArg {
-    /// The store these arguments name, with the configuration's settings.
-    async fn open(&self, config: &Config) -> Result<DynStore, Failure> {
+    /// The configuration with the store these arguments name.
+    fn config(&self, config: &Config) -> Config {
         let mut config = config.clone();
         if let Some(kind) = self.store.as_deref().and_then(StoreKind::parse) {
             config.store = kind;
         }
         config.db_path = self.db.clone();
-        Ok(open_configured(&config).await?)
+        config
+    }
+
+    /// The store these arguments name, with the configuration's settings.
+    async fn open(&self, config: &Config) -> Result<DynStore, Failure> {
+        Ok(open_configured(&self.config(config)).await?)
     }
 }
 
@@ -207,10 +212,9 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             if machines == 0 || days == 0 {
                 return Err(usage("--machines and --days must be at least 1"));
             }
-            let store = db.open(&config).await?;
             let started = std::time::Instant::now();
-            seed_demo(
-                &store,
+            seed_configured(
+                &db.config(&config),
                 SeedSize {
                     machines,
                     days,

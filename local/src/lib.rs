@@ -134,6 +134,17 @@ pub fn open_store(path: &std::path::Path) -> StoreResult<DynStore> {
     )?))
 }
 
+/// Seeds the store the configuration names ([`seed_demo`]). The embedded file is opened
+/// for a bulk load, unsynced, and synced once when the seed is done.
+pub async fn seed_configured(config: &Config, size: SeedSize) -> StoreResult<()> {
+    if config.store == StoreKind::Embedded {
+        let file = netops_shared::store::sqlite::SqliteStore::open_for_load(&config.db_path)?;
+        seed_demo(&(Arc::new(file.clone()) as DynStore), size).await?;
+        return file.settle().await;
+    }
+    seed_demo(&open_configured(config).await?, size).await
+}
+
 /// The store the configuration names. DynamoDB tables are created when missing, so a fresh
 /// account can be tried at once with `netops seed --store dynamodb`.
 pub async fn open_configured(config: &Config) -> StoreResult<DynStore> {
