@@ -307,14 +307,34 @@ fn read_docs(c: &Connection, sql: &str, args: Vec<SqlValue>) -> StoreResult<Vec<
     Ok(out)
 }
 
+/// True when every JSON writer of this file (serde_json, SQLite's JSON functions) writes
+/// the string `s` between quotes exactly as it is: ASCII letters, digits and a few marks,
+/// never escaped by either.
+fn written_as_is(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b" -_.:@/".contains(&b))
+}
+
 /// SQL for `filter` over the JSON column `col`, with its parameters appended to `args`.
 fn filter_sql(filter: &Filter, col: &str, args: &mut Vec<SqlValue>) -> StoreResult<String> {
     let mut sql = String::new();
     for pred in &filter.0 {
         let clause = match pred {
             Pred::Eq(f, v) => {
-                args.push(sql_of(v));
-                format!("json_extract({col}, {}) = ?", json_path(f)?)
+                let exact = format!("json_extract({col}, {}) = ?", json_path(f)?);
+                match v.as_str().filter(|s| written_as_is(s)) {
+                    // The text is searched for the quoted value before any JSON is parsed:
+                    // a cheap necessary condition, so a rare value costs no parse per row.
+                    Some(s) => {
+                        args.push(SqlValue::Text(format!("\"{s}\"")));
+                        args.push(sql_of(v));
+                        format!("(instr({col}, ?) > 0 AND {exact})")
+                    }
+                    None => {
+                        args.push(sql_of(v));
+                        exact
+                    }
+                }
             }
             Pred::Ne(f, v) => {
                 args.push(sql_of(v));
