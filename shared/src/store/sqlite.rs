@@ -307,6 +307,27 @@ fn read_docs(c: &Connection, sql: &str, args: Vec<SqlValue>) -> StoreResult<Vec<
     Ok(out)
 }
 
+/// The document `key` of a collection, if any.
+fn doc_by_key(c: &Connection, tenant: &str, coll: &str, key: String) -> StoreResult<Option<Doc>> {
+    let row: Option<(u64, String)> = c
+        .prepare_cached(
+            "SELECT version, body FROM docs WHERE tenant = ?1 AND coll = ?2 AND key = ?3",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![tenant, coll, key], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+        })
+        .map_err(backend)?;
+    row.map(|(version, body)| {
+        Ok(Doc {
+            key,
+            version,
+            body: parse_json(&body)?,
+        })
+    })
+    .transpose()
+}
+
 /// True when every JSON writer of this file (serde_json, SQLite's JSON functions) writes
 /// the string `s` between quotes exactly as it is: ASCII letters, digits and a few marks,
 /// never escaped by either.
@@ -563,26 +584,7 @@ impl Store for SqliteStore {
 
     async fn get_doc(&self, tenant: &str, collection: &str, key: &str) -> StoreResult<Option<Doc>> {
         let (tenant, coll, key) = (tenant.to_owned(), collection.to_owned(), key.to_owned());
-        self.with(move |c| {
-            let row: Option<(u64, String)> = c
-                .prepare_cached(
-                    "SELECT version, body FROM docs WHERE tenant = ?1 AND coll = ?2 AND key = ?3",
-                )
-                .and_then(|mut s| {
-                    s.query_row(params![tenant, coll, key], |r| Ok((r.get(0)?, r.get(1)?)))
-                        .optional()
-                })
-                .map_err(backend)?;
-            row.map(|(version, body)| {
-                Ok(Doc {
-                    key,
-                    version,
-                    body: parse_json(&body)?,
-                })
-            })
-            .transpose()
-        })
-        .await
+        self.with(move |c| doc_by_key(c, &tenant, &coll, key)).await
     }
 
     async fn list_docs(
@@ -660,28 +662,10 @@ impl Store for SqliteStore {
             }
             let total = keys.len();
             keys.truncate(limit);
-            let mut one = c
-                .prepare_cached(
-                    "SELECT key, version, body FROM docs WHERE tenant = ?1 AND coll = ?2 AND key = ?3",
-                )
-                .map_err(backend)?;
             let mut page = Vec::with_capacity(keys.len());
             for key in keys {
-                let found = one
-                    .query_row(params![tenant, collection, key], |r| {
-                        Ok((r.get::<_, u64>(1)?, r.get::<_, String>(2)?))
-                    })
-                    .optional()
-                    .map_err(backend)?;
-                if let Some((version, body)) = found {
-                    page.push(Doc {
-                        key,
-                        version,
-                        body: parse_json(&body)?,
-                    });
-                }
+                page.extend(doc_by_key(&c, &tenant, &collection, key)?);
             }
-            drop(one);
             c.commit().map_err(backend)?;
             Ok((page, total))
         })
