@@ -28,7 +28,11 @@ async fn main() {
         rate_limit: u64::MAX,
         ..Config::default()
     };
-    let state = AppState::new(store.clone(), config).await.expect("state");
+    // Counted as `netops serve` counts: in the process's memory.
+    let state = AppState::new(store.clone(), config)
+        .await
+        .expect("state")
+        .counting_in_process();
     let (token, _) = netops_shared::auth::create_token(
         &store,
         "acme",

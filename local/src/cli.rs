@@ -342,7 +342,8 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failur
             ..config
         },
     )
-    .await?;
+    .await?
+    .counting_in_process();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;

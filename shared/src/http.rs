@@ -266,12 +266,13 @@ fn client_address(req: &Request) -> String {
 }
 
 /// Counts this call against the bucket's window (600 calls per 60 s by default), in the
-/// store so that every function and instance shares the count.
+/// store so that every function and instance shares the count (in memory for the one local
+/// process).
 async fn consume(state: &AppState, bucket: &str, now: i64) -> Result<Quota, ApiError> {
     let window = state.config.rate_window_secs;
     let start = now - now.rem_euclid(window);
     let key = format!("rl:{bucket}:{start}");
-    let count = state.store.incr(&key, start + window).await?;
+    let count = state.counters.incr(&key, start + window).await?;
     let limit = state.config.rate_limit;
     Ok(Quota {
         limit,

@@ -5,13 +5,16 @@ use std::sync::Arc;
 use crate::config::{Config, StoreKind};
 use crate::cursor::CursorCodec;
 use crate::store::dynamo::DynamoStore;
+use crate::store::memory::ProcessCounters;
 use crate::store::sqlite::SqliteStore;
 use crate::store::timestream::TimestreamSeries;
-use crate::store::{DynStore, StoreResult};
+use crate::store::{Counters, DynStore, StoreResult};
 
 #[derive(Clone)]
 pub struct AppState {
     pub store: DynStore,
+    /// Where the rate limit counts calls: the store, unless [`AppState::counting_in_process`].
+    pub counters: Arc<dyn Counters>,
     pub config: Arc<Config>,
     pub cursors: Arc<CursorCodec>,
 }
@@ -25,10 +28,20 @@ impl AppState {
             None => store.secret("cursor").await?,
         };
         Ok(Self {
+            counters: store.clone(),
             store,
             config: Arc::new(config),
             cursors: Arc::new(CursorCodec::new(key)),
         })
+    }
+
+    /// Counts calls in this process's memory: for the one local process, which serves every
+    /// route and so shares its counts with no one.
+    pub fn counting_in_process(self) -> Self {
+        Self {
+            counters: Arc::new(ProcessCounters::default()),
+            ..self
+        }
     }
 
     /// State over the store the configuration names.

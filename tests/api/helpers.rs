@@ -145,6 +145,7 @@ impl TestApp {
             .await
             .expect("seed");
         let seeded = (seeding, Utc::now());
+        let embedded = config.store == StoreKind::Embedded;
         let state = AppState::new(
             store.clone(),
             Config {
@@ -154,6 +155,13 @@ impl TestApp {
         )
         .await
         .expect("state");
+        // Counted as the process that serves this store counts: `netops serve` in memory, the
+        // Lambda functions over DynamoDB in the table.
+        let state = if embedded {
+            state.counting_in_process()
+        } else {
+            state
+        };
         TestApp {
             router: netops::app(state.clone()),
             state,

@@ -714,6 +714,27 @@ fn tx_put(table: &str, item: Item, condition: Option<&str>) -> StoreResult<Trans
 }
 
 #[async_trait]
+impl Counters for DynamoStore {
+    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(self.control.as_ref())
+            .key("pk", s(format!("RL|{key}")))
+            .update_expression("ADD n :one SET #ttl = :ttl")
+            .expression_attribute_names("#ttl", "ttl")
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":ttl", n(expires_at + 3600))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(backend)?;
+        let attrs = out.attributes.unwrap_or_default();
+        get_n(&attrs, "n")
+    }
+}
+
+#[async_trait]
 impl Store for DynamoStore {
     async fn token_by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
         if let Some(hit) = self.cache.get(hash) {
@@ -848,24 +869,6 @@ impl Store for DynamoStore {
         }
         out.sort_by(|a, b| (a.created_at, &a.name).cmp(&(b.created_at, &b.name)));
         Ok(out)
-    }
-
-    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
-        let out = self
-            .client
-            .update_item()
-            .table_name(self.control.as_ref())
-            .key("pk", s(format!("RL|{key}")))
-            .update_expression("ADD n :one SET #ttl = :ttl")
-            .expression_attribute_names("#ttl", "ttl")
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":ttl", n(expires_at + 3600))
-            .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await
-            .map_err(backend)?;
-        let attrs = out.attributes.unwrap_or_default();
-        get_n(&attrs, "n")
     }
 
     async fn get_doc(&self, tenant: &str, collection: &str, key: &str) -> StoreResult<Option<Doc>> {

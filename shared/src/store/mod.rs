@@ -11,6 +11,7 @@
 
 pub mod dynamo;
 pub mod filter;
+pub mod memory;
 pub mod sqlite;
 pub mod timestream;
 
@@ -152,9 +153,17 @@ pub struct WriteLogEntry {
     pub status: u16,
 }
 
+/// Rate-limit counters. Every store keeps them, so that all functions and instances share one
+/// count; the one local process counts in its own memory instead ([`memory::ProcessCounters`]).
+#[async_trait]
+pub trait Counters: Send + Sync + 'static {
+    /// Adds one to `key` and returns the new value; the counter is dropped after `expires_at` (s).
+    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64>;
+}
+
 /// The store: every primitive the modules use.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: Counters {
     // Tokens.
     async fn token_by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>>;
     /// Fails with [`StoreError::Exists`] when the tenant has an active token of that name.
@@ -162,10 +171,6 @@ pub trait Store: Send + Sync + 'static {
     /// Revokes the tenant's active token of that name; false when there is none.
     async fn revoke_token(&self, tenant: &str, name: &str, at: i64) -> StoreResult<bool>;
     async fn list_tokens(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>>;
-
-    // Counters.
-    /// Adds one to `key` and returns the new value; the counter is dropped after `expires_at` (s).
-    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64>;
 
     // Documents.
     async fn get_doc(&self, tenant: &str, collection: &str, key: &str) -> StoreResult<Option<Doc>>;

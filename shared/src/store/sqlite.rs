@@ -80,6 +80,8 @@ struct Inner {
     path: PathBuf,
     sync: Durability,
     pool: Mutex<Vec<Connection>>,
+    /// A connection for the token lookup of every request, run inline ([`SqliteStore::inline`]).
+    inline: Mutex<Option<Connection>>,
 }
 
 /// When a connection's commits reach the disk.
@@ -172,6 +174,7 @@ impl SqliteStore {
                 path: path.to_path_buf(),
                 sync,
                 pool: Mutex::new(vec![conn]),
+                inline: Mutex::new(None),
             }),
         })
     }
@@ -184,6 +187,26 @@ impl SqliteStore {
                 .map_err(backend)
         })
         .await
+    }
+
+    /// Runs `f` on the calling thread with the inline connection, or on the blocking pool
+    /// when another call holds it. Only for reads of a few rows by primary key (the token of
+    /// every request): a hot page read takes a few microseconds, less than the hand-off to
+    /// the blocking pool, and a reader of a WAL file never waits for writers.
+    async fn inline<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: Fn(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        if let Ok(mut slot) = self.inner.inline.try_lock() {
+            if slot.is_none() {
+                *slot = Some(open(&self.inner.path, self.inner.sync)?);
+            }
+            if let Some(conn) = slot.as_mut() {
+                return f(conn);
+            }
+        }
+        self.with(f).await
     }
 
     /// Runs `f` with a pooled connection on the blocking pool.
@@ -493,12 +516,38 @@ fn insert_records(
 const APPEND_CHUNK: usize = 4096;
 
 #[async_trait]
+impl Counters for SqliteStore {
+    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
+        let key = key.to_owned();
+        self.with(move |c| {
+            let value: i64 = c
+                .prepare_cached(
+                    "INSERT INTO counters (key, value, expires_at) VALUES (?1, 1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value",
+                )
+                .and_then(|mut s| s.query_row(params![key, expires_at], |r| r.get(0)))
+                .map_err(backend)?;
+            if value == 1 {
+                // A new window: drop the counters whose windows have ended.
+                c.execute(
+                    "DELETE FROM counters WHERE expires_at < ?1",
+                    [expires_at - 3600],
+                )
+                .map_err(backend)?;
+            }
+            Ok(value as u64)
+        })
+        .await
+    }
+}
+
+#[async_trait]
 impl Store for SqliteStore {
     async fn token_by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
         let hash = hash.to_owned();
-        self.with(move |c| {
+        self.inline(move |c| {
             c.prepare_cached(&format!("SELECT {TOKEN_COLS} FROM tokens WHERE hash = ?1"))
-                .and_then(|mut s| s.query_row([hash], token_row).optional())
+                .and_then(|mut s| s.query_row([&hash], token_row).optional())
                 .map_err(backend)
         })
         .await
@@ -555,29 +604,6 @@ impl Store for SqliteStore {
                 .map_err(backend)?;
             let rows = s.query_map([tenant], token_row).map_err(backend)?;
             rows.collect::<Result<Vec<_>, _>>().map_err(backend)
-        })
-        .await
-    }
-
-    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
-        let key = key.to_owned();
-        self.with(move |c| {
-            let value: i64 = c
-                .prepare_cached(
-                    "INSERT INTO counters (key, value, expires_at) VALUES (?1, 1, ?2)
-                     ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value",
-                )
-                .and_then(|mut s| s.query_row(params![key, expires_at], |r| r.get(0)))
-                .map_err(backend)?;
-            if value == 1 {
-                // A new window: drop the counters whose windows have ended.
-                c.execute(
-                    "DELETE FROM counters WHERE expires_at < ?1",
-                    [expires_at - 3600],
-                )
-                .map_err(backend)?;
-            }
-            Ok(value as u64)
         })
         .await
     }

@@ -305,6 +305,13 @@ impl TimestreamSeries {
 }
 
 #[async_trait]
+impl Counters for TimestreamSeries {
+    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
+        self.inner.incr(key, expires_at).await
+    }
+}
+
+#[async_trait]
 impl Store for TimestreamSeries {
     async fn token_by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
         self.inner.token_by_hash(hash).await
@@ -317,9 +324,6 @@ impl Store for TimestreamSeries {
     }
     async fn list_tokens(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>> {
         self.inner.list_tokens(tenant).await
-    }
-    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
-        self.inner.incr(key, expires_at).await
     }
     async fn get_doc(&self, tenant: &str, collection: &str, key: &str) -> StoreResult<Option<Doc>> {
         self.inner.get_doc(tenant, collection, key).await
