@@ -201,22 +201,25 @@ pub async fn list_destinations(
             }
         }
         None => {
-            if source != DestSource::Gateway {
-                for r in
-                    tiers::read(store, tenant, DEST_AGENT, from, to, &Filter::all(), fast).await?
-                {
-                    add(&r, "h", true, true, false);
+            // The two sources are read at the same time.
+            let read = |series: &'static str, wanted: bool| async move {
+                if !wanted {
+                    return Ok(Vec::new());
                 }
+                tiers::read(store, tenant, series, from, to, &Filter::all(), fast).await
+            };
+            let (agent, gateway) = tokio::try_join!(
+                read(DEST_AGENT, source != DestSource::Gateway),
+                read(DEST_GATEWAY, source != DestSource::Agent),
+            )?;
+            for r in &agent {
+                add(r, "h", true, true, false);
             }
-            if source != DestSource::Agent {
-                for r in
-                    tiers::read(store, tenant, DEST_GATEWAY, from, to, &Filter::all(), fast).await?
-                {
-                    // Under `all`, gateway rows of agent machines are already counted by the agents.
-                    let counted =
-                        source == DestSource::Gateway || r.dims.get("a") == Some(&json!(false));
-                    add(&r, "h", counted, false, true);
-                }
+            for r in &gateway {
+                // Under `all`, gateway rows of agent machines are already counted by the agents.
+                let counted =
+                    source == DestSource::Gateway || r.dims.get("a") == Some(&json!(false));
+                add(r, "h", counted, false, true);
             }
         }
     }

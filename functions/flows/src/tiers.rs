@@ -83,9 +83,10 @@ pub fn hours(row: &Rollup) -> impl Iterator<Item = (&str, i64, f64)> {
         .filter_map(|(k, v)| split_hour(k).map(|(name, h)| (name, row.hour + h * HOUR_MS, *v)))
 }
 
-/// Every aggregate of `base` over the hours starting in `[from, to)`, one row per day and
-/// combination, its measures restricted to the window. With `fast`, whole days come from
-/// the totals series.
+/// Every aggregate of `base` over the hours starting in `[from, to)`, its measures restricted
+/// to the window: the whole days added up per combination by the store (from the totals
+/// series with `fast`), then one row per day and combination for the partial days at the
+/// edges. For reads that want totals over the window.
 pub async fn read(
     store: &DynStore,
     tenant: &str,
@@ -99,35 +100,35 @@ pub async fn read(
     if a >= b {
         return Ok(Vec::new());
     }
-    let restricted = |mut rows: Vec<Rollup>| {
+    let edge = |from: i64, to: i64| async move {
+        if from >= to {
+            return Ok(Vec::new());
+        }
+        let mut rows = store
+            .rollups(tenant, &packed(base), from, to, filter)
+            .await?;
         for row in &mut rows {
             row.measures = restrict(row, a, b);
         }
-        rows
+        Ok(rows)
     };
-    let mut rows = Vec::new();
-    if fast && d0 < d1 {
-        // Whole days inside the window: their totals as they are.
-        rows.extend(store.rollups(tenant, &totals(base), d0, d1, filter).await?);
-        if a < d0 {
-            rows.extend(restricted(
-                store
-                    .rollups(tenant, &packed(base), floor_to(a, DAY_MS), d0, filter)
-                    .await?,
-            ));
+    let mut rows = if d0 < d1 {
+        let whole = if fast { totals(base) } else { packed(base) };
+        let (mut days, before, after) = tokio::try_join!(
+            store.rollup_sums(tenant, &whole, d0, d1, filter),
+            edge(floor_to(a, DAY_MS), d0),
+            edge(d1, b),
+        )?;
+        // Packed rows add their hours up too: only the day totals count here.
+        for row in &mut days {
+            row.measures.retain(|k, _| !k.contains('@'));
         }
-        if d1 < b {
-            rows.extend(restricted(
-                store.rollups(tenant, &packed(base), d1, b, filter).await?,
-            ));
-        }
+        days.extend(before);
+        days.extend(after);
+        days
     } else {
-        rows = restricted(
-            store
-                .rollups(tenant, &packed(base), floor_to(a, DAY_MS), b, filter)
-                .await?,
-        );
-    }
+        edge(floor_to(a, DAY_MS), b).await?
+    };
     rows.retain(|r| !r.measures.is_empty());
     Ok(rows)
 }

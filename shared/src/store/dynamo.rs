@@ -689,11 +689,7 @@ fn merge_rollups(rows: Vec<Rollup>) -> Vec<Rollup> {
     let mut index: HashMap<(i64, String), usize> = HashMap::new();
     for row in rows {
         match index.get(&(row.hour, row.key.clone())) {
-            Some(&i) => {
-                for (k, v) in row.measures {
-                    *merged[i].measures.entry(k).or_insert(0.0) += v;
-                }
-            }
+            Some(&i) => add_into(&mut merged[i].measures, row.measures),
             None => {
                 index.insert((row.hour, row.key.clone()), merged.len());
                 merged.push(row);

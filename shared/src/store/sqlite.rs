@@ -239,6 +239,62 @@ fn json_text(v: &Value) -> String {
     v.to_string()
 }
 
+/// Adds the stored measures `text` (a JSON object of numbers) into `sums`, reading the
+/// names in place: a name already there costs no allocation.
+fn add_measures(text: &str, sums: &mut BTreeMap<String, f64>) -> StoreResult<()> {
+    struct AddInto<'s>(&'s mut BTreeMap<String, f64>);
+    impl<'de> serde::de::Visitor<'de> for AddInto<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of measures")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(name) = map.next_key::<&'de str>()? {
+                let v: f64 = map.next_value()?;
+                match self.0.get_mut(name) {
+                    Some(sum) => *sum += v,
+                    None => {
+                        self.0.insert(name.to_owned(), v);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+    let data = |e: serde_json::Error| StoreError::Data(e.to_string());
+    if text.contains('\\') {
+        // An escaped name cannot be read in place.
+        add_into(sums, serde_json::from_str(text).map_err(data)?);
+        return Ok(());
+    }
+    use serde::Deserializer as _;
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(AddInto(sums)).map_err(data)?;
+    de.end().map_err(data)
+}
+
+/// The aggregates of one series over `[from, to)` matching `filter`, in (hour, key) order.
+fn rollup_query(
+    tenant: &str,
+    series: &str,
+    from: i64,
+    to: i64,
+    filter: &Filter,
+) -> StoreResult<(String, Vec<SqlValue>)> {
+    let mut args = vec![
+        SqlValue::Text(tenant.to_owned()),
+        SqlValue::Text(series.to_owned()),
+        SqlValue::Integer(from),
+        SqlValue::Integer(to),
+    ];
+    let mut sql = String::from(
+        "SELECT hour, key, dims, measures FROM rollups WHERE tenant = ? AND series = ? AND hour >= ? AND hour < ?",
+    );
+    sql.push_str(&filter_sql(filter, "dims", &mut args)?);
+    sql.push_str(" ORDER BY hour, key");
+    Ok((sql, args))
+}
+
 fn parse_json(s: &str) -> StoreResult<Value> {
     serde_json::from_str(s).map_err(|e| StoreError::Data(e.to_string()))
 }
@@ -807,11 +863,7 @@ impl Store for SqliteStore {
                         .map_err(backend)?;
                     let mut measures = row.measures;
                     if let Some(text) = existing {
-                        let old: BTreeMap<String, f64> =
-                            serde_json::from_str(&text).map_err(|e| StoreError::Data(e.to_string()))?;
-                        for (k, v) in old {
-                            *measures.entry(k).or_insert(0.0) += v;
-                        }
+                        add_measures(&text, &mut measures)?;
                     }
                     let measures = serde_json::to_string(&measures).map_err(|e| StoreError::Data(e.to_string()))?;
                     put.execute(params![tenant, series, row.hour, row.key, json_text(&row.dims), measures])
@@ -831,17 +883,7 @@ impl Store for SqliteStore {
         to: i64,
         filter: &Filter,
     ) -> StoreResult<Vec<Rollup>> {
-        let mut args = vec![
-            SqlValue::Text(tenant.to_owned()),
-            SqlValue::Text(series.to_owned()),
-            SqlValue::Integer(from),
-            SqlValue::Integer(to),
-        ];
-        let mut sql = String::from(
-            "SELECT hour, key, dims, measures FROM rollups WHERE tenant = ? AND series = ? AND hour >= ? AND hour < ?",
-        );
-        sql.push_str(&filter_sql(filter, "dims", &mut args)?);
-        sql.push_str(" ORDER BY hour, key");
+        let (sql, args) = rollup_query(tenant, series, from, to, filter)?;
         self.with(move |c| {
             let mut s = c.prepare_cached(&sql).map_err(backend)?;
             let rows = s
@@ -876,6 +918,36 @@ impl Store for SqliteStore {
                 });
             }
             Ok(out)
+        })
+        .await
+    }
+
+    async fn rollup_sums(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+    ) -> StoreResult<Vec<Rollup>> {
+        let (sql, args) = rollup_query(tenant, series, from, to, filter)?;
+        self.with(move |c| {
+            let mut s = c.prepare_cached(&sql).map_err(backend)?;
+            let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
+            let mut sums = KeySums::default();
+            // Added up as they are read: no row is kept, and a key's dimensions are decoded
+            // once.
+            while let Some(r) = rows.next().map_err(backend)? {
+                let text = |i| r.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(backend);
+                let hour = r.get::<_, i64>(0).map_err(backend)?;
+                sums.add(
+                    hour,
+                    text(1)?,
+                    || Ok(Arc::new(parse_json(text(2)?)?)),
+                    |into| add_measures(text(3)?, into),
+                )?;
+            }
+            Ok(sums.into_rows())
         })
         .await
     }
@@ -1313,5 +1385,77 @@ mod tests {
             s.secret("c").await.expect("s"),
             s.secret("c").await.expect("s")
         );
+    }
+
+    #[test]
+    fn measures_add_in_place_and_escaped_names_still_count() {
+        let mut sums: BTreeMap<String, f64> = [("b".to_string(), 1.0)].into();
+        add_measures(r#"{"b": 2.5, "f": 3}"#, &mut sums).expect("plain");
+        add_measures(r#"{"b": 1, "q\"x": 4}"#, &mut sums).expect("escaped");
+        let want: BTreeMap<String, f64> = [
+            ("b".to_string(), 4.5),
+            ("f".to_string(), 3.0),
+            ("q\"x".to_string(), 4.0),
+        ]
+        .into();
+        assert_eq!(sums, want);
+        assert!(add_measures(r#"{"b": "x"}"#, &mut sums).is_err());
+        assert!(add_measures(r#"{"b": 1} trailing"#, &mut sums).is_err());
+    }
+
+    #[tokio::test]
+    async fn rollup_sums_add_up_per_key_within_the_window() {
+        let (_d, s) = store();
+        let row = |hour: i64, key: &str, proto: &str, m: &[(&str, f64)]| Rollup {
+            hour,
+            key: key.into(),
+            dims: json!({"proto": proto}).into(),
+            measures: m.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        };
+        s.add_rollups(
+            "a",
+            "f",
+            vec![
+                row(1, "udp", "UDP", &[("bytes", 1.0)]),
+                row(2, "tcp", "TCP", &[("bytes", 2.0), ("flows", 1.0)]),
+                row(3, "tcp", "TCP", &[("bytes", 4.0)]),
+                row(3, "udp", "UDP", &[("bytes", 8.0), ("flows", 2.0)]),
+                row(9, "tcp", "TCP", &[("bytes", 16.0)]),
+            ],
+        )
+        .await
+        .expect("add");
+        s.add_rollups("b", "f", vec![row(2, "tcp", "TCP", &[("bytes", 32.0)])])
+            .await
+            .expect("add");
+        let sums = s
+            .rollup_sums("a", "f", 1, 9, &Filter::all())
+            .await
+            .expect("sums");
+        let got: Vec<_> = sums
+            .iter()
+            .map(|r| (r.key.as_str(), r.hour, r.dims["proto"].clone(), &r.measures))
+            .collect();
+        let tcp = [("bytes".to_string(), 6.0), ("flows".to_string(), 1.0)].into();
+        let udp = [("bytes".to_string(), 9.0), ("flows".to_string(), 2.0)].into();
+        assert_eq!(
+            got,
+            vec![
+                ("tcp", 2, json!("TCP"), &tcp),
+                ("udp", 1, json!("UDP"), &udp)
+            ]
+        );
+        let udp_only = s
+            .rollup_sums(
+                "a",
+                "f",
+                0,
+                100,
+                &Filter::all().and(Pred::Eq("proto", json!("UDP"))),
+            )
+            .await
+            .expect("sums");
+        assert_eq!(udp_only.len(), 1);
+        assert_eq!(udp_only[0].measures, udp);
     }
 }

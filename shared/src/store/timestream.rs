@@ -375,6 +375,18 @@ impl Store for TimestreamSeries {
     ) -> StoreResult<Vec<Rollup>> {
         self.inner.rollups(tenant, series, from, to, filter).await
     }
+    async fn rollup_sums(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+    ) -> StoreResult<Vec<Rollup>> {
+        self.inner
+            .rollup_sums(tenant, series, from, to, filter)
+            .await
+    }
     async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
         self.inner.commit(log, changes).await
     }
