@@ -3,14 +3,15 @@
 #
 #   bench/infra.sh [DB] [MACHINES] [DAYS] [BULK]
 #
-# BULK is NETOPS_SEED_FIREWALL_BULK: allowed/denied firewall events per machine and day on
-# top of the demo mix (each machine sits behind two devices, so about 2 x BULK x MACHINES
-# events a day). 1430 with 1000 machines gives about 20 million events in 7 days.
+# BULK is NETOPS_SEED_FIREWALL_BULK: allowed/denied firewall events per machine and day of
+# the last 7 days, on top of the demo mix (each machine sits behind two devices, so about
+# 2 x BULK x MACHINES events a day). 1430 with 1000 machines gives about 20 million events
+# in the last 7 days; DAYS=30 gives the 30 days of firewall data around them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DB=${1:-/tmp/infra-bench.db}
 MACHINES=${2:-1000}
-DAYS=${3:-7}
+DAYS=${3:-30}
 BULK=${4:-1430}
 PORT=${PORT:-18088}
 cargo build --release -p netops
@@ -33,17 +34,21 @@ ROUTES=(
   "/firewall/events?action=failure&period=7d"
   "/firewall/events?device_id=$FW&period=7d"
   "/firewall/events?category=ids&device_id=$FW&period=7d"
+  "/firewall/traffic"
   "/firewall/traffic?period=7d"
+  "/firewall/traffic?period=30d"
   "/firewall/threats"
   "/firewall/report"
   "/firewall/report?period=30d"
   "/dns/resolutions"
   "/dns/resolutions?machine=PAR-LT-0001&period=7d"
+  "/dns/top-domains"
   "/dns/top-domains?period=7d"
   "/dns/threats?period=30d"
   "/dns/server-queries?suspicious=1"
   "/files/events"
   "/files/events?type=delete&period=30d"
+  "/files/summary"
   "/files/summary?period=7d"
   "/network/sites"
   "/network/devices?type=switch"

@@ -88,9 +88,10 @@ pub async fn list_top_domains(
         .from
         .duration_trunc(Duration::hours(1))
         .unwrap_or(window.from);
+    // One row per machine and domain over the window, added up by the store.
     let rows = state
         .store
-        .rollups(
+        .rollup_sums(
             &caller.tenant,
             DOMAINS,
             from.timestamp_millis(),
@@ -98,19 +99,19 @@ pub async fn list_top_domains(
             &filter,
         )
         .await?;
-    struct Acc {
+    struct Acc<'a> {
         queries: f64,
         nxdomain: f64,
         failures: f64,
-        machines: HashSet<String>,
+        machines: HashSet<&'a str>,
         last: i64,
     }
-    let mut by_domain: HashMap<String, Acc> = HashMap::new();
-    for r in rows {
+    let mut by_domain: HashMap<&str, Acc> = HashMap::new();
+    for r in &rows {
         let Some(domain) = r.dims["domain"].as_str() else {
             continue;
         };
-        let a = by_domain.entry(domain.to_owned()).or_insert_with(|| Acc {
+        let a = by_domain.entry(domain).or_insert_with(|| Acc {
             queries: 0.0,
             nxdomain: 0.0,
             failures: 0.0,
@@ -122,14 +123,14 @@ pub async fn list_top_domains(
         a.nxdomain += m("nxdomain");
         a.failures += m("failures");
         if let Some(machine) = r.dims["machine"].as_str() {
-            a.machines.insert(machine.to_owned());
+            a.machines.insert(machine);
         }
         a.last = a.last.max(r.hour);
     }
     let mut data: Vec<TopDomain> = by_domain
         .into_iter()
         .map(|(domain, a)| TopDomain {
-            domain,
+            domain: domain.to_owned(),
             queries: a.queries,
             machines: a.machines.len() as u32,
             nxdomain: a.nxdomain,

@@ -788,7 +788,7 @@ impl Rollups {
 }
 
 /// Events per machine and day of bulk allowed/denied traffic (`NETOPS_SEED_FIREWALL_BULK`),
-/// for benchmark databases; 0 in the demo.
+/// over the last [`BULK_DAYS`] days, for benchmark databases; 0 in the demo.
 fn bulk_density() -> f64 {
     std::env::var("NETOPS_SEED_FIREWALL_BULK")
         .ok()
@@ -798,6 +798,11 @@ fn bulk_density() -> f64 {
 }
 
 const BULK_BATCH: usize = 50_000;
+
+/// The bulk covers the window the events route reads (7 days at most), whatever the length
+/// of the seed: 30 days of firewall data then hold 2 x BULK x machines events a day in their
+/// last 7 days only.
+const BULK_DAYS: i64 = 7;
 
 /// True for events outside the bulk categories (allow, deny), also kept in the index series.
 fn is_rare(r: &Record) -> bool {
@@ -1307,7 +1312,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         // written, parsed and stored in batches so memory stays flat.
         let density = bulk_density();
         if density > 0.0 {
-            let mut day = start;
+            let mut day = start.max(ctx.now - Duration::days(BULK_DAYS));
             while day < ctx.now {
                 for (dev, format) in &c.devices {
                     let at_site = c

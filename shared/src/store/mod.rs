@@ -142,7 +142,10 @@ impl KeySums {
         measures: impl FnOnce(&mut BTreeMap<String, f64>) -> StoreResult<()>,
     ) -> StoreResult<()> {
         let i = match self.index.get(key) {
-            Some(&i) => i,
+            Some(&i) => {
+                self.rows[i].hour = self.rows[i].hour.max(hour);
+                i
+            }
             None => {
                 self.index.insert(key.to_owned(), self.rows.len());
                 self.rows.push(Rollup {
@@ -289,8 +292,9 @@ pub trait Store: Counters {
         filter: &Filter,
     ) -> StoreResult<Vec<Rollup>>;
 
-    /// [`Store::rollups`] added up per dimension key: one row per key, holding the hour and
-    /// dimensions of its first aggregate and the sums of its measures, in key order. For reads
+    /// [`Store::rollups`] added up per dimension key: one row per key, holding the hour of
+    /// its latest aggregate, the dimensions of its first and the sums of its measures, in key
+    /// order. For reads
     /// of long windows that want totals only; adapters that can add up where the data lives
     /// override this, the default adds the rows up here.
     async fn rollup_sums(

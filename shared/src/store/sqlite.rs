@@ -1441,8 +1441,8 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("tcp", 2, json!("TCP"), &tcp),
-                ("udp", 1, json!("UDP"), &udp)
+                ("tcp", 3, json!("TCP"), &tcp),
+                ("udp", 3, json!("UDP"), &udp)
             ]
         );
         let udp_only = s
