@@ -14,12 +14,16 @@ MACHINES=${2:-1000}
 DAYS=${3:-30}
 BULK=${4:-1430}
 PORT=${PORT:-18088}
-cargo build --release -p netops
+# BIN: an already built release binary (default: build one here).
+if [ -z "${BIN:-}" ]; then
+  cargo build --release -p netops
+  BIN=target/release/netops
+fi
 if [ ! -f "$DB" ]; then
-  time NETOPS_SEED_FIREWALL_BULK=$BULK target/release/netops seed --db "$DB" --machines "$MACHINES" --days "$DAYS"
+  time NETOPS_SEED_FIREWALL_BULK=$BULK "$BIN" seed --db "$DB" --machines "$MACHINES" --days "$DAYS"
 fi
 sqlite3 "$DB" "select series, count(*) from series where tenant='acme' and series like 'firewall_events%' group by series" 2>/dev/null || true
-NETOPS_RATE_LIMIT=100000000 RUST_LOG=warn target/release/netops serve --db "$DB" --addr 127.0.0.1:$PORT > /tmp/infra-bench-serve.log 2>&1 &
+NETOPS_RATE_LIMIT=100000000 RUST_LOG=warn "$BIN" serve --db "$DB" --addr 127.0.0.1:$PORT > /tmp/infra-bench-serve.log 2>&1 &
 SERVER=$!
 trap 'kill $SERVER' EXIT
 for _ in $(seq 50); do grep -q 'token:' /tmp/infra-bench-serve.log && break; sleep 0.2; done
