@@ -720,7 +720,7 @@ impl Counters for DynamoStore {
             .update_expression("ADD n :one SET #ttl = :ttl")
             .expression_attribute_names("#ttl", "ttl")
             .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":ttl", n(expires_at + 3600))
+            .expression_attribute_values(":ttl", n(expires_at + COUNTER_GRACE_SECS))
             .return_values(ReturnValue::UpdatedNew)
             .send()
             .await

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use super::{Counters, StoreError, StoreResult};
+use super::{COUNTER_GRACE_SECS, Counters, StoreError, StoreResult};
 
 #[derive(Default)]
 pub struct ProcessCounters {
@@ -27,7 +27,7 @@ impl Counters for ProcessCounters {
             return Ok(*count);
         }
         // A new window: drop the counters whose windows have ended, as the stores do.
-        counts.retain(|_, (_, expiry)| *expiry >= expires_at - 3600);
+        counts.retain(|_, (_, expiry)| *expiry >= expires_at - COUNTER_GRACE_SECS);
         counts.insert(key.to_owned(), (1, expires_at));
         Ok(1)
     }

@@ -202,11 +202,15 @@ pub struct WriteLogEntry {
     pub status: u16,
 }
 
+/// How long a rate-limit counter is kept after its window ends, seconds.
+pub const COUNTER_GRACE_SECS: i64 = 3600;
+
 /// Rate-limit counters. Every store keeps them, so that all functions and instances share one
 /// count; the one local process counts in its own memory instead ([`memory::ProcessCounters`]).
 #[async_trait]
 pub trait Counters: Send + Sync + 'static {
-    /// Adds one to `key` and returns the new value; the counter is dropped after `expires_at` (s).
+    /// Adds one to `key` and returns the new value; the counter is dropped after `expires_at` (s)
+    /// plus [`COUNTER_GRACE_SECS`].
     async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64>;
 }
 
@@ -294,9 +298,8 @@ pub trait Store: Counters {
 
     /// [`Store::rollups`] added up per dimension key: one row per key, holding the hour of
     /// its latest aggregate, the dimensions of its first and the sums of its measures, in key
-    /// order. For reads
-    /// of long windows that want totals only; adapters that can add up where the data lives
-    /// override this, the default adds the rows up here.
+    /// order. For reads of long windows that want totals only; adapters that can add up where
+    /// the data lives override this, the default adds the rows up here.
     async fn rollup_sums(
         &self,
         tenant: &str,

@@ -196,15 +196,14 @@ impl SqliteStore {
     async fn inline<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: Fn(&mut Connection) -> StoreResult<T> + Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
     {
         if let Ok(mut slot) = self.inner.inline.try_lock() {
-            if slot.is_none() {
-                *slot = Some(open(&self.inner.path, self.inner.sync)?);
-            }
-            if let Some(conn) = slot.as_mut() {
-                return f(conn);
-            }
+            let conn = match slot.as_mut() {
+                Some(conn) => conn,
+                None => slot.insert(open(&self.inner.path, self.inner.sync)?),
+            };
+            return f(conn);
         }
         self.with(f).await
     }
@@ -587,7 +586,7 @@ impl Counters for SqliteStore {
                 // A new window: drop the counters whose windows have ended.
                 c.execute(
                     "DELETE FROM counters WHERE expires_at < ?1",
-                    [expires_at - 3600],
+                    [expires_at - COUNTER_GRACE_SECS],
                 )
                 .map_err(backend)?;
             }
@@ -603,7 +602,7 @@ impl Store for SqliteStore {
         let hash = hash.to_owned();
         self.inline(move |c| {
             c.prepare_cached(&format!("SELECT {TOKEN_COLS} FROM tokens WHERE hash = ?1"))
-                .and_then(|mut s| s.query_row([&hash], token_row).optional())
+                .and_then(|mut s| s.query_row([hash], token_row).optional())
                 .map_err(backend)
         })
         .await
