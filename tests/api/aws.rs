@@ -621,6 +621,33 @@ async fn documents_page_by_key_and_rollups_add_up_like_the_embedded_store() {
                 .is_empty()
         );
     }
+    // Per key and per group, the DynamoDB adapter adds up as SQLite does in place.
+    let mut sums = Vec::new();
+    for s in [&dynamo as &dyn Store, &sqlite as &dyn Store] {
+        let per_key = s
+            .rollup_sums("acme", "flows", 0, 7_200_000, &Filter::all())
+            .await
+            .expect("sums");
+        let by_proto = s
+            .rollup_groups("acme", "flows", 0, 7_200_000, &Filter::all(), &["proto"])
+            .await
+            .expect("groups");
+        let one = s
+            .rollup_groups("acme", "flows", 0, 7_200_000, &Filter::all(), &["site"])
+            .await
+            .expect("groups");
+        assert_eq!(
+            (
+                one.len(),
+                one[0].keys,
+                one[0].hour,
+                one[0].measures["bytes"]
+            ),
+            (1, 2, 3_600_000, 10.5)
+        );
+        sums.push((per_key, by_proto, one));
+    }
+    assert_eq!(sums[0], sums[1]);
     // Clearing a tenant keeps its write log and the other tenant's data.
     dynamo
         .commit(entry("acme", "kept"), Vec::new())

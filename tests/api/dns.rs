@@ -1,5 +1,6 @@
 //! DNS: resolutions, top domains, threats, server queries (spec 4.12).
 
+use chrono::DurationRound;
 use http::StatusCode;
 use netops_shared::scope::Scope;
 
@@ -124,6 +125,48 @@ async fn top_domains_rank_by_queries_with_default_50() {
     // The last 24 hours count less than the month.
     let day = app.get("/dns/top-domains", &token).await;
     assert!(day.items()[0]["queries"].as_f64() < items[0]["queries"].as_f64());
+}
+
+/// Over whole hours, a domain's queries and machines are those of its resolutions.
+#[tokio::test]
+async fn top_domains_count_the_queries_and_machines_of_the_resolutions() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    let to = chrono::Utc::now()
+        .duration_trunc(chrono::Duration::hours(1))
+        .expect("hour");
+    let stamp = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let window = format!(
+        "from={}&to={}",
+        stamp(to - chrono::Duration::hours(24)),
+        stamp(to)
+    );
+    let top = app.get(&format!("/dns/top-domains?{window}"), &token).await;
+    assert_eq!(top.status, StatusCode::OK);
+    for d in top.items().iter().take(3) {
+        let domain = d["domain"].as_str().expect("domain");
+        let res = app
+            .get(
+                &format!("/dns/resolutions?{window}&limit=1000&domain={domain}"),
+                &token,
+            )
+            .await;
+        assert!(res.items().len() < 1000, "all of them in one page");
+        let exact: Vec<&serde_json::Value> = res
+            .items()
+            .iter()
+            .filter(|r| r["domain"] == domain)
+            .collect();
+        let machines: std::collections::HashSet<&str> =
+            exact.iter().filter_map(|r| r["machine"].as_str()).collect();
+        assert_eq!(d["queries"].as_f64(), Some(exact.len() as f64), "{domain}");
+        assert_eq!(
+            d["machines"].as_u64(),
+            Some(machines.len() as u64),
+            "{domain}"
+        );
+        assert!(machines.len() > 1, "{domain}");
+    }
 }
 
 #[tokio::test]

@@ -1,7 +1,5 @@
 //! DNS handlers (spec 4.12): thin, over the series, rollup and document primitives.
 
-use std::collections::{HashMap, HashSet};
-
 use axum::extract::State;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::lookup::decode;
@@ -88,54 +86,32 @@ pub async fn list_top_domains(
         .from
         .duration_trunc(Duration::hours(1))
         .unwrap_or(window.from);
-    // One row per machine and domain over the window, added up by the store.
-    let rows = state
+    // One group per domain over the window, added up by the store. A key is one machine's
+    // resolutions of one domain, so a domain's keys count its machines.
+    let groups = state
         .store
-        .rollup_sums(
+        .rollup_groups(
             &caller.tenant,
             DOMAINS,
             from.timestamp_millis(),
             window.to_ms(),
             &filter,
+            &["domain"],
         )
         .await?;
-    struct Acc<'a> {
-        queries: f64,
-        nxdomain: f64,
-        failures: f64,
-        machines: HashSet<&'a str>,
-        last: i64,
-    }
-    let mut by_domain: HashMap<&str, Acc> = HashMap::new();
-    for r in &rows {
-        let Some(domain) = r.dims["domain"].as_str() else {
-            continue;
-        };
-        let a = by_domain.entry(domain).or_insert_with(|| Acc {
-            queries: 0.0,
-            nxdomain: 0.0,
-            failures: 0.0,
-            machines: HashSet::new(),
-            last: 0,
-        });
-        let m = |k: &str| r.measures.get(k).copied().unwrap_or(0.0);
-        a.queries += m("queries");
-        a.nxdomain += m("nxdomain");
-        a.failures += m("failures");
-        if let Some(machine) = r.dims["machine"].as_str() {
-            a.machines.insert(machine);
-        }
-        a.last = a.last.max(r.hour);
-    }
-    let mut data: Vec<TopDomain> = by_domain
+    let mut data: Vec<TopDomain> = groups
         .into_iter()
-        .map(|(domain, a)| TopDomain {
-            domain: domain.to_owned(),
-            queries: a.queries,
-            machines: a.machines.len() as u32,
-            nxdomain: a.nxdomain,
-            failures: a.failures,
-            last_seen_hour: DateTime::<Utc>::from_timestamp_millis(a.last).unwrap_or(window.from),
+        .filter_map(|g| {
+            let m = |k: &str| g.measures.get(k).copied().unwrap_or(0.0);
+            Some(TopDomain {
+                domain: g.dims[0].as_str()?.to_owned(),
+                queries: m("queries"),
+                machines: g.keys as u32,
+                nxdomain: m("nxdomain"),
+                failures: m("failures"),
+                last_seen_hour: DateTime::<Utc>::from_timestamp_millis(g.hour)
+                    .unwrap_or(window.from),
+            })
         })
         .collect();
     data.sort_by(|a, b| {

@@ -166,6 +166,96 @@ impl KeySums {
     }
 }
 
+/// The aggregates of a window whose dimensions agree on the grouping ones, added up
+/// ([`Store::rollup_groups`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollupGroup {
+    /// The grouping dimensions' values, in the order asked (null where an aggregate lacks one).
+    pub dims: Vec<Value>,
+    /// How many distinct dimension keys the group covers.
+    pub keys: usize,
+    /// Start of the hour of its latest aggregate, ms.
+    pub hour: i64,
+    pub measures: BTreeMap<String, f64>,
+}
+
+/// The values of the `by` dimensions of `dims`, null where absent.
+pub(crate) fn pick(dims: &Value, by: &[&str]) -> Vec<Value> {
+    by.iter()
+        .map(|f| dims.get(f).cloned().unwrap_or(Value::Null))
+        .collect()
+}
+
+/// Rollup rows added up per group of dimensions ([`Store::rollup_groups`]).
+pub(crate) struct Groups<'a> {
+    by: &'a [&'a str],
+    /// Each key seen, with its group.
+    keys: std::collections::HashMap<String, usize>,
+    /// Each group by the JSON text of its dimensions.
+    index: std::collections::HashMap<String, usize>,
+    groups: Vec<RollupGroup>,
+}
+
+impl<'a> Groups<'a> {
+    pub(crate) fn new(by: &'a [&'a str]) -> Self {
+        Groups {
+            by,
+            keys: Default::default(),
+            index: Default::default(),
+            groups: Vec::new(),
+        }
+    }
+
+    /// Adds one aggregate: `dims` (given the grouping names, it returns their values) is
+    /// called for the first aggregate of a key only, `measures` adds the aggregate's
+    /// measures into its group's sums.
+    pub(crate) fn add(
+        &mut self,
+        hour: i64,
+        key: &str,
+        dims: impl FnOnce(&[&str]) -> StoreResult<Vec<Value>>,
+        measures: impl FnOnce(&mut BTreeMap<String, f64>) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        let i = match self.keys.get(key) {
+            Some(&i) => i,
+            None => {
+                let dims = dims(self.by)?;
+                let id = Value::from(dims.clone()).to_string();
+                let i = match self.index.get(&id) {
+                    Some(&i) => i,
+                    None => {
+                        self.index.insert(id, self.groups.len());
+                        self.groups.push(RollupGroup {
+                            dims,
+                            keys: 0,
+                            hour,
+                            measures: BTreeMap::new(),
+                        });
+                        self.groups.len() - 1
+                    }
+                };
+                self.groups[i].keys += 1;
+                self.keys.insert(key.to_owned(), i);
+                i
+            }
+        };
+        let group = &mut self.groups[i];
+        group.hour = group.hour.max(hour);
+        measures(&mut group.measures)
+    }
+
+    /// The groups in the order of their dimensions' JSON text.
+    pub(crate) fn into_groups(self) -> Vec<RollupGroup> {
+        let mut order: Vec<_> = self.index.into_iter().collect();
+        order.sort_unstable();
+        let mut groups: Vec<Option<RollupGroup>> = self.groups.into_iter().map(Some).collect();
+        order
+            .into_iter()
+            .filter_map(|(_, i)| groups[i].take())
+            .collect()
+    }
+}
+
 /// What a conditional change expects to find.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
@@ -327,6 +417,36 @@ pub trait Store: Counters {
             )?;
         }
         Ok(sums.into_rows())
+    }
+
+    /// The aggregates of a window added up per group: those whose dimensions agree on the
+    /// `by` ones form a group, which holds their values, how many distinct keys it covers,
+    /// the hour of its latest aggregate and the sums of its measures; groups in the order of
+    /// their dimensions. For rankings over many combinations (top domains of many machines):
+    /// adapters that can read dimensions in place override this, the default groups the
+    /// [`Store::rollup_sums`] rows.
+    async fn rollup_groups(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+        by: &[&str],
+    ) -> StoreResult<Vec<RollupGroup>> {
+        let mut groups = Groups::new(by);
+        for row in self.rollup_sums(tenant, series, from, to, filter).await? {
+            groups.add(
+                row.hour,
+                &row.key,
+                |by| Ok(pick(&row.dims, by)),
+                |sums| {
+                    add_into(sums, row.measures);
+                    Ok(())
+                },
+            )?;
+        }
+        Ok(groups.into_groups())
     }
 
     // Writes.

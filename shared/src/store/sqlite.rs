@@ -266,10 +266,52 @@ fn add_measures(text: &str, sums: &mut BTreeMap<String, f64>) -> StoreResult<()>
         add_into(sums, serde_json::from_str(text).map_err(data)?);
         return Ok(());
     }
+    from_json_text(text, AddInto(sums))
+}
+
+/// The values of the `by` dimensions in the stored dimensions `text` (a JSON object), null
+/// where absent: the other dimensions are skipped unread.
+fn pick_dims(text: &str, by: &[&str]) -> StoreResult<Vec<Value>> {
+    struct Pick<'b>(&'b [&'b str]);
+    impl<'de> serde::de::Visitor<'de> for Pick<'_> {
+        type Value = Vec<Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of dimensions")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Vec<Value>, A::Error> {
+            let mut out = vec![Value::Null; self.0.len()];
+            while let Some(name) = map.next_key::<&'de str>()? {
+                match self.0.iter().position(|f| *f == name) {
+                    Some(i) => out[i] = map.next_value()?,
+                    None => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
+    if text.contains('\\') {
+        // An escaped name cannot be read in place.
+        return Ok(pick(&parse_json(text)?, by));
+    }
+    from_json_text(text, Pick(by))
+}
+
+/// Runs `visitor` over the JSON object `text`, which must hold nothing after it.
+fn from_json_text<'de, V: serde::de::Visitor<'de>>(
+    text: &'de str,
+    visitor: V,
+) -> StoreResult<V::Value> {
     use serde::Deserializer as _;
+    let data = |e: serde_json::Error| StoreError::Data(e.to_string());
     let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_map(AddInto(sums)).map_err(data)?;
-    de.end().map_err(data)
+    let out = de.deserialize_map(visitor).map_err(data)?;
+    de.end().map_err(data)?;
+    Ok(out)
 }
 
 /// The aggregates of one series over `[from, to)` matching `filter`, in (hour, key) order.
@@ -951,6 +993,38 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn rollup_groups(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+        by: &[&str],
+    ) -> StoreResult<Vec<RollupGroup>> {
+        let (sql, args) = rollup_query(tenant, series, from, to, filter)?;
+        let by: Vec<String> = by.iter().map(|f| f.to_string()).collect();
+        self.with(move |c| {
+            let by: Vec<&str> = by.iter().map(String::as_str).collect();
+            let mut s = c.prepare_cached(&sql).map_err(backend)?;
+            let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
+            let mut groups = Groups::new(&by);
+            // As rollup_sums, and a key's grouping dimensions are picked from its text once.
+            while let Some(r) = rows.next().map_err(backend)? {
+                let text = |i| r.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(backend);
+                let hour = r.get::<_, i64>(0).map_err(backend)?;
+                groups.add(
+                    hour,
+                    text(1)?,
+                    |by| pick_dims(text(2)?, by),
+                    |into| add_measures(text(3)?, into),
+                )?;
+            }
+            Ok(groups.into_groups())
+        })
+        .await
+    }
+
     async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
         self.with(move |c| {
             let tx = c
@@ -1456,5 +1530,84 @@ mod tests {
             .expect("sums");
         assert_eq!(udp_only.len(), 1);
         assert_eq!(udp_only[0].measures, udp);
+    }
+
+    #[test]
+    fn grouping_dimensions_are_picked_from_the_text() {
+        let by = ["domain", "site"];
+        assert_eq!(
+            pick_dims(
+                r#"{"machine": "pc-1", "domain": "a.fr", "n": [1, {"x": 2}]}"#,
+                &by
+            )
+            .expect("pick"),
+            vec![json!("a.fr"), Value::Null]
+        );
+        assert_eq!(
+            pick_dims(r#"{"site": 3, "dom\u0061in": "b\"c"}"#, &by).expect("escaped"),
+            vec![json!("b\"c"), json!(3)]
+        );
+        assert!(pick_dims(r#"["domain"]"#, &by).is_err());
+        assert!(pick_dims(r#"{"domain": "a"} trailing"#, &by).is_err());
+    }
+
+    #[tokio::test]
+    async fn rollup_groups_add_up_keys_sharing_the_grouping_dimensions() {
+        let (_d, s) = store();
+        let row = |hour: i64, machine: &str, domain: &str, n: f64| Rollup {
+            hour,
+            key: format!("{machine}|{domain}"),
+            dims: json!({"machine": machine, "domain": domain}).into(),
+            measures: [("queries".to_string(), n)].into(),
+        };
+        s.add_rollups(
+            "a",
+            "d",
+            vec![
+                row(1, "pc-1", "b.fr", 1.0),
+                row(2, "pc-1", "a.fr", 2.0),
+                row(2, "pc-2", "a.fr", 4.0),
+                row(3, "pc-1", "a.fr", 8.0),
+                row(9, "pc-3", "a.fr", 16.0),
+            ],
+        )
+        .await
+        .expect("add");
+        s.add_rollups("b", "d", vec![row(2, "pc-9", "a.fr", 32.0)])
+            .await
+            .expect("add");
+        let got: Vec<_> = s
+            .rollup_groups("a", "d", 1, 9, &Filter::all(), &["domain"])
+            .await
+            .expect("groups")
+            .into_iter()
+            .map(|g| (g.dims, g.keys, g.hour, g.measures["queries"]))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec![json!("a.fr")], 2, 3, 14.0),
+                (vec![json!("b.fr")], 1, 1, 1.0)
+            ]
+        );
+        let one = s
+            .rollup_groups(
+                "a",
+                "d",
+                0,
+                100,
+                &Filter::all().and(Pred::Eq("machine", json!("pc-1"))),
+                &["domain", "site"],
+            )
+            .await
+            .expect("groups");
+        let got: Vec<_> = one.iter().map(|g| (&g.dims, g.keys)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (&vec![json!("a.fr"), Value::Null], 1),
+                (&vec![json!("b.fr"), Value::Null], 1)
+            ]
+        );
     }
 }

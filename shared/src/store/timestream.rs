@@ -387,6 +387,19 @@ impl Store for TimestreamSeries {
             .rollup_sums(tenant, series, from, to, filter)
             .await
     }
+    async fn rollup_groups(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+        by: &[&str],
+    ) -> StoreResult<Vec<RollupGroup>> {
+        self.inner
+            .rollup_groups(tenant, series, from, to, filter, by)
+            .await
+    }
     async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
         self.inner.commit(log, changes).await
     }
