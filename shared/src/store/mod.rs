@@ -124,10 +124,14 @@ pub(crate) fn add_into(sums: &mut BTreeMap<String, f64>, measures: BTreeMap<Stri
     }
 }
 
+/// An index by text of the rows being added up: read once per aggregate, so hashed fast
+/// (the texts come from the store, not from callers).
+type TextIndex = std::collections::HashMap<String, usize, foldhash::fast::RandomState>;
+
 /// Rollup rows added up per dimension key ([`Store::rollup_sums`]).
 #[derive(Default)]
 pub(crate) struct KeySums {
-    index: std::collections::HashMap<String, usize>,
+    index: TextIndex,
     rows: Vec<Rollup>,
 }
 
@@ -190,9 +194,9 @@ pub(crate) fn pick(dims: &Value, by: &[&str]) -> Vec<Value> {
 pub(crate) struct Groups<'a> {
     by: &'a [&'a str],
     /// Each key seen, with its group.
-    keys: std::collections::HashMap<String, usize>,
+    keys: TextIndex,
     /// Each group by the JSON text of its dimensions.
-    index: std::collections::HashMap<String, usize>,
+    index: TextIndex,
     groups: Vec<RollupGroup>,
 }
 
