@@ -224,7 +224,8 @@ impl<'a> Groups<'a> {
             Some(&i) => i,
             None => {
                 let dims = dims(self.by)?;
-                let id = Value::from(dims.clone()).to_string();
+                let id =
+                    serde_json::to_string(&dims).map_err(|e| StoreError::Data(e.to_string()))?;
                 let i = match self.index.get(&id) {
                     Some(&i) => i,
                     None => {
