@@ -405,18 +405,12 @@ pub trait Store: Counters {
     ) -> StoreResult<Vec<Rollup>> {
         let mut sums = KeySums::default();
         for row in self.rollups(tenant, series, from, to, filter).await? {
-            let Rollup {
-                hour,
-                key,
-                dims,
-                measures,
-            } = row;
             sums.add(
-                hour,
-                &key,
-                || Ok(dims),
+                row.hour,
+                &row.key,
+                || Ok(row.dims),
                 |sums| {
-                    add_into(sums, measures);
+                    add_into(sums, row.measures);
                     Ok(())
                 },
             )?;

@@ -336,6 +336,27 @@ fn rollup_query(
     Ok((sql, args))
 }
 
+/// Runs a rollup read of [`rollup_query`] and hands `add` each aggregate's hour and key, and
+/// its row, whose dimensions (column 2) and measures (column 3) [`text`] reads when wanted.
+fn each_rollup(
+    c: &Connection,
+    sql: &str,
+    args: Vec<SqlValue>,
+    mut add: impl FnMut(i64, &str, &rusqlite::Row<'_>) -> StoreResult<()>,
+) -> StoreResult<()> {
+    let mut s = c.prepare_cached(sql).map_err(backend)?;
+    let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
+    while let Some(r) = rows.next().map_err(backend)? {
+        add(r.get(0).map_err(backend)?, text(r, 1)?, r)?;
+    }
+    Ok(())
+}
+
+/// Text column `i` of `r`, read in place.
+fn text<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> StoreResult<&'r str> {
+    r.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(backend)
+}
+
 fn parse_json(s: &str) -> StoreResult<Value> {
     serde_json::from_str(s).map_err(|e| StoreError::Data(e.to_string()))
 }
@@ -926,38 +947,28 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<Rollup>> {
         let (sql, args) = rollup_query(tenant, series, from, to, filter)?;
         self.with(move |c| {
-            let mut s = c.prepare_cached(&sql).map_err(backend)?;
-            let rows = s
-                .query_map(params_from_iter(args), |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                })
-                .map_err(backend)?;
             let mut out = Vec::new();
             // One combination's rows repeat its dimensions: each distinct text is decoded once.
             let mut decoded: HashMap<String, Arc<Value>> = HashMap::new();
-            for row in rows {
-                let (hour, key, dims, measures) = row.map_err(backend)?;
-                let dims = match decoded.get(&dims) {
+            each_rollup(c, &sql, args, |hour, key, r| {
+                let dims = text(r, 2)?;
+                let dims = match decoded.get(dims) {
                     Some(d) => d.clone(),
                     None => {
-                        let d = Arc::new(parse_json(&dims)?);
-                        decoded.insert(dims, d.clone());
+                        let d = Arc::new(parse_json(dims)?);
+                        decoded.insert(dims.to_owned(), d.clone());
                         d
                     }
                 };
                 out.push(Rollup {
                     hour,
-                    key,
+                    key: key.to_owned(),
                     dims,
-                    measures: serde_json::from_str(&measures)
+                    measures: serde_json::from_str(text(r, 3)?)
                         .map_err(|e| StoreError::Data(e.to_string()))?,
                 });
-            }
+                Ok(())
+            })?;
             Ok(out)
         })
         .await
@@ -973,21 +984,17 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<Rollup>> {
         let (sql, args) = rollup_query(tenant, series, from, to, filter)?;
         self.with(move |c| {
-            let mut s = c.prepare_cached(&sql).map_err(backend)?;
-            let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
             let mut sums = KeySums::default();
             // Added up as they are read: no row is kept, and a key's dimensions are decoded
             // once.
-            while let Some(r) = rows.next().map_err(backend)? {
-                let text = |i| r.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(backend);
-                let hour = r.get::<_, i64>(0).map_err(backend)?;
+            each_rollup(c, &sql, args, |hour, key, r| {
                 sums.add(
                     hour,
-                    text(1)?,
-                    || Ok(Arc::new(parse_json(text(2)?)?)),
-                    |into| add_measures(text(3)?, into),
-                )?;
-            }
+                    key,
+                    || Ok(Arc::new(parse_json(text(r, 2)?)?)),
+                    |into| add_measures(text(r, 3)?, into),
+                )
+            })?;
             Ok(sums.into_rows())
         })
         .await
@@ -1006,20 +1013,16 @@ impl Store for SqliteStore {
         let by: Vec<String> = by.iter().map(|f| f.to_string()).collect();
         self.with(move |c| {
             let by: Vec<&str> = by.iter().map(String::as_str).collect();
-            let mut s = c.prepare_cached(&sql).map_err(backend)?;
-            let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
             let mut groups = Groups::new(&by);
             // As rollup_sums, and a key's grouping dimensions are picked from its text once.
-            while let Some(r) = rows.next().map_err(backend)? {
-                let text = |i| r.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(backend);
-                let hour = r.get::<_, i64>(0).map_err(backend)?;
+            each_rollup(c, &sql, args, |hour, key, r| {
                 groups.add(
                     hour,
-                    text(1)?,
-                    |by| pick_dims(text(2)?, by),
-                    |into| add_measures(text(3)?, into),
-                )?;
-            }
+                    key,
+                    |by| pick_dims(text(r, 2)?, by),
+                    |into| add_measures(text(r, 3)?, into),
+                )
+            })?;
             Ok(groups.into_groups())
         })
         .await
