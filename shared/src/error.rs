@@ -251,6 +251,11 @@ impl ApiError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
+        if self.code == ErrorCode::ServiceUnavailable {
+            // The store or the write log failed for a moment: a retry may well succeed.
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         if let Some(allow) = &self.allow
             && let Ok(v) = HeaderValue::from_str(allow)
         {

@@ -16,6 +16,26 @@ pub fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
     form_pairs(query.unwrap_or("").as_bytes())
 }
 
+/// The value of the parameter `name`, which may be given at most once: 400 when it is
+/// repeated (`limit=5&limit=500` is ambiguous, never silently resolved). An empty value is
+/// returned as given.
+pub fn param_once(query: Option<&str>, name: &str) -> Result<Option<String>, ApiError> {
+    let mut found = None;
+    for (key, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if key == name {
+            if found.is_some() {
+                return Err(ApiError::invalid_parameter(
+                    name,
+                    "donné plusieurs fois",
+                    "given more than once",
+                ));
+            }
+            found = Some(value.into_owned());
+        }
+    }
+    Ok(found)
+}
+
 fn form_pairs(raw: &[u8]) -> Vec<(String, String)> {
     serde_urlencoded::from_bytes::<Vec<(String, String)>>(raw)
         .unwrap_or_default()

@@ -12,10 +12,10 @@ use crate::auth::Caller;
 use crate::cursor::{CursorCodec, fingerprint};
 use crate::envelope::Meta;
 use crate::error::ApiError;
-use crate::extract::query_pairs;
+use crate::extract::param_once;
 use crate::state::AppState;
 use crate::store::{Doc, Filter, Position, Record, SeriesQuery};
-use crate::window::Window;
+use crate::window::{Window, window_params};
 
 /// The page asked for: `limit` validated and clamped, `cursor` not yet decoded (it is bound
 /// to the filters, which only the handler knows).
@@ -26,20 +26,25 @@ pub struct Page {
     codec: Arc<CursorCodec>,
     tenant: String,
     op: &'static str,
+    /// The window parameters as given, on routes with a window: a cursor is bound to them as
+    /// to the filters, so a next page asked with another window is refused, not re-read.
+    window: Option<[Option<String>; 3]>,
 }
 
-/// Parses `limit` for a route: 400 unless a positive integer; clamped to `max`.
+/// Parses `limit` for a route: 400 unless a positive integer written in digits alone (no
+/// sign, no blank, not empty) that fits 64 bits; clamped to `max`.
 pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
-    match raw {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<i64>() {
-            Ok(n) if n >= 1 => Ok(n.min(i64::from(max)) as u32),
-            _ => Err(ApiError::invalid_parameter(
-                "limit",
-                "entier supérieur ou égal à 1 attendu",
-                "expected an integer of at least 1",
-            )),
-        },
+    let Some(v) = raw else {
+        return Ok(default);
+    };
+    let digits = v.bytes().all(|b| b.is_ascii_digit());
+    match v.parse::<u64>() {
+        Ok(n) if digits && n >= 1 => Ok(n.min(u64::from(max)) as u32),
+        _ => Err(ApiError::invalid_parameter(
+            "limit",
+            "entier supérieur ou égal à 1 attendu",
+            "expected an integer of at least 1",
+        )),
     }
 }
 
@@ -54,16 +59,29 @@ impl FromRequestParts<AppState> for Page {
         let rule = caller.route.paging.ok_or_else(|| {
             ApiError::internal(&format!("route {} has no paging rule", caller.route.op))
         })?;
-        let pairs = query_pairs(parts.uri.query());
-        let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        let limit = parse_limit(get("limit").as_deref(), rule.default, rule.max)?;
+        let query = parts.uri.query();
+        let limit = parse_limit(
+            param_once(query, "limit")?.as_deref(),
+            rule.default,
+            rule.max,
+        )?;
+        // On routes without cursor paging, `cursor` is an unknown parameter: ignored. An empty
+        // cursor asks for the first page (what a client sends back from a null next_cursor).
+        let cursor = match rule.cursor {
+            true => param_once(query, "cursor")?.filter(|c| !c.is_empty()),
+            false => None,
+        };
+        let window = match caller.route.window {
+            Some(_) => Some(window_params(query)?),
+            None => None,
+        };
         Ok(Page {
             limit,
-            // On routes without cursor paging, `cursor` is an unknown parameter: ignored.
-            cursor: if rule.cursor { get("cursor") } else { None },
+            cursor,
             codec: state.cursors.clone(),
             tenant: caller.tenant,
             op: caller.route.op,
+            window,
         })
     }
 }
@@ -78,7 +96,7 @@ impl Page {
             None => Ok(None),
             Some(c) => self
                 .codec
-                .decode(c, self.op, &self.tenant, &fingerprint(filters))
+                .decode(c, self.op, &self.tenant, &self.fingerprint(filters))
                 .map(Some)
                 .ok_or_else(ApiError::invalid_cursor),
         }
@@ -87,7 +105,13 @@ impl Page {
     /// A cursor for the next page.
     pub fn cursor_for<P: Serialize>(&self, filters: &impl Serialize, position: &P) -> String {
         self.codec
-            .encode(self.op, &self.tenant, &fingerprint(filters), position)
+            .encode(self.op, &self.tenant, &self.fingerprint(filters), position)
+    }
+
+    /// What a cursor is bound to besides route and tenant: the filters and the window
+    /// parameters as given.
+    fn fingerprint(&self, filters: &impl Serialize) -> String {
+        fingerprint(&(filters, &self.window))
     }
 
     /// `meta.limit` and `meta.next_cursor`.
@@ -189,7 +213,7 @@ mod tests {
         assert_eq!(parse_limit(None, 100, 500).expect("l"), 100);
         assert_eq!(parse_limit(Some("7"), 100, 500).expect("l"), 7);
         assert_eq!(parse_limit(Some("9999"), 100, 500).expect("l"), 500);
-        for bad in ["0", "-1", "abc", "1.5"] {
+        for bad in ["0", "-1", "abc", "1.5", "", "+5", " 5", "5 ", "0000"] {
             assert!(parse_limit(Some(bad), 100, 500).is_err(), "{bad}");
         }
     }

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::extract::query_pairs;
+use crate::extract::param_once;
 use crate::routes::WindowRule;
 
 /// The sliding periods of W.
@@ -123,6 +123,12 @@ impl Window {
     }
 }
 
+/// `period`, `from` and `to` as given, each at most once; an empty value counts as absent.
+pub fn window_params(query: Option<&str>) -> Result<[Option<String>; 3], ApiError> {
+    let get = |name| param_once(query, name).map(|v| v.filter(|v| !v.is_empty()));
+    Ok([get("period")?, get("from")?, get("to")?])
+}
+
 /// Extracts the window of a route that declares a [`WindowRule`] in the route table.
 impl<S: Send + Sync> FromRequestParts<S> for Window {
     type Rejection = ApiError;
@@ -132,9 +138,14 @@ impl<S: Send + Sync> FromRequestParts<S> for Window {
         let rule = caller.route.window.ok_or_else(|| {
             ApiError::internal(&format!("route {} has no window rule", caller.route.op))
         })?;
-        let pairs = query_pairs(parts.uri.query());
-        let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        Window::resolve(get("period"), get("from"), get("to"), rule, Utc::now())
+        let [period, from, to] = window_params(parts.uri.query())?;
+        Window::resolve(
+            period.as_deref(),
+            from.as_deref(),
+            to.as_deref(),
+            rule,
+            Utc::now(),
+        )
     }
 }
 

@@ -251,6 +251,27 @@ async fn flows_pages_walk_every_record_once_and_cursors_are_bound_to_filters() {
         .await;
     assert_eq!(res.status, StatusCode::BAD_REQUEST);
     assert_eq!(res.body["error"], "invalid_cursor");
+    // The cursor is bound to the window parameters too: a next page asked with another
+    // window is refused rather than read over the first page's window without a word.
+    let first = app.get("/flows?period=24h&limit=5", &token).await;
+    let cursor = first.body["meta"]["next_cursor"]
+        .as_str()
+        .expect("cursor")
+        .to_owned();
+    let same = app
+        .get(
+            &format!("/flows?period=24h&limit=5&cursor={cursor}"),
+            &token,
+        )
+        .await;
+    assert_eq!(same.status, StatusCode::OK, "{}", same.body);
+    for other in ["period=7d", "period=1h", "from=2026-01-01T00:00:00Z", ""] {
+        let res = app
+            .get(&format!("/flows?{other}&limit=5&cursor={cursor}"), &token)
+            .await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{other}");
+        assert_eq!(res.body["error"], "invalid_cursor", "{other}");
+    }
 }
 
 #[tokio::test]

@@ -272,12 +272,27 @@ async fn limits_default_clamp_to_the_maximum_and_reject_bad_values() {
     let res = app.get("/machines?limit=3", &token).await;
     assert_eq!(res.body["meta"]["limit"], 3);
     assert_eq!(res.items().len(), 3);
-    for bad in ["0", "-5", "abc", "1.5", "9999999999999999999999"] {
+    for bad in [
+        "0",
+        "-5",
+        "abc",
+        "1.5",
+        "9999999999999999999999",
+        "",
+        "%2B5",
+        "+5",
+        "5%20",
+        "5&limit=500",
+    ] {
         let res = app.get(&format!("/machines?limit={bad}"), &token).await;
         assert_eq!(res.status, StatusCode::BAD_REQUEST, "limit={bad}");
         assert_eq!(res.error(), "invalid_parameter");
         assert_eq!(res.body["parameter"], "limit");
     }
+    let res = app.get("/machines?limit=5&cursor=&cursor=x", &token).await;
+    res.assert_invalid("cursor");
+    let res = app.get("/flows?period=1h&period=7d", &token).await;
+    res.assert_invalid("period");
     // Unknown parameters are ignored.
     assert_eq!(
         app.get("/machines?colour=blue", &token).await.status,

@@ -1,69 +1,17 @@
 //! The real `netops` binary: `serve` over HTTP on a free port, the token commands while it
 //! runs, the write log command, and a clean stop on SIGTERM.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-struct Served {
-    child: Child,
-    base: String,
-    token: String,
-    db: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
+// Shared with the reliability suite, which uses the rest of it.
+#[allow(dead_code)]
+#[path = "../common/served.rs"]
+mod served;
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use served::{Serve, netops};
 
-fn netops(args: &[&str], db: &std::path::Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_netops"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("run netops")
-}
-
-fn start() -> Served {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("netops.db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netops"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
-        .arg(&db)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn netops serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut base = None;
-    let mut token = None;
-    let mut lines = BufReader::new(stdout).lines();
-    for line in lines.by_ref() {
-        let line = line.expect("line");
-        if let Some(b) = line.strip_prefix("base URL: ") {
-            base = Some(b.to_owned());
-        }
-        if let Some(t) = line.strip_prefix("token: ") {
-            token = Some(t.to_owned());
-        }
-        if base.is_some() && token.is_some() {
-            break;
-        }
-    }
-    // Keep reading what the server prints, as a terminal would.
-    std::thread::spawn(move || lines.for_each(drop));
-    Served {
-        child,
-        base: base.expect("base URL printed"),
-        token: token.expect("token printed"),
-        db,
-        _dir: dir,
-    }
+fn start() -> served::Served {
+    Serve::new().start()
 }
 
 #[tokio::test]
@@ -209,7 +157,7 @@ async fn serve_answers_over_http_and_tokens_change_while_it_runs() {
 #[tokio::test]
 async fn sigterm_stops_the_server_cleanly() {
     let mut served = start();
-    let pid = served.child.id().to_string();
+    let pid = served.pid();
     let status = Command::new("kill")
         .args(["-TERM", &pid])
         .status()

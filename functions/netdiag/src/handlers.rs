@@ -270,15 +270,18 @@ pub async fn get_netdiag_report(
         .into_response())
 }
 
+/// A write whose conditional change found another state: an action id drawn twice (never
+/// in practice), answered like a store failure, since the contract has no 409 for it.
 fn commit_error(e: CommitError) -> ApiError {
     match e {
-        CommitError::Conflict => ApiError::conflict(
-            "Les réglages ont été modifiés en même temps par une autre requête ; réessayez.",
-            "The settings were changed concurrently by another request; retry.",
-        ),
+        CommitError::Conflict => ApiError::unavailable(&"action id already taken"),
         CommitError::Failed(e) => e,
     }
 }
+
+/// How long a settings change keeps retrying against concurrent changes of the same machine
+/// before it gives up with 503 (each retry reads the latest version and merges again).
+const SETTINGS_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Réglages NetDiag d'une machine
 ///
@@ -303,7 +306,10 @@ pub async fn update_netdiag_settings(
 ) -> Result<Committed<Settings>, ApiError> {
     settings::merge(&Settings::default(), &body)?;
     service::machine(&state.store, &caller.tenant, &hostname).await?;
-    let mut tries = 0;
+    // Partial updates of one machine never conflict (DECISIONS "Writes"): on a version
+    // conflict the change is merged again into the latest settings, after a short random
+    // pause so that concurrent writers spread out.
+    let deadline = tokio::time::Instant::now() + SETTINGS_RETRY_FOR;
     loop {
         let current = state
             .store
@@ -327,8 +333,14 @@ pub async fn update_netdiag_settings(
                     Envelope::new(merged, Meta::new()),
                 ));
             }
-            Err(CommitError::Conflict) if tries < 3 => tries += 1,
-            Err(e) => return Err(commit_error(e)),
+            Err(CommitError::Conflict) if tokio::time::Instant::now() < deadline => {
+                let pause = rand::random_range(1..=20);
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+            }
+            Err(CommitError::Conflict) => {
+                return Err(ApiError::unavailable(&"settings kept changing for 5 s"));
+            }
+            Err(CommitError::Failed(e)) => return Err(e),
         }
     }
 }

@@ -1,0 +1,114 @@
+//! The real `netops` binary for the tests that drive it as a user does: `serve` on a free
+//! loopback port (with the environment a test chooses), and the other commands on its file.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// A running `netops serve`, killed when dropped.
+pub struct Served {
+    pub child: Child,
+    pub base: String,
+    pub token: String,
+    pub db: PathBuf,
+    /// The folder of the file, removed when the last holder drops it.
+    pub dir: std::sync::Arc<tempfile::TempDir>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// `host:port` of the server.
+    pub fn addr(&self) -> &str {
+        self.base
+            .trim_start_matches("http://")
+            .trim_end_matches("/api/v1")
+    }
+
+    /// The process id, for signals.
+    pub fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+}
+
+/// How to start `netops serve`.
+#[derive(Default)]
+pub struct Serve {
+    env: Vec<(String, String)>,
+    dir: Option<std::sync::Arc<tempfile::TempDir>>,
+}
+
+impl Serve {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets an environment variable of the server process.
+    pub fn env(mut self, key: &str, value: impl ToString) -> Self {
+        self.env.push((key.to_owned(), value.to_string()));
+        self
+    }
+
+    /// Serves the file `netops.db` of `dir` (kept between starts) instead of a new folder.
+    pub fn in_dir(mut self, dir: std::sync::Arc<tempfile::TempDir>) -> Self {
+        self.dir = Some(dir);
+        self
+    }
+
+    /// Starts the server and waits for its banner (base URL and token).
+    pub fn start(self) -> Served {
+        let dir = self
+            .dir
+            .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
+        let db = dir.path().join("netops.db");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_netops"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .arg(&db)
+            .env("RUST_LOG", "warn")
+            .envs(self.env)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn netops serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut base = None;
+        let mut token = None;
+        let mut lines = BufReader::new(stdout).lines();
+        for line in lines.by_ref() {
+            let line = line.expect("line");
+            if let Some(b) = line.strip_prefix("base URL: ") {
+                base = Some(b.to_owned());
+            }
+            if let Some(t) = line.strip_prefix("token: ") {
+                token = Some(t.to_owned());
+            }
+            if base.is_some() && token.is_some() {
+                break;
+            }
+        }
+        // Keep reading what the server prints, as a terminal would.
+        std::thread::spawn(move || lines.for_each(drop));
+        Served {
+            child,
+            base: base.expect("base URL printed"),
+            token: token.expect("token printed"),
+            db,
+            dir,
+        }
+    }
+}
+
+/// Runs another `netops` command on the file `db`.
+pub fn netops(args: &[&str], db: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_netops"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run netops")
+}
