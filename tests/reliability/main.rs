@@ -8,3 +8,4 @@
 mod served;
 
 mod writes;
+mod crash;
