@@ -50,6 +50,16 @@ echo "== Rust tests"
 cargo build --workspace --bins --quiet
 cargo test --workspace --quiet
 
+echo "== reliability suite: the real netops serve under floods, faults and bad input"
+started=$(date +%s)
+rel_log=$(mktemp -t netops-reliability.XXXXXX)
+if ! cargo test -p netops --test reliability --quiet -- --test-threads=1 --nocapture >"$rel_log" 2>&1; then
+  cat "$rel_log"
+  exit 1
+fi
+grep -E '^(reliability:|test result)' "$rel_log"
+echo "   (reliability suite: $(( $(date +%s) - started )) s)"
+
 echo "== the whole API suite again, on the DynamoDB adapter"
 # A clean server for this pass (every test app also has tables of its own).
 .venv/bin/python -c "import urllib.request as u; u.urlopen(u.Request('$NETOPS_TEST_DYNAMODB_ENDPOINT/moto-api/reset', method='POST'))"

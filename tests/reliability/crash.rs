@@ -128,8 +128,15 @@ async fn kill_9_during_a_write_loop_loses_no_acknowledged_write_and_logs_every_c
     );
 
     // The file opens again after the crash, and its log holds every acknowledged write.
-    let out = netops(&["writes", "--tenant", "acme"], &dir.path().join("netops.db"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = netops(
+        &["writes", "--tenant", "acme"],
+        &dir.path().join("netops.db"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let log: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))

@@ -7,5 +7,6 @@
 #[path = "../common/served.rs"]
 mod served;
 
-mod writes;
 mod crash;
+mod disk;
+mod writes;
