@@ -8,30 +8,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::served::{Serve, Served, netops};
+use crate::netdiag_host;
+use crate::served::{Serve, netops};
 
 /// What a writer saw of one acknowledged write.
 struct Acked {
     request_id: String,
     status: u16,
     app: String,
-}
-
-/// The first machine under diagnosis.
-async fn netdiag_host(http: &reqwest::Client, served: &Served) -> String {
-    let machines: Value = http
-        .get(format!("{}/netdiag/machines", served.base))
-        .bearer_auth(&served.token)
-        .send()
-        .await
-        .expect("machines")
-        .json()
-        .await
-        .expect("json");
-    machines["data"][0]["hostname"]
-        .as_str()
-        .expect("a machine under diagnosis")
-        .to_owned()
 }
 
 /// Writes settings with a value of its own (`apps: [w<writer>-<n>.exe]`) and queues actions,

@@ -55,19 +55,7 @@ async fn a_full_disk_refuses_writes_with_503_changes_nothing_and_recovers() {
     let dir = Arc::new(tempfile::tempdir_in(mount.0.path()).expect("tempdir"));
     let served = Serve::new().in_dir(dir.clone()).start();
     let http = reqwest::Client::new();
-    let machines: Value = http
-        .get(format!("{}/netdiag/machines", served.base))
-        .bearer_auth(&served.token)
-        .send()
-        .await
-        .expect("machines")
-        .json()
-        .await
-        .expect("json");
-    let host = machines["data"][0]["hostname"]
-        .as_str()
-        .expect("host")
-        .to_owned();
+    let host = crate::netdiag_host(&http, &served).await;
     let settings = format!("{}/netdiag/machines/{host}/settings", served.base);
     let put = |apps: Value| {
         http.put(&settings)

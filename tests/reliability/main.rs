@@ -10,3 +10,21 @@ mod served;
 mod crash;
 mod disk;
 mod writes;
+
+/// The first machine under diagnosis of the served demo tenant (the target of the write
+/// tests: settings and actions are per machine).
+async fn netdiag_host(http: &reqwest::Client, served: &served::Served) -> String {
+    let machines: serde_json::Value = http
+        .get(format!("{}/netdiag/machines", served.base))
+        .bearer_auth(&served.token)
+        .send()
+        .await
+        .expect("machines")
+        .json()
+        .await
+        .expect("json");
+    machines["data"][0]["hostname"]
+        .as_str()
+        .expect("a machine under diagnosis")
+        .to_owned()
+}

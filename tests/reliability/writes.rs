@@ -24,19 +24,7 @@ const SWITCHES: [(&str, bool); 11] = [
 async fn forty_concurrent_settings_changes_of_one_machine_all_apply() {
     let served = Serve::new().start();
     let http = reqwest::Client::new();
-    let machines: Value = http
-        .get(format!("{}/netdiag/machines", served.base))
-        .bearer_auth(&served.token)
-        .send()
-        .await
-        .expect("machines")
-        .json()
-        .await
-        .expect("json");
-    let host = machines["data"][0]["hostname"]
-        .as_str()
-        .expect("a machine under diagnosis")
-        .to_owned();
+    let host = crate::netdiag_host(&http, &served).await;
     let url = format!("{}/netdiag/machines/{host}/settings", served.base);
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..40 {
