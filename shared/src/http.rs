@@ -38,20 +38,22 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
 }
 
 /// Marks a request sent in process on behalf of a caller the gate already admitted (the MCP
-/// function's tool calls). Its token was checked and the call counted against the rate limit
-/// when the carrying message came in, so the gate neither authenticates nor counts it again;
-/// route, scope, validation and the write log apply as for any request. Only code in the
-/// process can set it: extensions never come from the wire.
+/// function's tool calls). Its token was checked when the carrying message came in, and the
+/// call counted by the MCP function (the message's own count, or [`count_call`]), so the gate
+/// neither authenticates nor counts it again; route, scope, validation and the write log apply
+/// as for any request. Only code in the process can set it: extensions never come from the wire.
 #[derive(Debug, Clone)]
 pub struct OnBehalfOf(pub Caller);
 
-/// Rate-limit state of the caller for this request.
+/// Rate-limit state of the caller for this request. A handler that counts further calls of
+/// its caller ([`count_call`]) puts the latest in its response's extensions, and the gate
+/// answers with it.
 #[derive(Debug, Clone, Copy)]
-struct Quota {
-    limit: u64,
-    remaining: u64,
-    reset: i64,
-    exceeded: bool,
+pub struct Quota {
+    pub limit: u64,
+    pub remaining: u64,
+    pub reset: i64,
+    pub exceeded: bool,
 }
 
 fn request_id(req: &Request) -> String {
@@ -84,6 +86,8 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             Ok(()) => next.run(req).await,
             Err(e) => e.to_response(lang),
         };
+        // A handler that counted more calls (an MCP batch) answers with the latest count.
+        let quota = res.extensions().get::<Quota>().copied().or(quota);
         if let Some(c) = &caller
             && c.route.kind == Kind::Write
             && res.extensions().get::<Logged>().is_none()
@@ -192,8 +196,7 @@ async fn admit(
                     };
                 }
             };
-            let bucket = format!("tok:{}", &token.hash[..16.min(token.hash.len())]);
-            match consume(state, &bucket, now.timestamp()).await {
+            match consume(state, &token_bucket(&token.hash), now.timestamp()).await {
                 Ok(q) => (token, Some(q)),
                 Err(e) => return (Err(e), None),
             }
@@ -263,6 +266,18 @@ fn client_address(req: &Request) -> String {
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip().to_string())
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// The rate-limit bucket of a token, named by the start of its hash.
+fn token_bucket(hash: &str) -> String {
+    format!("tok:{}", &hash[..16.min(hash.len())])
+}
+
+/// Counts one more call of `caller`'s token, as a REST call would be counted: the tool calls of
+/// an MCP message beyond the first, which the message's own count covers (DECISIONS "MCP").
+pub async fn count_call(state: &AppState, caller: &Caller) -> Result<Quota, ApiError> {
+    let bucket = token_bucket(&caller.token_hash);
+    consume(state, &bucket, Utc::now().timestamp()).await
 }
 
 /// Counts this call against the bucket's window (600 calls per 60 s by default), in the

@@ -129,10 +129,14 @@ impl Route {
     }
 }
 
-/// The versioned base every route sits under.
 /// MCP protocol versions `POST /mcp` speaks, newest first.
 pub const MCP_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+/// At most this many messages in an MCP batch (DECISIONS "MCP").
+pub const MCP_MAX_BATCH: usize = 20;
+/// At most this many bytes in the answer to one `POST /mcp`, batch or not (DECISIONS "MCP").
+pub const MCP_MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 
+/// The versioned base every route sits under.
 pub const BASE_PATH: &str = "/api/v1";
 
 const H: i64 = 3600;

@@ -630,6 +630,234 @@ async fn a_batch_gets_one_answer_per_request() {
     assert_eq!(res.status, StatusCode::ACCEPTED);
 }
 
+/// A batch of `n` calls of `name` with `arguments`, ids 0 to n-1.
+fn batch_of_calls(n: usize, name: &str, arguments: Value) -> Value {
+    (0..n)
+        .map(|id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments}})
+        })
+        .collect()
+}
+
+fn remaining(res: &TestResponse) -> u64 {
+    res.header("x-ratelimit-remaining")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("no X-RateLimit-Remaining: {:?}", res.headers))
+}
+
+#[tokio::test]
+async fn a_batch_of_more_than_twenty_messages_is_refused_and_counts_as_one_call() {
+    let app = TestApp::with_config(Config {
+        rate_limit: 100,
+        ..Config::default()
+    })
+    .await;
+    let token = app.full_token().await;
+    let res = rpc(&app, &token, batch_of_calls(21, "get_me", json!({}))).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
+    assert!(
+        res.body.is_object(),
+        "one error for the batch: {}",
+        res.body
+    );
+    assert_eq!(error_code(&res), -32600);
+    assert_eq!(res.body["id"], Value::Null);
+    assert_eq!(res.body["error"]["data"]["max_messages"], 20);
+    assert!(
+        res.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("20")),
+        "{}",
+        res.body
+    );
+    assert_eq!(remaining(&res), 99, "the message counts, its calls do not");
+    let me = app.get("/me", &token).await;
+    assert_eq!(remaining(&me), 98, "nothing ran behind the refusal");
+    let res = rpc(&app, &token, batch_of_calls(20, "get_me", json!({}))).await;
+    assert_eq!(res.status, StatusCode::OK, "twenty is the limit");
+    assert_eq!(res.body.as_array().map(Vec::len), Some(20));
+}
+
+#[tokio::test]
+async fn batches_are_refused_under_the_protocols_that_removed_them() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let pings =
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+    for version in ["2025-06-18", "2025-11-25"] {
+        let res = raw(app, &token, pings, &[("mcp-protocol-version", version)]).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{version}");
+        assert_eq!(error_code(&res), -32600, "{version}");
+        let message = res.body["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("batch") && message.contains(version),
+            "{version}: {message}"
+        );
+    }
+    // 2025-03-26 has batches; a request without the header is taken as 2025-03-26.
+    for headers in [&[("mcp-protocol-version", "2025-03-26")][..], &[]] {
+        let res = raw(app, &token, pings, headers).await;
+        assert_eq!(res.status, StatusCode::OK, "{headers:?}");
+        assert_eq!(res.body.as_array().map(Vec::len), Some(2), "{headers:?}");
+    }
+    let one = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let res = raw(app, &token, one, &[("mcp-protocol-version", "2025-11-25")]).await;
+    assert_eq!(
+        res.status,
+        StatusCode::OK,
+        "a single message is always fine"
+    );
+}
+
+#[tokio::test]
+async fn each_tool_call_of_a_batch_counts_against_the_quota() {
+    let app = TestApp::with_config(Config {
+        rate_limit: 30,
+        ..Config::default()
+    })
+    .await;
+    let token = app.full_token().await;
+    assert_eq!(remaining(&app.get("/me", &token).await), 29);
+    // Messages other than tool calls ride on the message's own call.
+    let res = rpc(
+        &app,
+        &token,
+        json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        ]),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(remaining(&res), 28);
+    let res = rpc(&app, &token, batch_of_calls(20, "get_me", json!({}))).await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(remaining(&res), 8, "twenty calls, twenty counted");
+    let answers = res.body.as_array().expect("array");
+    assert!(
+        answers.iter().all(|a| a["result"]["isError"] == false),
+        "{}",
+        res.body
+    );
+    assert!(res.header("retry-after").is_none());
+    // Eight calls are left: the message's first call and seven more run, the rest are refused
+    // one by one with the REST 429 body.
+    let res = rpc(&app, &token, batch_of_calls(20, "get_me", json!({}))).await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(remaining(&res), 0);
+    assert!(res.header("retry-after").is_some(), "{:?}", res.headers);
+    let answers = res.body.as_array().expect("array");
+    assert_eq!(answers.len(), 20);
+    for (i, answer) in answers.iter().enumerate() {
+        assert_eq!(answer["id"], i, "in order");
+        let result = &answer["result"];
+        if i < 8 {
+            assert_eq!(result["isError"], false, "{i}: {answer}");
+            assert_eq!(result["structuredContent"]["data"]["tenant"], "acme");
+        } else {
+            assert_eq!(result["isError"], true, "{i}: {answer}");
+            assert_eq!(result["structuredContent"]["error"], "rate_limited", "{i}");
+            assert!(
+                result["structuredContent"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("Limite de débit")),
+                "{answer}"
+            );
+        }
+    }
+    let rest = app.get("/me", &token).await;
+    assert_eq!(
+        rest.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "one shared quota"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_over_8_mib_is_cut_off_with_an_error_for_the_calls_that_did_not_fit() {
+    const CAP: usize = netops_shared::routes::MCP_MAX_ANSWER_BYTES;
+    assert_eq!(CAP, 8 * 1024 * 1024, "DECISIONS: 8 MiB");
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let args = json!({"limit": 1000, "period": "7d"});
+    // Each of these answers about 700 KB with the demo data: twenty of them are twice the cap.
+    let tools = ["list_firewall_events", "list_dns_resolutions"];
+    let batch: Value = (0..20)
+        .map(|id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tools[id % 2], "arguments": args}})
+        })
+        .collect();
+    let res = rpc(app, &token, batch).await;
+    assert_eq!(res.status, StatusCode::OK);
+    let size = res.bytes.len();
+    assert!(size <= CAP, "the answer is {size} bytes");
+    let answers = res.body.as_array().expect("array");
+    assert_eq!(answers.len(), 20);
+    let kept = answers
+        .iter()
+        .take_while(|a| a["result"]["isError"] == false)
+        .count();
+    assert!(kept > 0 && kept < 20, "{kept} results kept");
+    for (i, answer) in answers.iter().enumerate().skip(kept) {
+        assert_eq!(answer["id"], i, "{answer}");
+        assert_eq!(answer["error"]["code"], -32000, "{i}: {answer}");
+        assert_eq!(answer["error"]["data"]["limit_bytes"], CAP, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("8 MiB")),
+            "{answer}"
+        );
+    }
+    // Cut where the cap was reached, not before: the first call left out, asked alone,
+    // would not have fitted beside what was kept.
+    let alone = rpc(
+        app,
+        &token,
+        json!({"jsonrpc": "2.0", "id": kept, "method": "tools/call",
+            "params": {"name": tools[kept % 2], "arguments": args}}),
+    )
+    .await;
+    assert_eq!(alone.body["result"]["isError"], false, "it fits alone");
+    assert!(
+        size + alone.bytes.len() > CAP - 64 * 1024,
+        "kept {size} bytes, the next call answers {} bytes alone",
+        alone.bytes.len()
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_description_states_the_limits_the_server_applies() {
+    use netops_shared::routes::{MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH};
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let doc = app.get("/openapi.json", &token).await.body;
+    let op = &doc["paths"]["/mcp"]["post"];
+    let description = op["description"].as_str().expect("description");
+    for stated in [
+        format!("au plus {MCP_MAX_BATCH} messages"),
+        format!("{MCP_MAX_ANSWER_BYTES} octets"),
+        "-32000".to_owned(),
+        "2025-03-26".to_owned(),
+    ] {
+        assert!(description.contains(&stated), "{stated}: {description}");
+    }
+    let batch = &doc["components"]["schemas"]["JsonRpcMessage"]["oneOf"][1];
+    assert_eq!(batch["maxItems"], MCP_MAX_BATCH);
+    // The limits are those the server applies.
+    let res = rpc(
+        app,
+        &token,
+        batch_of_calls(MCP_MAX_BATCH + 1, "get_me", json!({})),
+    )
+    .await;
+    assert_eq!(error_code(&res), -32600);
+    assert_eq!(res.body["error"]["data"]["max_messages"], MCP_MAX_BATCH);
+}
+
 #[tokio::test]
 async fn a_body_over_64_kib_is_refused() {
     let app = TestApp::shared();

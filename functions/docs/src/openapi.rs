@@ -4,7 +4,9 @@
 //! caps, the common error answers — so the document says what the code does.
 
 use netops_shared::error::ErrorBody;
-use netops_shared::routes::{Access, MCP_PROTOCOL_VERSIONS, ROUTES, Route, WindowRule};
+use netops_shared::routes::{
+    Access, MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH, MCP_PROTOCOL_VERSIONS, ROUTES, Route, WindowRule,
+};
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 use utoipa::PartialSchema;
@@ -102,6 +104,7 @@ fn rate_headers() -> Value {
 /// and so cannot be one of its sources: the operation is described here.
 fn mcp_operation() -> Value {
     let versions = MCP_PROTOCOL_VERSIONS.join(", ");
+    let answer_mib = MCP_MAX_ANSWER_BYTES / (1024 * 1024);
     json!({
         "operationId": "mcp",
         "tags": ["mcp"],
@@ -113,8 +116,17 @@ fn mcp_operation() -> Value {
     `tools/call` passe par la route REST : mêmes contrôles de portée et de paramètres, un appel compté dans la \
     limite de débit. Résultat : le corps REST dans `content[0].text` et `structuredContent` ; une erreur REST donne \
     `isError: true`. Erreurs JSON-RPC : -32700 corps illisible, -32600 requête invalide (ces deux-là avec le statut \
-    400), -32601 méthode inconnue, -32602 outil inconnu ou arguments invalides. En-tête `MCP-Protocol-Version` \
-    non pris en charge : 400."),
+    400), -32601 méthode inconnue, -32602 outil inconnu ou arguments invalides, -32000 réponse trop volumineuse. \
+    En-tête `MCP-Protocol-Version` non pris en charge : 400 ; sans cet en-tête, le protocole est 2025-03-26.\n\n\
+    Limites. Un lot JSON-RPC (tableau) n'est admis que sous le protocole 2025-03-26 (2025-06-18 a retiré les lots) \
+    et compte au plus {MCP_MAX_BATCH} messages ; sinon le lot entier reçoit une erreur -32600 (statut 400) et rien n'est \
+    exécuté. Chaque POST compte un appel dans la limite de débit, qui couvre son premier `tools/call` ; chaque \
+    `tools/call` suivant d'un lot compte un appel de plus, avant tout contrôle, comme un appel REST. Un appel au-delà \
+    du quota revient en résultat d'outil `isError: true` avec le corps REST 429 (`rate_limited`), et \
+    `X-RateLimit-Remaining` (avec `Retry-After` une fois le quota dépassé) tient compte de tous les appels du \
+    POST. La réponse fait au plus {answer_mib} Mio ({MCP_MAX_ANSWER_BYTES} octets) : la première réponse qui n'y tient plus \
+    et chaque requête suivante du lot (alors ni exécutée ni comptée) reçoivent à leur place l'erreur -32000, \
+    `data.limit_bytes` donnant la limite ; il suffit de les renvoyer dans un autre POST."),
         "parameters": [{"name": "MCP-Protocol-Version", "in": "header", "required": false,
             "description": format!("Version du protocole négociée ({versions})."),
             "schema": {"type": "string", "enum": MCP_PROTOCOL_VERSIONS}}],
@@ -126,7 +138,8 @@ fn mcp_operation() -> Value {
                     {"$ref": "#/components/schemas/JsonRpcResponse"},
                     {"type": "array", "items": {"$ref": "#/components/schemas/JsonRpcResponse"}}]}}}},
             "202": {"description": "Notification ou réponse reçue, sans corps"},
-            "400": {"description": "Corps illisible (-32700), message invalide (-32600) ou version de protocole non prise en charge",
+            "400": {"description": format!("Corps illisible (-32700), message invalide (-32600), lot refusé (-32600 : plus de \
+                {MCP_MAX_BATCH} messages, ou protocole 2025-06-18 et suivants) ou version de protocole non prise en charge"),
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcResponse"}}}},
             "413": error_response("Corps de plus de 64 Kio (`payload_too_large`)"),
         },
@@ -137,7 +150,9 @@ fn json_rpc_schemas() -> Value {
     json!({
         "JsonRpcMessage": {"oneOf": [
             {"$ref": "#/components/schemas/JsonRpcRequest"},
-            {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/JsonRpcRequest"}}]},
+            {"type": "array", "minItems": 1, "maxItems": MCP_MAX_BATCH,
+                "description": "Lot, sous le protocole 2025-03-26 seulement.",
+                "items": {"$ref": "#/components/schemas/JsonRpcRequest"}}]},
         "JsonRpcRequest": {"type": "object", "required": ["jsonrpc", "method"],
             "description": "Requête (avec `id`) ou notification (sans `id`).",
             "properties": {

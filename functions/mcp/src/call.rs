@@ -1,13 +1,14 @@
 //! `tools/call`: the tool's arguments become a REST request sent through the whole API
 //! (every data module mounted under the same gate) on behalf of the caller, so the scope
 //! check, the handlers' validation and the write log apply exactly as for a REST call; the
-//! token check and the rate limit were applied to the MCP message that carries the call.
+//! token was checked on the MCP message that carries the call, and the call counted by it.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use netops_shared::http::OnBehalfOf;
 use netops_shared::routes::BASE_PATH;
 use netops_shared::{AppState, Caller};
@@ -150,16 +151,22 @@ fn encode_segment(value: &str, out: &mut String) {
     }
 }
 
+/// A REST body longer than the room its tool result had: dropped unread.
+#[derive(Debug)]
+pub struct TooLarge;
+
 /// Sends `GET uri` through the inner application on behalf of `caller`, with its token and
-/// language. The gate checks route and scope as for any call, but neither authenticates nor
-/// counts it again: the MCP message that carries it was checked and counted (so a tool call
-/// costs one call of the rate limit, like the REST call it stands for).
+/// language, and reads at most `limit` bytes of the answer. The gate checks route and scope as
+/// for any call, but neither authenticates nor counts it again: the MCP message that carries
+/// it was checked, and counted the call (so a tool call costs one call of the rate limit, like
+/// the REST call it stands for).
 pub async fn send(
     state: &AppState,
     caller: &Caller,
     uri: &str,
     outer: &HeaderMap,
-) -> (StatusCode, Bytes) {
+    limit: usize,
+) -> Result<(StatusCode, Bytes), TooLarge> {
     let mut req = Request::builder()
         .method(Method::GET)
         .uri(uri)
@@ -171,18 +178,19 @@ pub async fn send(
     }
     req = req.header(header::USER_AGENT, HeaderValue::from_static("netops-mcp"));
     let Ok(req) = req.body(Body::empty()) else {
-        return (StatusCode::INTERNAL_SERVER_ERROR, Bytes::new());
+        return Ok((StatusCode::INTERNAL_SERVER_ERROR, Bytes::new()));
     };
     let res = match inner_app(state).oneshot(req).await {
         Ok(res) => res,
         Err(never) => match never {},
     };
     let status = res.status();
-    match axum::body::to_bytes(res.into_body(), usize::MAX).await {
-        Ok(bytes) => (status, bytes),
+    match Limited::new(res.into_body(), limit).collect().await {
+        Ok(body) => Ok((status, body.to_bytes())),
+        Err(e) if e.is::<LengthLimitError>() => Err(TooLarge),
         Err(e) => {
             tracing::error!(error = %e, "tool call body unreadable");
-            (StatusCode::INTERNAL_SERVER_ERROR, Bytes::new())
+            Ok((StatusCode::INTERNAL_SERVER_ERROR, Bytes::new()))
         }
     }
 }

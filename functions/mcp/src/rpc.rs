@@ -1,6 +1,8 @@
 //! The protocol: JSON-RPC 2.0 over stateless streamable HTTP (MCP 2025-03-26, 2025-06-18,
 //! 2025-11-25). Every message is one POST with the same bearer token; answers are JSON,
-//! never event streams, and no session id is issued.
+//! never event streams, and no session id is issued. A POST cannot multiply work, quota or
+//! memory (DECISIONS "MCP"): a batch holds at most 20 messages and only under 2025-03-26,
+//! every tool call counts against the quota, and an answer holds at most 8 MiB.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -8,20 +10,31 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use netops_shared::error::ApiError;
 use netops_shared::extract::BODY_LIMIT;
+use netops_shared::http::{Quota, count_call};
+use netops_shared::lang::Lang;
 use netops_shared::{AppState, Caller};
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
 use crate::call;
-use crate::tools::{self, Tool};
+use crate::tools;
 
-pub use netops_shared::routes::MCP_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS;
+pub use netops_shared::routes::{
+    MCP_MAX_ANSWER_BYTES as MAX_ANSWER_BYTES, MCP_MAX_BATCH as MAX_BATCH,
+    MCP_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS,
+};
 pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
+/// The first of JSON-RPC's implementation-defined server errors: an answer that did not fit.
+pub const ANSWER_TOO_LARGE: i64 = -32000;
+
+/// The protocol of a request that names none (MCP 2025-06-18, transports, "Protocol Version
+/// Header"), and the only one we speak with JSON-RPC batches: 2025-06-18 removed them.
+const BATCH_PROTOCOL: &str = "2025-03-26";
 
 const INSTRUCTIONS: &str = "Outils en lecture seule sur les données du compte client du jeton \
 (supervision réseau : parc, flux, NetDiag, alertes, inventaire, sécurité, bases, pare-feu, DNS, fichiers, réseau). \
@@ -41,18 +54,10 @@ pub async fn mcp(
     let Ok(bytes) = axum::body::to_bytes(body, BODY_LIMIT).await else {
         return ApiError::payload_too_large().into_response();
     };
-    if let Some(v) = headers.get(MCP_PROTOCOL_VERSION)
-        && !v
-            .to_str()
-            .is_ok_and(|v| PROTOCOL_VERSIONS.contains(&v.trim()))
-    {
-        let supported = PROTOCOL_VERSIONS.join(", ");
-        let msg = format!("Bad Request: unsupported MCP-Protocol-Version; supported: {supported}");
-        return reply(
-            StatusCode::BAD_REQUEST,
-            error(&Value::Null, INVALID_REQUEST, &msg, None).bytes,
-        );
-    }
+    let version = match protocol(&headers) {
+        Ok(version) => version,
+        Err(refusal) => return reply(StatusCode::BAD_REQUEST, refusal.bytes),
+    };
     let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
         let answer = error(
             &Value::Null,
@@ -62,38 +67,73 @@ pub async fn mcp(
         );
         return reply(StatusCode::BAD_REQUEST, answer.bytes);
     };
-    let ctx = Ctx {
+    let (messages, batch) = match message {
+        Value::Array(batch) if !batch.is_empty() => (batch, true),
+        single => (vec![single], false),
+    };
+    if batch && let Some(refusal) = refuse_batch(version, messages.len()) {
+        return reply(StatusCode::BAD_REQUEST, refusal.bytes);
+    }
+    let mut ctx = Ctx {
         state: &state,
         caller: &caller,
         headers: &headers,
+        tool_calls: 0,
+        quota: None,
     };
-    match message {
-        Value::Array(batch) if !batch.is_empty() => {
-            let mut out = Vec::new();
-            for m in &batch {
-                if let Some(a) = ctx.handle(m).await {
-                    out.push(if out.is_empty() { b'[' } else { b',' });
-                    out.extend_from_slice(&a.bytes);
-                }
-            }
-            if out.is_empty() {
-                return accepted();
-            }
-            out.push(b']');
-            reply(StatusCode::OK, out)
-        }
-        single => match ctx.handle(&single).await {
-            None => accepted(),
-            Some(answer) => {
-                let status = if matches!(answer.code, Some(PARSE_ERROR | INVALID_REQUEST)) {
-                    StatusCode::BAD_REQUEST
-                } else {
-                    StatusCode::OK
-                };
-                reply(status, answer.bytes)
-            }
-        },
+    let (out, code) = ctx.answer_all(&messages, batch).await;
+    let mut res = if out.is_empty() {
+        accepted()
+    } else if matches!(code, Some(PARSE_ERROR | INVALID_REQUEST)) && !batch {
+        reply(StatusCode::BAD_REQUEST, out)
+    } else {
+        reply(StatusCode::OK, out)
+    };
+    // The gate answers with the latest count of the caller's quota, the batch's calls included.
+    if let Some(quota) = ctx.quota {
+        res.extensions_mut().insert(quota);
     }
+    res
+}
+
+/// The protocol version of the request: its `MCP-Protocol-Version` header, or 2025-03-26 when
+/// it has none (MCP 2025-06-18, transports, "Protocol Version Header"); an unsupported one is
+/// refused.
+fn protocol(headers: &HeaderMap) -> Result<&'static str, Answer> {
+    let Some(value) = headers.get(MCP_PROTOCOL_VERSION) else {
+        return Ok(BATCH_PROTOCOL);
+    };
+    let value = value.to_str().map(str::trim).unwrap_or_default();
+    PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == value)
+        .copied()
+        .ok_or_else(|| {
+            let supported = PROTOCOL_VERSIONS.join(", ");
+            let msg =
+                format!("Bad Request: unsupported MCP-Protocol-Version; supported: {supported}");
+            error(&Value::Null, INVALID_REQUEST, &msg, None)
+        })
+}
+
+/// A batch refused as a whole, before any of it runs (DECISIONS "MCP").
+fn refuse_batch(version: &str, len: usize) -> Option<Answer> {
+    if version != BATCH_PROTOCOL {
+        let msg = format!(
+            "Invalid Request: MCP {version} has no JSON-RPC batch (removed in 2025-06-18); \
+             send one message per POST"
+        );
+        let data = json!({"protocolVersion": version});
+        return Some(error(&Value::Null, INVALID_REQUEST, &msg, Some(data)));
+    }
+    (len > MAX_BATCH).then(|| {
+        let msg = format!(
+            "Invalid Request: a batch holds at most {MAX_BATCH} messages, this one {len}; \
+             send the others in further POSTs"
+        );
+        let data = json!({"max_messages": MAX_BATCH, "messages": len});
+        error(&Value::Null, INVALID_REQUEST, &msg, Some(data))
+    })
 }
 
 fn reply(status: StatusCode, bytes: Vec<u8>) -> Response {
@@ -115,15 +155,20 @@ struct Answer {
     code: Option<i64>,
 }
 
-/// A response whose `result` is already serialized JSON.
-fn result_raw(id: &Value, result: &[u8]) -> Answer {
-    let mut bytes = Vec::with_capacity(result.len() + 48);
+/// A response whose `result` `write` serializes in place (about `size` bytes).
+fn result_with(id: &Value, size: usize, write: impl FnOnce(&mut Vec<u8>)) -> Answer {
+    let mut bytes = Vec::with_capacity(size + 48);
     bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     bytes.extend_from_slice(&serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec()));
     bytes.extend_from_slice(br#","result":"#);
-    bytes.extend_from_slice(result);
+    write(&mut bytes);
     bytes.push(b'}');
     Answer { bytes, code: None }
+}
+
+/// A response whose `result` is already serialized JSON.
+fn result_raw(id: &Value, result: &[u8]) -> Answer {
+    result_with(id, result.len(), |out| out.extend_from_slice(result))
 }
 
 fn result(id: &Value, result: &Value) -> Answer {
@@ -142,91 +187,204 @@ fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Answer {
     }
 }
 
+/// The error in place of an answer that did not fit in [`MAX_ANSWER_BYTES`].
+fn too_large(id: &Value) -> Answer {
+    let msg = format!(
+        "Answer too large: the answer to this POST would exceed {} MiB in all; send this \
+         request again in another POST, or ask for fewer items",
+        MAX_ANSWER_BYTES / (1024 * 1024)
+    );
+    let data = json!({"limit_bytes": MAX_ANSWER_BYTES});
+    error(id, ANSWER_TOO_LARGE, &msg, Some(data))
+}
+
+/// An id as JSON-RPC admits it for MCP: a string or an integer.
+fn valid_id(id: Option<&Value>) -> Option<&Value> {
+    id.filter(|i| i.is_string() || i.is_i64() || i.is_u64())
+}
+
+/// The id an answer to `message` echoes: its own when valid, else null.
+fn answer_id(message: &Value) -> Value {
+    valid_id(message.get("id")).cloned().unwrap_or(Value::Null)
+}
+
+/// What one message of a POST asks for.
+enum Message<'a> {
+    /// A notification (initialized, cancelled, ...) or a response from the client (to a
+    /// request we never send): accepted, nothing to answer.
+    Silent,
+    /// Not a request we can run: its error.
+    Invalid(Answer),
+    Request {
+        id: &'a Value,
+        method: &'a str,
+        params: Option<&'a Map<String, Value>>,
+    },
+}
+
+fn read(message: &Value) -> Message<'_> {
+    let invalid = |id: &Value, why: &str| {
+        Message::Invalid(error(
+            id,
+            INVALID_REQUEST,
+            &format!("Invalid Request: {why}"),
+            None,
+        ))
+    };
+    let Some(obj) = message.as_object() else {
+        return invalid(&Value::Null, "a JSON-RPC message is an object");
+    };
+    let id = obj.get("id");
+    let answer_id = valid_id(id).cloned().unwrap_or(Value::Null);
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid(&answer_id, "jsonrpc must be \"2.0\"");
+    }
+    let Some(method) = obj.get("method") else {
+        if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) {
+            return Message::Silent;
+        }
+        return invalid(&answer_id, "method is missing");
+    };
+    let Some(method) = method.as_str() else {
+        return invalid(&answer_id, "method must be a string");
+    };
+    if id.is_none() {
+        return Message::Silent;
+    }
+    let Some(id) = valid_id(id) else {
+        return invalid(&Value::Null, "id must be a string or an integer");
+    };
+    let params = match obj.get("params") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(p)) => Some(p),
+        Some(_) => {
+            return Message::Invalid(error(
+                id,
+                INVALID_PARAMS,
+                "Invalid params: params must be an object",
+                None,
+            ));
+        }
+    };
+    Message::Request { id, method, params }
+}
+
+/// Room left in the answer to one POST of at most a given size. Each message keeps room for
+/// its cut-off error (and its separator in a batch) until its answer is known, so that error
+/// can always take the place of an answer that does not fit.
+struct Budget {
+    /// Bytes not yet spoken for, by an answer or a reserve.
+    free: usize,
+    /// The separator before each answer of a batch: `[` or `,`.
+    sep: usize,
+}
+
+impl Budget {
+    /// A budget of `cap` bytes for the answers to `messages`, and each message's reserve.
+    fn new(cap: usize, messages: &[Value], batch: bool) -> (Budget, Vec<usize>) {
+        let sep = usize::from(batch);
+        let reserves: Vec<usize> = messages
+            .iter()
+            .map(|m| too_large(&answer_id(m)).bytes.len() + sep)
+            .collect();
+        // A batch's closing bracket is spoken for from the start.
+        let free = cap.saturating_sub(sep + reserves.iter().sum::<usize>());
+        (Budget { free, sep }, reserves)
+    }
+
+    /// The most bytes the answer to the message holding `reserve` may take.
+    fn room(&self, reserve: usize) -> usize {
+        self.free + reserve - self.sep
+    }
+
+    /// The answer to `message` (holding `reserve`), or its cut-off error in its place when it
+    /// does not fit; the reserve is given back, less what the answer takes.
+    fn place(&mut self, reserve: usize, message: &Value, answer: Option<Answer>) -> Option<Answer> {
+        let room = self.room(reserve);
+        let answer = answer.map(|a| {
+            if a.bytes.len() > room {
+                too_large(&answer_id(message))
+            } else {
+                a
+            }
+        });
+        let used = answer.as_ref().map_or(0, |a| a.bytes.len() + self.sep);
+        self.free = (self.free + reserve).saturating_sub(used);
+        answer
+    }
+}
+
 struct Ctx<'a> {
     state: &'a AppState,
     caller: &'a Caller,
     headers: &'a HeaderMap,
+    /// The tool calls met so far in this POST.
+    tool_calls: usize,
+    /// The caller's quota as last counted here, when a tool call was counted.
+    quota: Option<Quota>,
 }
 
 impl Ctx<'_> {
-    /// One JSON-RPC message; `None` for notifications and client responses (no answer).
-    async fn handle(&self, message: &Value) -> Option<Answer> {
-        let Some(obj) = message.as_object() else {
-            return Some(error(
-                &Value::Null,
-                INVALID_REQUEST,
-                "Invalid Request: a JSON-RPC message is an object",
-                None,
-            ));
-        };
-        let id = obj.get("id");
-        let valid_id = id
-            .filter(|i| i.is_string() || i.is_i64() || i.is_u64())
-            .cloned();
-        let answer_id = valid_id.clone().unwrap_or(Value::Null);
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Some(error(
-                &answer_id,
-                INVALID_REQUEST,
-                "Invalid Request: jsonrpc must be \"2.0\"",
-                None,
-            ));
+    /// The answers to `messages`, in order, as one body: the batch's array or the single
+    /// answer (empty when there is nothing to answer), with the last answer's error code.
+    /// The body holds at most [`MAX_ANSWER_BYTES`]: the first answer that does not fit is
+    /// dropped for a [`too_large`] error, and so is every later request, which then neither
+    /// runs nor counts.
+    async fn answer_all(&mut self, messages: &[Value], batch: bool) -> (Vec<u8>, Option<i64>) {
+        let (mut budget, reserves) = Budget::new(MAX_ANSWER_BYTES, messages, batch);
+        let mut out = Vec::new();
+        let mut code = None;
+        let mut full = false;
+        for (message, reserve) in messages.iter().zip(reserves) {
+            let room = budget.room(reserve);
+            let answer = match read(message) {
+                Message::Silent => None,
+                Message::Invalid(answer) => Some(answer),
+                Message::Request { id, .. } if full => Some(too_large(id)),
+                Message::Request { id, method, params } => {
+                    Some(self.run(id, method, params, room).await)
+                }
+            };
+            let Some(answer) = budget.place(reserve, message, answer) else {
+                continue;
+            };
+            full = full || answer.code == Some(ANSWER_TOO_LARGE);
+            code = answer.code;
+            if batch {
+                out.push(if out.is_empty() { b'[' } else { b',' });
+                out.extend_from_slice(&answer.bytes);
+            } else {
+                out = answer.bytes;
+            }
         }
-        let Some(method) = obj.get("method") else {
-            // A response from the client (to a request we never send): accepted, ignored.
-            if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) {
-                return None;
-            }
-            return Some(error(
-                &answer_id,
-                INVALID_REQUEST,
-                "Invalid Request: method is missing",
-                None,
-            ));
-        };
-        let Some(method) = method.as_str() else {
-            return Some(error(
-                &answer_id,
-                INVALID_REQUEST,
-                "Invalid Request: method must be a string",
-                None,
-            ));
-        };
-        // A notification (initialized, cancelled, ...): nothing to answer.
-        id?;
-        let Some(id) = valid_id else {
-            return Some(error(
-                &Value::Null,
-                INVALID_REQUEST,
-                "Invalid Request: id must be a string or an integer",
-                None,
-            ));
-        };
+        if !out.is_empty() && batch {
+            out.push(b']');
+        }
+        (out, code)
+    }
+
+    /// One request, whose answer should fit in `room` bytes.
+    async fn run(
+        &mut self,
+        id: &Value,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        room: usize,
+    ) -> Answer {
         let empty = Map::new();
-        let params = match obj.get("params") {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(p)) => p,
-            Some(_) => {
-                return Some(error(
-                    &id,
-                    INVALID_PARAMS,
-                    "Invalid params: params must be an object",
-                    None,
-                ));
-            }
-        };
-        Some(match method {
-            "initialize" => self.initialize(&id, params),
-            "ping" => result_raw(&id, b"{}"),
-            "tools/list" => self.list(&id),
-            "tools/call" => self.call(&id, params).await,
+        let params = params.unwrap_or(&empty);
+        match method {
+            "initialize" => self.initialize(id, params),
+            "ping" => result_raw(id, b"{}"),
+            "tools/list" => self.list(id),
+            "tools/call" => self.call(id, params, room).await,
             other => error(
-                &id,
+                id,
                 METHOD_NOT_FOUND,
                 &format!("Method not found: {other}"),
                 Some(json!({"supported": ["initialize", "ping", "tools/list", "tools/call"]})),
             ),
-        })
+        }
     }
 
     fn initialize(&self, id: &Value, params: &Map<String, Value>) -> Answer {
@@ -256,23 +414,50 @@ impl Ctx<'_> {
 
     /// The tools the caller's scopes cover, from their definitions serialized once.
     fn list(&self, id: &Value) -> Answer {
-        let mut out = Vec::with_capacity(64 * 1024);
-        out.extend_from_slice(br#"{"tools":["#);
-        for tool in tools::catalog()
-            .iter()
-            .filter(|t| t.covered_by(&self.caller.scopes))
-        {
-            if out.len() > 10 {
-                out.push(b',');
+        result_with(id, 64 * 1024, |out| {
+            out.extend_from_slice(br#"{"tools":["#);
+            let mut first = true;
+            for tool in tools::catalog()
+                .iter()
+                .filter(|t| t.covered_by(&self.caller.scopes))
+            {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                out.extend_from_slice(tool.json.as_bytes());
             }
-            out.extend_from_slice(tool.json.as_bytes());
-        }
-        out.extend_from_slice(b"]}");
-        result_raw(id, &out)
+            out.extend_from_slice(b"]}");
+        })
     }
 
-    async fn call(&self, id: &Value, params: &Map<String, Value>) -> Answer {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
+    /// Counts a tool call against the token's quota before anything else, as REST counts a
+    /// call before checking it (DECISIONS "MCP"): the message's own count covers its first
+    /// tool call, and each further one costs one more. The REST error when refused.
+    async fn count(&mut self) -> Result<(), ApiError> {
+        self.tool_calls += 1;
+        if self.tool_calls == 1 {
+            return Ok(());
+        }
+        let quota = count_call(self.state, self.caller).await?;
+        self.quota = Some(quota);
+        if quota.exceeded {
+            return Err(ApiError::rate_limited(quota.reset.max(0) as u64));
+        }
+        Ok(())
+    }
+
+    async fn call(&mut self, id: &Value, params: &Map<String, Value>, room: usize) -> Answer {
+        let name = params.get("name").and_then(Value::as_str);
+        if let Err(refused) = self.count().await {
+            let body = refused.body(Lang::from_headers(self.headers)).to_string();
+            let status = refused.code.status();
+            let name = name.unwrap_or_default();
+            return result_with(id, body.len() * 2 + 96, |out| {
+                tool_result(name, status, body.as_bytes(), out);
+            });
+        }
+        let Some(name) = name else {
             return error(
                 id,
                 INVALID_PARAMS,
@@ -312,15 +497,23 @@ impl Ctx<'_> {
                 );
             }
         };
-        let (status, bytes) = call::send(self.state, self.caller, &uri, self.headers).await;
+        // The result holds the REST body twice (as text and as structured content): a body
+        // over half the room cannot fit, and is dropped as it is read.
+        let sent = call::send(self.state, self.caller, &uri, self.headers, room / 2).await;
+        let Ok((status, bytes)) = sent else {
+            tracing::warn!(tool = name, room, "tool result dropped: answer too large");
+            return too_large(id);
+        };
         tracing::debug!(tool = name, status = status.as_u16(), "tool call");
-        result_raw(id, &tool_result(tool, status, &bytes))
+        result_with(id, bytes.len() * 2 + 96, |out| {
+            tool_result(name, status, &bytes, out);
+        })
     }
 }
 
-/// The REST answer as a tool result: its JSON text, the same JSON as structured content
-/// (embedded as is, never re-encoded), and `isError` unless it succeeded.
-fn tool_result(tool: &Tool, status: StatusCode, body: &[u8]) -> Vec<u8> {
+/// The REST answer as a tool result, written to `out`: its JSON text, the same JSON as
+/// structured content (embedded as is, never re-encoded), and `isError` unless it succeeded.
+fn tool_result(tool: &str, status: StatusCode, body: &[u8], out: &mut Vec<u8>) {
     let is_error = !status.is_success();
     let text = std::str::from_utf8(body)
         .ok()
@@ -328,7 +521,7 @@ fn tool_result(tool: &Tool, status: StatusCode, body: &[u8]) -> Vec<u8> {
         .filter(|t| serde_json::from_str::<IgnoredAny>(t).is_ok());
     let Some(text) = text else {
         tracing::error!(
-            tool = tool.name(),
+            tool,
             status = status.as_u16(),
             "tool answered no JSON object"
         );
@@ -337,11 +530,11 @@ fn tool_result(tool: &Tool, status: StatusCode, body: &[u8]) -> Vec<u8> {
             tool,
             StatusCode::INTERNAL_SERVER_ERROR,
             body.to_string().as_bytes(),
+            out,
         );
     };
-    let mut out = Vec::with_capacity(body.len() * 2 + 96);
     out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
-    let _ = serde_json::to_writer(&mut out, text);
+    let _ = serde_json::to_writer(&mut *out, text);
     out.extend_from_slice(br#"}],"structuredContent":"#);
     out.extend_from_slice(text.as_bytes());
     out.extend_from_slice(if is_error {
@@ -349,5 +542,81 @@ fn tool_result(tool: &Tool, status: StatusCode, body: &[u8]) -> Vec<u8> {
     } else {
         br#","isError":false}"#
     });
-    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An answer of exactly `len` bytes (at least its envelope's).
+    fn answer(id: usize, len: usize) -> Answer {
+        let envelope = result(&json!(id), &json!({"pad": ""})).bytes.len();
+        let pad = "x".repeat(len.saturating_sub(envelope));
+        result(&json!(id), &json!({"pad": pad}))
+    }
+
+    fn request(id: usize) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call"})
+    }
+
+    #[test]
+    fn a_single_answer_over_the_cap_becomes_the_cut_off_error() {
+        let message = request(1);
+        let (mut budget, reserves) = Budget::new(1000, std::slice::from_ref(&message), false);
+        let placed = budget.place(reserves[0], &message, Some(answer(1, 2000)));
+        let placed = placed.expect("an answer");
+        assert_eq!(placed.code, Some(ANSWER_TOO_LARGE));
+        let body: Value = serde_json::from_slice(&placed.bytes).expect("JSON");
+        assert_eq!(body["id"], 1);
+        assert_eq!(body["error"]["data"]["limit_bytes"], MAX_ANSWER_BYTES);
+        let (mut budget, reserves) = Budget::new(1000, std::slice::from_ref(&message), false);
+        let kept = budget.place(reserves[0], &message, Some(answer(1, 1000)));
+        assert_eq!(kept.expect("an answer").code, None, "exactly the cap fits");
+    }
+
+    #[test]
+    fn a_batch_answer_may_fill_the_cap_to_the_byte() {
+        let messages = [request(1), request(2)];
+        // Brackets and comma: 3 bytes besides the two answers.
+        for (second, fits) in [(997 - 100, true), (998 - 100, false)] {
+            let (mut budget, reserves) = Budget::new(1000, &messages, true);
+            let first = budget.place(reserves[0], &messages[0], Some(answer(1, 100)));
+            assert_eq!(first.expect("an answer").code, None);
+            let placed = budget.place(reserves[1], &messages[1], Some(answer(2, second)));
+            let code = placed.expect("an answer").code;
+            assert_eq!(code.is_none(), fits, "{second} bytes after 100");
+        }
+    }
+
+    #[test]
+    fn a_batch_never_answers_more_than_the_cap_and_every_request_gets_an_answer() {
+        let cap = 4000;
+        for sizes in [
+            vec![900; 8],
+            vec![3900, 10, 10],
+            vec![10, 5000, 10, 10],
+            vec![1500, 1500, 1500, 1500],
+            vec![0, 3000, 0, 600, 600],
+        ] {
+            // A size of 0 stands for a notification: no answer.
+            let messages: Vec<Value> = (0..sizes.len()).map(request).collect();
+            let (mut budget, reserves) = Budget::new(cap, &messages, true);
+            let mut total = 1;
+            let mut answered = 0;
+            for (i, (len, reserve)) in sizes.iter().zip(reserves).enumerate() {
+                let given = (*len > 0).then(|| answer(i, *len));
+                let Some(placed) = budget.place(reserve, &messages[i], given) else {
+                    assert_eq!(*len, 0);
+                    continue;
+                };
+                let id: Value =
+                    serde_json::from_slice::<Value>(&placed.bytes).expect("JSON")["id"].clone();
+                assert_eq!(id, i, "{sizes:?}");
+                total += placed.bytes.len() + 1;
+                answered += 1;
+            }
+            assert!(total <= cap, "{sizes:?}: {total} bytes");
+            assert_eq!(answered, sizes.iter().filter(|l| **l > 0).count());
+        }
+    }
 }
