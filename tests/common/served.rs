@@ -41,6 +41,8 @@ impl Served {
 pub struct Serve {
     env: Vec<(String, String)>,
     dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// File-descriptor limits (soft, hard) the server starts with, instead of the test's.
+    fd_limit: Option<(u64, Option<u64>)>,
 }
 
 impl Serve {
@@ -60,13 +62,36 @@ impl Serve {
         self
     }
 
+    /// Starts the server with this soft file-descriptor limit (as a login shell often sets
+    /// it) and, when given, this hard limit, as `ulimit` does.
+    pub fn fd_limit(mut self, soft: u64, hard: Option<u64>) -> Self {
+        self.fd_limit = Some((soft, hard));
+        self
+    }
+
     /// Starts the server and waits for its banner (base URL and token).
     pub fn start(self) -> Served {
         let dir = self
             .dir
             .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
         let db = dir.path().join("netops.db");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_netops"))
+        let binary = env!("CARGO_BIN_EXE_netops");
+        let mut command = match self.fd_limit {
+            None => Command::new(binary),
+            // The shell lowers the limits and then becomes the server (same process id).
+            Some((soft, hard)) => {
+                // The soft limit first: a hard limit cannot go below it.
+                let hard = hard
+                    .map(|h| format!(" && ulimit -H -n {h}"))
+                    .unwrap_or_default();
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg(format!("ulimit -S -n {soft}{hard} && exec \"$0\" \"$@\""))
+                    .arg(binary);
+                c
+            }
+        };
+        let mut child = command
             .args(["serve", "--addr", "127.0.0.1:0", "--db"])
             .arg(&db)
             .env("RUST_LOG", "warn")

@@ -7,4 +7,5 @@
 #[path = "../common/served.rs"]
 mod served;
 
+mod connections;
 mod writes;
