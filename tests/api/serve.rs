@@ -166,3 +166,24 @@ async fn sigterm_stops_the_server_cleanly() {
     let exit = served.child.wait().expect("wait");
     assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
 }
+
+#[test]
+fn serve_refuses_a_bad_connection_limit_naming_its_variable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_netops"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+        .arg(dir.path().join("netops.db"))
+        .env("NETOPS_IDLE_TIMEOUT_SECS", "soon")
+        .output()
+        .expect("run netops serve");
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("NETOPS_IDLE_TIMEOUT_SECS") && stderr.contains("'soon'"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("netops.db").exists(),
+        "nothing is seeded before the configuration is read"
+    );
+}
