@@ -575,3 +575,30 @@ async fn a_stop_does_not_wait_for_connections_that_hold_no_request() {
     );
     drop(held);
 }
+
+#[tokio::test]
+async fn unauthenticated_calls_are_counted_per_client_address() {
+    // The gate buckets calls without a valid token by the peer address the server loop
+    // hands it: two loopback addresses, two buckets.
+    let served = Serve::new().env("NETOPS_RATE_LIMIT", 2).start();
+    let from = |ip: [u8; 4]| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(ip))
+            .build()
+            .expect("client")
+    };
+    let (first, second) = (from([127, 0, 0, 1]), from([127, 0, 0, 2]));
+    let me = format!("{}/me", served.base);
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        statuses.push(first.get(&me).send().await.expect("me").status().as_u16());
+    }
+    assert_eq!(statuses, [401, 401, 429]);
+    let other = second.get(&me).send().await.expect("me");
+    assert_eq!(
+        other.status(),
+        401,
+        "another address has a bucket of its own"
+    );
+    assert_eq!(other.headers()["x-ratelimit-remaining"], "1");
+}
