@@ -34,6 +34,16 @@ impl Served {
     pub fn pid(&self) -> String {
         self.child.id().to_string()
     }
+
+    /// Sends SIGTERM, as a supervisor stops the server, and waits for the exit.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.pid()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        self.child.wait().expect("wait")
+    }
 }
 
 /// How to start `netops serve`.
@@ -136,4 +146,22 @@ pub fn netops(args: &[&str], db: &Path) -> std::process::Output {
         .arg(db)
         .output()
         .expect("run netops")
+}
+
+/// Creates a token of tenant acme with the CLI on the file `db` (`args`: `--name`, `--scopes`
+/// and any other option of `token create`) and returns it.
+pub fn create_token(db: &Path, args: &[&str]) -> String {
+    let out = netops(
+        &[&["token", "create", "--tenant", "acme"], args].concat(),
+        db,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_owned()
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-use crate::served::{Serve, netops};
+use crate::served::{Serve, Served, create_token};
 
 /// Longest any read of these tests waits for the server.
 const PATIENCE: Duration = Duration::from_secs(15);
@@ -132,6 +132,21 @@ async fn exchange(addr: &str, request: Vec<u8>) -> Answer {
     parse(&got, true).unwrap_or_else(|| panic!("no answer: {:?}", String::from_utf8_lossy(&got)))
 }
 
+/// `GET /me` with the demo token on a new connection: checks it answers 200 within
+/// [`PATIENCE`] and returns how long it took.
+async fn me(served: &Served) -> Duration {
+    let started = Instant::now();
+    let res = reqwest::Client::new()
+        .get(format!("{}/me", served.base))
+        .bearer_auth(&served.token)
+        .timeout(PATIENCE)
+        .send()
+        .await
+        .expect("GET /me answers");
+    assert_eq!(res.status(), 200);
+    started.elapsed()
+}
+
 /// Raises this test process's own soft file-descriptor limit to hold `need` sockets.
 fn raise_own_fd_limit(need: u64) {
     let limit = rlimit::increase_nofile_limit(u64::MAX).expect("raise RLIMIT_NOFILE");
@@ -243,28 +258,7 @@ async fn a_normal_client_is_served_promptly_while_two_thousand_slow_connections_
         .start();
     let pid = served.pid();
     // The normal client has a token of its own: the held writes spend the demo token's quota.
-    let out = netops(
-        &[
-            "token",
-            "create",
-            "--tenant",
-            "acme",
-            "--name",
-            "dashboard",
-            "--scopes",
-            "all",
-        ],
-        &served.db,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let token = String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_owned();
+    let token = create_token(&served.db, &["--name", "dashboard", "--scopes", "all"]);
     let idle_fds = fd_count(&pid);
 
     let held = hold(served.addr(), &served.token, 2_000, &Hold::ALL).await;
@@ -472,13 +466,7 @@ async fn refusals_of_the_http_layer_are_json_in_the_callers_language() {
     .assert_refusal(400, "bad_request", "Requête HTTP mal formée.");
 
     // The server still serves after all of them.
-    let me = reqwest::Client::new()
-        .get(format!("{}/me", served.base))
-        .bearer_auth(&served.token)
-        .send()
-        .await
-        .expect("me");
-    assert_eq!(me.status(), 200);
+    me(&served).await;
 }
 
 #[tokio::test]
@@ -505,20 +493,8 @@ async fn when_file_descriptors_run_out_new_connections_wait_and_the_server_does_
         "the accept loop spins: {spent:?} of CPU in 1.5 s"
     );
     // A normal client waits in the backlog until the silent ones time out, then is served.
-    let started = Instant::now();
-    let res = reqwest::Client::new()
-        .get(format!("{}/me", served.base))
-        .bearer_auth(&served.token)
-        .timeout(PATIENCE)
-        .send()
-        .await
-        .expect("GET /me is served once the silent connections are closed");
-    assert_eq!(res.status(), 200);
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "{:?}",
-        started.elapsed()
-    );
+    let waited = me(&served).await;
+    assert!(waited < Duration::from_secs(8), "{waited:?}");
     drop(held);
 }
 
@@ -537,14 +513,7 @@ async fn the_default_connection_limit_keeps_file_descriptors_in_reserve() {
     let fds = fd_count(&pid);
     assert!(fds <= 256 - 32, "{fds} descriptors open of 256");
     // Served once the first of them time out, with descriptors to spare for the store.
-    let res = reqwest::Client::new()
-        .get(format!("{}/me", served.base))
-        .bearer_auth(&served.token)
-        .timeout(PATIENCE)
-        .send()
-        .await
-        .expect("answered");
-    assert_eq!(res.status(), 200);
+    me(&served).await;
     drop(held);
 }
 
@@ -560,12 +529,7 @@ async fn a_stop_does_not_wait_for_connections_that_hold_no_request() {
     )
     .await;
     let started = Instant::now();
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &served.pid()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let exit = served.child.wait().expect("wait");
+    let exit = served.terminate();
     assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
     // Well before the 10 s a silent connection or a partial head is given.
     assert!(
