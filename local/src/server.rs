@@ -66,7 +66,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// How often a repeated warning (connection limit reached, failed accepts) is logged.
 const WARN_EVERY: Duration = Duration::from_secs(10);
 
-/// What one client may hold, read once from the environment (README "Configuration").
+/// How long and how many connections may be held, read once from the environment (README
+/// "Configuration").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// `NETOPS_HEADER_TIMEOUT_SECS` (10): a new connection's first request head must be
@@ -117,11 +118,12 @@ impl Limits {
             body_timeout: seconds("NETOPS_BODY_TIMEOUT_SECS", 30)?,
             idle_timeout: seconds("NETOPS_IDLE_TIMEOUT_SECS", 60)?,
             send_timeout: seconds("NETOPS_SEND_TIMEOUT_SECS", 30)?,
+            // Past the semaphore's bound a limit means no limit.
             max_connections: usize::try_from(number(
                 "NETOPS_MAX_CONNECTIONS",
                 default_connections,
             )?)
-            .unwrap_or(usize::MAX),
+            .map_or(Semaphore::MAX_PERMITS, |n| n.min(Semaphore::MAX_PERMITS)),
         })
     }
 }
@@ -484,6 +486,11 @@ mod tests {
         .expect("limits");
         assert_eq!(set.idle_timeout, Duration::from_secs(5));
         assert_eq!(set.max_connections, 9_000);
+        let huge = limits(1_024, &[("NETOPS_MAX_CONNECTIONS", "18446744073709551615")]);
+        assert_eq!(
+            huge.expect("limits").max_connections,
+            Semaphore::MAX_PERMITS
+        );
         for bad in ["0", "-1", "1.5", "ten"] {
             let e = limits(1_024, &[("NETOPS_BODY_TIMEOUT_SECS", bad)]).expect_err(bad);
             assert_eq!(e.var, "NETOPS_BODY_TIMEOUT_SECS");
