@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use chrono::{Duration, Utc};
 use clap::{Args, Parser, Subcommand};
+use netops::server::{self, Limits};
 use netops::{SeedSize, open_configured, seed_configured, seed_demo};
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
@@ -330,6 +331,8 @@ async fn demo_token(store: &DynStore) -> Result<String, Failure> {
 }
 
 async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failure> {
+    let fd_limit = server::raise_fd_limit();
+    let limits = Limits::from_env(fd_limit).map_err(|e| usage(e.to_string()))?;
     let store = db.open(&config).await?;
     if store.is_empty().await? {
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
@@ -344,9 +347,8 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failur
     )
     .await?
     .counting_in_process();
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;
+    let listener =
+        server::listen(addr).map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;
     let local = listener
         .local_addr()
         .map_err(|e| Failure(e.to_string(), 1))?;
@@ -371,14 +373,8 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failur
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
     netops::spawn_workers(&state);
-    let app = netops::app(state);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(stop)
-    .await
-    .map_err(|e| Failure(format!("server error: {e}"), 1))?;
+    tracing::info!(fd_limit, ?limits, "serving");
+    server::serve(listener, netops::app(state), limits, stop).await;
     eprintln!("netops: stopped");
     Ok(())
 }

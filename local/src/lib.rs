@@ -13,6 +13,8 @@ use netops_shared::store::{DynStore, StoreResult};
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 
+pub mod server;
+
 /// Every module served by the local process.
 pub fn modules() -> Vec<&'static Module> {
     let mut all: Vec<&'static Module> = netops_docs::MODULES.to_vec();

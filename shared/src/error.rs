@@ -47,6 +47,11 @@ error_codes! {
     RateLimited => "rate_limited", TOO_MANY_REQUESTS;
     InternalError => "internal_error", INTERNAL_SERVER_ERROR;
     ServiceUnavailable => "service_unavailable", SERVICE_UNAVAILABLE;
+    // Refusals of the HTTP layer itself, before any route is known (`netops serve`).
+    BadRequest => "bad_request", BAD_REQUEST;
+    RequestTimeout => "request_timeout", REQUEST_TIMEOUT;
+    UriTooLong => "uri_too_long", URI_TOO_LONG;
+    HeadersTooLarge => "headers_too_large", REQUEST_HEADER_FIELDS_TOO_LARGE;
 }
 
 /// A message in both languages the API speaks.
@@ -201,6 +206,48 @@ impl ApiError {
             Msg::new(
                 format!("Limite de débit dépassée : réessayez dans {retry_after} s."),
                 format!("Rate limit exceeded: retry in {retry_after} s."),
+            ),
+        )
+    }
+
+    /// 400 `bad_request`: the request line or a header cannot be parsed as HTTP.
+    pub fn bad_request() -> Self {
+        Self::new(
+            ErrorCode::BadRequest,
+            Msg::new("Requête HTTP mal formée.", "Malformed HTTP request."),
+        )
+    }
+
+    /// 408 `request_timeout`: the head or the body of the request stalled; the connection
+    /// is closed.
+    pub fn request_timeout() -> Self {
+        Self::new(
+            ErrorCode::RequestTimeout,
+            Msg::new(
+                "La requête n'est pas arrivée en entier à temps ; renvoyez-la.",
+                "The request did not arrive in full in time; send it again.",
+            ),
+        )
+    }
+
+    /// 414 `uri_too_long`.
+    pub fn uri_too_long() -> Self {
+        Self::new(
+            ErrorCode::UriTooLong,
+            Msg::new(
+                "Adresse de la requête trop longue.",
+                "Request URI too long.",
+            ),
+        )
+    }
+
+    /// 431 `headers_too_large`: the request head is too large or has too many fields.
+    pub fn headers_too_large() -> Self {
+        Self::new(
+            ErrorCode::HeadersTooLarge,
+            Msg::new(
+                "En-têtes de requête trop volumineux ou trop nombreux.",
+                "Request headers too large or too many.",
             ),
         )
     }

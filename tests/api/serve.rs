@@ -8,7 +8,7 @@ use std::process::Command;
 #[path = "../common/served.rs"]
 mod served;
 
-use served::{Serve, netops};
+use served::{Serve, create_token, netops};
 
 fn start() -> served::Served {
     Serve::new().start()
@@ -31,12 +31,9 @@ async fn serve_answers_over_http_and_tokens_change_while_it_runs() {
     assert_eq!(body["data"].as_array().map(Vec::len), Some(2));
 
     // A token created by the CLI works on the next request, and stops working once revoked.
-    let out = netops(
+    let token = create_token(
+        &served.db,
         &[
-            "token",
-            "create",
-            "--tenant",
-            "acme",
             "--name",
             "ci",
             "--scopes",
@@ -44,17 +41,7 @@ async fn serve_answers_over_http_and_tokens_change_while_it_runs() {
             "--expires-in",
             "1h",
         ],
-        &served.db,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let token = String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_owned();
     assert!(
         token.starts_with("nop_") && token.len() == 44,
         "stdout holds the token alone"
@@ -156,13 +143,27 @@ async fn serve_answers_over_http_and_tokens_change_while_it_runs() {
 
 #[tokio::test]
 async fn sigterm_stops_the_server_cleanly() {
-    let mut served = start();
-    let pid = served.pid();
-    let status = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let exit = served.child.wait().expect("wait");
+    let exit = start().terminate();
     assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
+}
+
+#[test]
+fn serve_refuses_a_bad_connection_limit_naming_its_variable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_netops"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+        .arg(dir.path().join("netops.db"))
+        .env("NETOPS_IDLE_TIMEOUT_SECS", "soon")
+        .output()
+        .expect("run netops serve");
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("NETOPS_IDLE_TIMEOUT_SECS") && stderr.contains("'soon'"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("netops.db").exists(),
+        "nothing is seeded before the configuration is read"
+    );
 }

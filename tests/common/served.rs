@@ -34,6 +34,16 @@ impl Served {
     pub fn pid(&self) -> String {
         self.child.id().to_string()
     }
+
+    /// Sends SIGTERM, as a supervisor stops the server, and waits for the exit.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.pid()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        self.child.wait().expect("wait")
+    }
 }
 
 /// How to start `netops serve`.
@@ -41,6 +51,8 @@ impl Served {
 pub struct Serve {
     env: Vec<(String, String)>,
     dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// File-descriptor limits (soft, hard) the server starts with, instead of the test's.
+    fd_limit: Option<(u64, Option<u64>)>,
 }
 
 impl Serve {
@@ -60,13 +72,36 @@ impl Serve {
         self
     }
 
+    /// Starts the server with this soft file-descriptor limit (as a login shell often sets
+    /// it) and, when given, this hard limit, as `ulimit` does.
+    pub fn fd_limit(mut self, soft: u64, hard: Option<u64>) -> Self {
+        self.fd_limit = Some((soft, hard));
+        self
+    }
+
     /// Starts the server and waits for its banner (base URL and token).
     pub fn start(self) -> Served {
         let dir = self
             .dir
             .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
         let db = dir.path().join("netops.db");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_netops"))
+        let binary = env!("CARGO_BIN_EXE_netops");
+        let mut command = match self.fd_limit {
+            None => Command::new(binary),
+            // The shell lowers the limits and then becomes the server (same process id).
+            Some((soft, hard)) => {
+                // The soft limit first: a hard limit cannot go below it.
+                let hard = hard
+                    .map(|h| format!(" && ulimit -H -n {h}"))
+                    .unwrap_or_default();
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg(format!("ulimit -S -n {soft}{hard} && exec \"$0\" \"$@\""))
+                    .arg(binary);
+                c
+            }
+        };
+        let mut child = command
             .args(["serve", "--addr", "127.0.0.1:0", "--db"])
             .arg(&db)
             .env("RUST_LOG", "warn")
@@ -111,4 +146,22 @@ pub fn netops(args: &[&str], db: &Path) -> std::process::Output {
         .arg(db)
         .output()
         .expect("run netops")
+}
+
+/// Creates a token of tenant acme with the CLI on the file `db` (`args`: `--name`, `--scopes`
+/// and any other option of `token create`) and returns it.
+pub fn create_token(db: &Path, args: &[&str]) -> String {
+    let out = netops(
+        &[&["token", "create", "--tenant", "acme"], args].concat(),
+        db,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_owned()
 }

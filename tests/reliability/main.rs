@@ -7,6 +7,7 @@
 #[path = "../common/served.rs"]
 mod served;
 
+mod connections;
 mod crash;
 mod disk;
 mod mcp;
