@@ -3,7 +3,7 @@
 //! route table — security and scope, paging and window parameters with their defaults and
 //! caps, the common error answers — so the document says what the code does.
 
-use netops_shared::error::ErrorBody;
+use netops_shared::error::{ErrorBody, ErrorCode};
 use netops_shared::routes::{
     Access, MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH, MCP_PROTOCOL_VERSIONS, ROUTES, Route, WindowRule,
 };
@@ -22,9 +22,7 @@ réglages NetDiag d'un poste, lancer une action de diagnostic.\n\n\
 **Authentification** : en-tête `Authorization: Bearer <jeton>` sur toutes les routes sauf `/openapi.json` et \
 `/docs`. Jeton absent, inconnu, expiré ou révoqué : 401. Portée manquante : 403, le corps nomme la portée dans `scope`.\n\n\
 **Ordre des contrôles** : jeton (401), limite de débit (429), portée (403), paramètres (400), existence (404).\n\n\
-**Erreurs** : corps `{error, message}` (plus `scope` sur un 403). Codes stables : `invalid_parameter`, \
-`invalid_cursor`, `invalid_body`, `unauthorized`, `forbidden`, `not_found`, `conflict`, `method_not_allowed`, \
-`payload_too_large`, `rate_limited`, `internal_error`, `service_unavailable`. Message en français, en anglais si \
+**Erreurs** : corps `{error, message}` (plus `scope` sur un 403). Codes stables : {codes}. Message en français, en anglais si \
 `Accept-Language` préfère `en`. Les paramètres inconnus sont ignorés ; une valeur invalide d'un paramètre connu \
 donne 400 en le nommant. Corps de requête : 64 Kio au plus (413).\n\n\
 **Limite de débit** : 600 appels par fenêtre de 60 s et par jeton, partagée par toutes les fonctions. Chaque \
@@ -40,6 +38,15 @@ appliquée). `cursor` est opaque et signé, lié au compte, à la route et aux f
 d'autres filtres, il donne 400 `invalid_cursor`. `meta.next_cursor` vaut null sur la dernière page. Les listes \
 datées vont du plus récent au plus ancien, sans doublon ni trou entre les pages ; le curseur conserve la fenêtre \
 de la première page.";
+
+/// [`DESCRIPTION`] with the stable error codes, listed from the one table.
+fn description() -> String {
+    let codes: Vec<String> = ErrorCode::ALL
+        .iter()
+        .map(|c| format!("`{}`", c.as_str()))
+        .collect();
+    DESCRIPTION.replace("{codes}", &codes.join(", "))
+}
 
 fn secs_label(secs: i64) -> String {
     if secs % 86400 == 0 {
@@ -243,7 +250,7 @@ pub fn openapi() -> Value {
     doc["info"] = json!({
         "title": "Network Operations Public API",
         "version": "1.7.0",
-        "description": DESCRIPTION,
+        "description": description(),
     });
     doc["servers"] = json!([{"url": "/api/v1", "description": "Base versionnée de cette console"}]);
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
