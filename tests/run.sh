@@ -57,7 +57,7 @@ if ! cargo test -p netops --test reliability --quiet -- --test-threads=1 --nocap
   cat "$rel_log"
   exit 1
 fi
-grep -E '^(reliability:|test result)' "$rel_log"
+grep -oE '(reliability: .*|test result: .*)' "$rel_log"
 echo "   (reliability suite: $(( $(date +%s) - started )) s)"
 
 echo "== the whole API suite again, on the DynamoDB adapter"
