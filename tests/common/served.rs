@@ -11,6 +11,8 @@ pub struct Served {
     pub base: String,
     pub token: String,
     pub db: PathBuf,
+    /// What the server wrote on stderr (its log).
+    pub log: PathBuf,
     /// The folder of the file, removed when the last holder drops it.
     pub dir: std::sync::Arc<tempfile::TempDir>,
 }
@@ -33,6 +35,11 @@ impl Served {
     /// The process id, for signals.
     pub fn pid(&self) -> String {
         self.child.id().to_string()
+    }
+
+    /// The server's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 }
 
@@ -66,13 +73,19 @@ impl Serve {
             .dir
             .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
         let db = dir.path().join("netops.db");
+        let log = dir.path().join("serve.log");
+        let stderr = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("server log");
         let mut child = Command::new(env!("CARGO_BIN_EXE_netops"))
             .args(["serve", "--addr", "127.0.0.1:0", "--db"])
             .arg(&db)
             .env("RUST_LOG", "warn")
             .envs(self.env)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn netops serve");
         let stdout = child.stdout.take().expect("stdout");
@@ -98,6 +111,7 @@ impl Serve {
             base: base.expect("base URL printed"),
             token: token.expect("token printed"),
             db,
+            log,
             dir,
         }
     }

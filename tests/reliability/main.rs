@@ -9,6 +9,7 @@ mod served;
 
 mod crash;
 mod disk;
+mod writelog;
 mod writes;
 
 /// The first machine under diagnosis of the served demo tenant (the target of the write
