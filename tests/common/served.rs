@@ -11,8 +11,10 @@ pub struct Served {
     pub base: String,
     pub token: String,
     pub db: PathBuf,
-    /// What the server wrote on stderr (its log).
+    /// What the server wrote on stderr (its log), in a folder of its own: a test that fills
+    /// the file's disk must not take the log's space.
     pub log: PathBuf,
+    _log_dir: tempfile::TempDir,
     /// The folder of the file, removed when the last holder drops it.
     pub dir: std::sync::Arc<tempfile::TempDir>,
 }
@@ -48,6 +50,7 @@ impl Served {
 pub struct Serve {
     env: Vec<(String, String)>,
     dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    log: Option<PathBuf>,
 }
 
 impl Serve {
@@ -67,13 +70,20 @@ impl Serve {
         self
     }
 
+    /// Sends the server's log to `path` (`/dev/full`: a log that cannot be written).
+    pub fn log_to(mut self, path: impl Into<PathBuf>) -> Self {
+        self.log = Some(path.into());
+        self
+    }
+
     /// Starts the server and waits for its banner (base URL and token).
     pub fn start(self) -> Served {
         let dir = self
             .dir
             .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
         let db = dir.path().join("netops.db");
-        let log = dir.path().join("serve.log");
+        let log_dir = tempfile::tempdir().expect("log dir");
+        let log = self.log.unwrap_or_else(|| log_dir.path().join("serve.log"));
         let stderr = std::fs::File::options()
             .create(true)
             .append(true)
@@ -112,6 +122,7 @@ impl Serve {
             token: token.expect("token printed"),
             db,
             log,
+            _log_dir: log_dir,
             dir,
         }
     }

@@ -295,6 +295,31 @@ async fn a_write_on_a_locked_file_waits_one_busy_timeout_then_gets_503_and_is_no
 }
 
 #[tokio::test]
+async fn a_failure_that_cannot_be_said_in_the_log_still_gets_its_503() {
+    // The store seeded beforehand: the server has nothing to say on start.
+    let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
+    let seeded = netops(&["seed"], &dir.path().join("netops.db"));
+    assert!(seeded.status.success());
+    let served = Serve::new().in_dir(dir).log_to("/dev/full").start();
+    let http = reqwest::Client::new();
+    let host = netdiag_host(&http, &served).await;
+    let url = format!("{}/netdiag/machines/{host}/settings", served.base);
+    let lock = rusqlite::Connection::open(&served.db).expect("open");
+    lock.execute_batch("BEGIN IMMEDIATE").expect("write lock");
+    let res = http
+        .put(&url)
+        .bearer_auth(&served.token)
+        .json(&json!({"apps": ["locked.exe"]}))
+        .send()
+        .await
+        .expect("an answer, though the log is full");
+    lock.execute_batch("ROLLBACK").expect("unlock");
+    assert_eq!(res.status().as_u16(), 503);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(body["error"], "service_unavailable");
+}
+
+#[tokio::test]
 async fn a_database_file_deleted_while_serving_refuses_writes_and_no_new_file_appears() {
     let served = Serve::new().start();
     let http = reqwest::Client::new();
