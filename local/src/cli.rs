@@ -83,8 +83,12 @@ enum Command {
     },
     /// Print a tenant's write log, one JSON object per line.
     Writes {
-        #[arg(long)]
-        tenant: String,
+        #[arg(long, required_unless_present = "unauthenticated")]
+        tenant: Option<String>,
+        /// Print the write refusals without a known token instead (401 and 429, counted per
+        /// client address and rate-limit window).
+        #[arg(long, conflicts_with = "tenant")]
+        unauthenticated: bool,
         #[command(flatten)]
         db: DbArg,
     },
@@ -229,10 +233,21 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             );
             Ok(())
         }
-        Command::Writes { tenant, db } => {
-            check_tenant(&tenant)?;
+        Command::Writes {
+            tenant,
+            unauthenticated: _,
+            db,
+        } => {
+            // Without --tenant, clap has made sure --unauthenticated is given.
+            let partition = match &tenant {
+                Some(t) => {
+                    check_tenant(t)?;
+                    t.as_str()
+                }
+                None => netops_shared::store::UNAUTHENTICATED,
+            };
             let store = db.open(&config).await?;
-            for entry in store.write_log(&tenant).await? {
+            for entry in store.write_log(partition).await? {
                 println!("{}", serde_json::to_string(&entry).unwrap_or_default());
             }
             Ok(())

@@ -28,7 +28,12 @@ pub fn generate_token() -> String {
 
 /// Hex SHA-256 of a token: the only form kept in storage.
 pub fn hash_token(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
+    sha256_hex(token.as_bytes())
+}
+
+/// Hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -85,17 +90,31 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
+/// A token refused by [`authenticate`]: the error, and the token's record when it is known
+/// (expired or revoked), so that a refused write is logged under its tenant and name.
+pub struct Refused {
+    pub error: ApiError,
+    pub known: Option<Box<TokenRecord>>,
+}
+
+impl From<ApiError> for Refused {
+    fn from(error: ApiError) -> Self {
+        Refused { error, known: None }
+    }
+}
+
 /// Checks the `Authorization` header against the store: every 401 case of spec 5.
 pub async fn authenticate(
     store: &DynStore,
     header: Option<&http::HeaderValue>,
     now: i64,
-) -> Result<TokenRecord, ApiError> {
+) -> Result<TokenRecord, Refused> {
     let Some(value) = header else {
         return Err(ApiError::unauthorized(
             "Jeton manquant : envoyez l'en-tête Authorization: Bearer <jeton>.",
             "Missing token: send the header Authorization: Bearer <token>.",
-        ));
+        )
+        .into());
     };
     let token = value
         .to_str()
@@ -113,24 +132,34 @@ pub async fn authenticate(
         })?;
     let unknown = || ApiError::unauthorized("Jeton inconnu.", "Unknown token.");
     if !token.starts_with(TOKEN_PREFIX) || token.len() != TOKEN_PREFIX.len() + TOKEN_CHARS {
-        return Err(unknown());
+        return Err(unknown().into());
     }
     let hash = hash_token(token);
-    let record = store.token_by_hash(&hash).await?.ok_or_else(unknown)?;
+    let record = store
+        .token_by_hash(&hash)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(unknown)?;
     if !bool::from(record.hash.as_bytes().ct_eq(hash.as_bytes())) {
-        return Err(unknown());
+        return Err(unknown().into());
     }
+    let refused = |fr, en| {
+        Err(Refused {
+            error: ApiError::unauthorized(fr, en),
+            known: Some(Box::new(record.clone())),
+        })
+    };
     if record.revoked_at.is_some() {
-        return Err(ApiError::unauthorized(
+        return refused(
             "Jeton révoqué : créez-en un nouveau.",
             "Token revoked: create a new one.",
-        ));
+        );
     }
     if record.expires_at <= now {
-        return Err(ApiError::unauthorized(
+        return refused(
             "Jeton expiré : créez-en un nouveau.",
             "Token expired: create a new one.",
-        ));
+        );
     }
     Ok(record)
 }

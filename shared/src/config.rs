@@ -26,6 +26,9 @@ impl StoreKind {
     }
 }
 
+/// Days a write-log entry is kept by default (DECISIONS "Writes and the write log").
+pub const DEFAULT_WRITE_LOG_DAYS: u32 = 400;
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `NETOPS_DB`: the embedded store's file.
@@ -36,6 +39,9 @@ pub struct Config {
     pub rate_window_secs: i64,
     /// `NETOPS_CURSOR_SECRET`: the cursor signing key; generated and kept in the store when unset.
     pub cursor_secret: Option<Vec<u8>>,
+    /// `NETOPS_WRITE_LOG_DAYS`: write-log entries expire this many days after their time
+    /// (400; DynamoDB TTL, swept in the SQLite file).
+    pub write_log_days: u32,
     /// `NETOPS_LOG_FORMAT`: `json` (default under Lambda) or `text`.
     pub json_logs: bool,
     /// `NETOPS_STORE`: `embedded` (default) or `dynamodb`.
@@ -64,6 +70,7 @@ impl Default for Config {
             rate_limit: 600,
             rate_window_secs: 60,
             cursor_secret: None,
+            write_log_days: DEFAULT_WRITE_LOG_DAYS,
             json_logs: false,
             store: StoreKind::Embedded,
             dynamodb: DynamoConfig::default(),
@@ -107,6 +114,13 @@ impl Config {
             return Err(ConfigError {
                 var: "NETOPS_RATE_LIMIT",
                 reason: "limit and window must be positive".into(),
+            });
+        }
+        let write_log_days = parse("NETOPS_WRITE_LOG_DAYS")?.unwrap_or(d.write_log_days);
+        if write_log_days == 0 {
+            return Err(ConfigError {
+                var: "NETOPS_WRITE_LOG_DAYS",
+                reason: "entries must be kept at least one day".into(),
             });
         }
         let store = match var("NETOPS_STORE") {
@@ -162,6 +176,7 @@ impl Config {
             rate_limit,
             rate_window_secs,
             cursor_secret: var("NETOPS_CURSOR_SECRET").map(String::into_bytes),
+            write_log_days,
             json_logs,
         })
     }

@@ -18,9 +18,10 @@ use crate::auth::{Caller, authenticate};
 use crate::error::{ApiError, Rendered};
 use crate::extract::BODY_LIMIT;
 use crate::lang::Lang;
-use crate::routes::{self, Access, BASE_PATH, Kind, Match};
+use crate::routes::{self, Access, BASE_PATH, Kind, Match, Route};
 use crate::state::AppState;
-use crate::write::{Logged, WriteBody, log_refusal};
+use crate::store::{TokenRecord, UNAUTHENTICATED};
+use crate::write::{Logged, Sender, Source, WriteBody, log_refusal};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
@@ -44,6 +45,38 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
 /// as for any request. Only code in the process can set it: extensions never come from the wire.
 #[derive(Debug, Clone)]
 pub struct OnBehalfOf(pub Caller);
+
+/// A write refused before its token was accepted (401, or 429 counted per client address),
+/// kept by the gate to log it: under the token's tenant when the token is known (expired or
+/// revoked), else by client address.
+#[derive(Debug, Clone)]
+struct Unauthenticated {
+    route: &'static Route,
+    known: Option<Box<TokenRecord>>,
+    client: String,
+    path: String,
+}
+
+impl Unauthenticated {
+    fn sender<'a>(&'a self, request_id: &'a str) -> Sender<'a> {
+        let (tenant, token_name, source) = match &self.known {
+            Some(t) => (
+                t.tenant.as_str(),
+                t.name.as_str(),
+                Source::Token { hash: &t.hash },
+            ),
+            None => (UNAUTHENTICATED, "", Source::Address(&self.client)),
+        };
+        Sender {
+            tenant,
+            token_name,
+            source,
+            method: self.route.method.as_str(),
+            path: &self.path,
+            request_id,
+        }
+    }
+}
 
 /// Rate-limit state of the caller for this request. A handler that counts further calls of
 /// its caller ([`count_call`]) puts the latest in its response's extensions, and the gate
@@ -82,6 +115,7 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
         let now = Utc::now();
         let (outcome, quota) = admit(&state, &mut req, &id, now).await;
         let caller = req.extensions().get::<Caller>().cloned();
+        let unauthenticated = req.extensions_mut().remove::<Unauthenticated>();
         let mut res = match outcome {
             Ok(()) => next.run(req).await,
             Err(e) => e.to_response(lang),
@@ -92,7 +126,9 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             && c.route.kind == Kind::Write
             && res.extensions().get::<Logged>().is_none()
         {
-            log_refusal(&state, c, res.status()).await;
+            log_refusal(&state, &Sender::caller(c), Some(&c.body), res.status()).await;
+        } else if let Some(u) = &unauthenticated {
+            log_refusal(&state, &u.sender(&id), None, res.status()).await;
         }
         if lang == Lang::En
             && let Some(Rendered(e)) = res.extensions().get::<Rendered>().cloned()
@@ -142,14 +178,6 @@ async fn admit(
     request_id: &str,
     now: DateTime<Utc>,
 ) -> (Result<(), ApiError>, Option<Quota>) {
-    let declared = req
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > BODY_LIMIT) {
-        return (Err(ApiError::payload_too_large()), None);
-    }
     let Some(rest) = req.uri().path().strip_prefix(BASE_PATH) else {
         return (Err(ApiError::unknown_path()), None);
     };
@@ -182,11 +210,24 @@ async fn admit(
             .await
             {
                 Ok(t) => t,
-                Err(e) => {
+                Err(refused) => {
+                    let client = client_address(req);
+                    if let Match::Found(route) = &found
+                        && route.kind == Kind::Write
+                    {
+                        let path = req.uri().path().to_owned();
+                        req.extensions_mut().insert(Unauthenticated {
+                            route,
+                            known: refused.known,
+                            client: client.clone(),
+                            path,
+                        });
+                    }
                     // Calls without a valid token count per client address, with the same
                     // limit, so they carry the rate-limit headers too and cannot hammer the
                     // token lookup.
-                    let bucket = format!("anon:{}", client_address(req));
+                    let bucket = format!("anon:{client}");
+                    let e = refused.error;
                     return match consume(state, &bucket, now.timestamp()).await {
                         Ok(q) if q.exceeded => {
                             (Err(ApiError::rate_limited(q.reset as u64)), Some(q))
@@ -217,14 +258,25 @@ async fn admit(
             return (Err(e), quota);
         }
     };
-    let body = if route.kind == Kind::Write {
-        match buffer_body(req).await {
-            Ok(b) => b,
-            Err(e) => return (Err(e), quota),
-        }
-    } else {
-        WriteBody::default()
+    // Bodies over 64 KiB are refused after the token and the rate limit, so that the 413
+    // carries the rate-limit headers and, on a write, is logged. A write's body is read for
+    // the log, unless the call is over its quota (it is not read then); a declared length
+    // over the limit is refused without reading.
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|n| *n > BODY_LIMIT as u64);
+    let (body, unreadable) = match (route.kind, exceeded, declared) {
+        (Kind::Write, false, Some(length)) => (WriteBody::TooLarge { length }, None),
+        (Kind::Write, false, None) => match buffer_body(req).await {
+            Ok(b) => (b, None),
+            Err(e) => (WriteBody::default(), Some(e)),
+        },
+        _ => (WriteBody::default(), None),
     };
+    let too_large = !exceeded && (declared.is_some() || matches!(body, WriteBody::TooLarge { .. }));
     let expires_at = DateTime::from_timestamp(token.expires_at, 0).unwrap_or(now);
     let path = req.uri().path().to_owned();
     tracing::Span::current().record("tenant", token.tenant.as_str());
@@ -246,6 +298,12 @@ async fn admit(
     });
     if exceeded {
         return (Err(rate_limited()), quota);
+    }
+    if too_large {
+        return (Err(ApiError::payload_too_large()), quota);
+    }
+    if let Some(e) = unreadable {
+        return (Err(e), quota);
     }
     if let (false, Some(scope)) = (scopes_ok, route.scope()) {
         return (Err(ApiError::forbidden(scope)), quota);
@@ -297,12 +355,26 @@ async fn consume(state: &AppState, bucket: &str, now: i64) -> Result<Quota, ApiE
     })
 }
 
-/// Reads a write's body (at most [`BODY_LIMIT`]) for the log, and puts it back.
+/// Reads a write's body for the log and puts it back; past [`BODY_LIMIT`] bytes it stops
+/// reading, and the body is [`WriteBody::TooLarge`] by the bytes received so far.
 async fn buffer_body(req: &mut Request) -> Result<WriteBody, ApiError> {
-    let body = std::mem::take(req.body_mut());
-    let bytes = axum::body::to_bytes(body, BODY_LIMIT)
-        .await
-        .map_err(|_| ApiError::payload_too_large())?;
+    use http_body_util::BodyExt;
+    let mut body = std::mem::take(req.body_mut());
+    let mut bytes = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|_| ApiError::invalid_body("lecture impossible", "unreadable"))?;
+        if let Ok(data) = frame.into_data() {
+            let length = bytes.len() + data.len();
+            if length > BODY_LIMIT {
+                return Ok(WriteBody::TooLarge {
+                    length: length as u64,
+                });
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    let bytes = bytes.freeze();
     *req.body_mut() = axum::body::Body::from(bytes.clone());
-    Ok(WriteBody(bytes))
+    Ok(WriteBody::Read(bytes))
 }

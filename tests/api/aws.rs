@@ -65,6 +65,8 @@ fn entry(tenant: &str, request_id: &str) -> WriteLogEntry {
         path: "/api/v1/alerts/1/ack".into(),
         body: json!({"note": request_id}),
         status: 200,
+        expires_at: chrono::Utc::now().timestamp() + 86_400,
+        ..WriteLogEntry::default()
     }
 }
 
@@ -201,6 +203,59 @@ async fn a_commit_whose_condition_fails_writes_neither_the_change_nor_the_log_en
         .map(|e| e.request_id)
         .collect();
     assert_eq!(ids, vec!["a", "d"]);
+    assert!(store.write_log("globex").await.expect("log").is_empty());
+}
+
+#[tokio::test]
+async fn the_write_log_keeps_its_expiry_hides_expired_items_and_coalesces_with_add() {
+    let Some(ep) = endpoint() else { return };
+    let (store, _) = fresh_store(&ep, 0).await;
+    let now = chrono::Utc::now();
+    let live = WriteLogEntry {
+        expires_at: now.timestamp() + 30 * 86_400,
+        ..entry("acme", "live")
+    };
+    let expired = WriteLogEntry {
+        expires_at: now.timestamp() - 1,
+        ..entry("acme", "expired")
+    };
+    store.commit(expired, Vec::new()).await.expect("commit");
+    store
+        .commit(live.clone(), Vec::new())
+        .await
+        .expect("commit");
+    let refusal = |n: i64| WriteLogEntry {
+        at: now + chrono::Duration::milliseconds(n),
+        request_id: format!("r{n}"),
+        status: 429,
+        body: Value::Null,
+        ..live.clone()
+    };
+    for n in 1..=4 {
+        store
+            .coalesce(now, "tok|0|429", refusal(n))
+            .await
+            .expect("coalesce");
+    }
+    store
+        .coalesce(now, "tok|60|429", refusal(9))
+        .await
+        .expect("coalesce");
+    let log = store.write_log("acme").await.expect("log");
+    let got: Vec<_> = log
+        .iter()
+        .map(|e| (e.request_id.as_str(), e.count, e.last_at, e.expires_at))
+        .collect();
+    // The coalesced entries sit at their window's start; DynamoDB deletes expired items
+    // some time after their TTL, so reads leave them out meanwhile.
+    assert_eq!(
+        got,
+        vec![
+            ("r1", Some(4), Some(refusal(4).at), live.expires_at),
+            ("r9", Some(1), Some(refusal(9).at), live.expires_at),
+            ("live", None, None, live.expires_at),
+        ]
+    );
     assert!(store.write_log("globex").await.expect("log").is_empty());
 }
 

@@ -20,3 +20,5 @@ mod network;
 mod operations;
 mod security;
 mod serve;
+mod text_filters;
+mod writelog;

@@ -11,6 +11,10 @@ pub struct Served {
     pub base: String,
     pub token: String,
     pub db: PathBuf,
+    /// What the server wrote on stderr (its log), in a folder of its own: a test that fills
+    /// the file's disk must not take the log's space.
+    pub log: PathBuf,
+    _log_dir: tempfile::TempDir,
     /// The folder of the file, removed when the last holder drops it.
     pub dir: std::sync::Arc<tempfile::TempDir>,
 }
@@ -44,6 +48,11 @@ impl Served {
         assert!(sent.success());
         self.child.wait().expect("wait")
     }
+
+    /// The server's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
 }
 
 /// How to start `netops serve`.
@@ -53,6 +62,7 @@ pub struct Serve {
     dir: Option<std::sync::Arc<tempfile::TempDir>>,
     /// File-descriptor limits (soft, hard) the server starts with, instead of the test's.
     fd_limit: Option<(u64, Option<u64>)>,
+    log: Option<PathBuf>,
 }
 
 impl Serve {
@@ -79,12 +89,25 @@ impl Serve {
         self
     }
 
+    /// Sends the server's log to `path` (`/dev/full`: a log that cannot be written).
+    pub fn log_to(mut self, path: impl Into<PathBuf>) -> Self {
+        self.log = Some(path.into());
+        self
+    }
+
     /// Starts the server and waits for its banner (base URL and token).
     pub fn start(self) -> Served {
         let dir = self
             .dir
             .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
         let db = dir.path().join("netops.db");
+        let log_dir = tempfile::tempdir().expect("log dir");
+        let log = self.log.unwrap_or_else(|| log_dir.path().join("serve.log"));
+        let stderr = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("server log");
         let binary = env!("CARGO_BIN_EXE_netops");
         let mut command = match self.fd_limit {
             None => Command::new(binary),
@@ -107,7 +130,7 @@ impl Serve {
             .env("RUST_LOG", "warn")
             .envs(self.env)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn netops serve");
         let stdout = child.stdout.take().expect("stdout");
@@ -133,6 +156,8 @@ impl Serve {
             base: base.expect("base URL printed"),
             token: token.expect("token printed"),
             db,
+            log,
+            _log_dir: log_dir,
             dir,
         }
     }

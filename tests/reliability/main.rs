@@ -11,6 +11,7 @@ mod connections;
 mod crash;
 mod disk;
 mod mcp;
+mod writelog;
 mod writes;
 
 /// The first machine under diagnosis of the served demo tenant (the target of the write

@@ -1263,12 +1263,43 @@ impl Store for DynamoStore {
             ("pk".to_owned(), s(log_pk(&log.tenant))),
             ("sk".to_owned(), s(sk)),
             ("e".to_owned(), s(entry)),
+            ("ttl".to_owned(), n(log.expires_at)),
         ]);
         items.push(tx_put(&self.data, item, Some("attribute_not_exists(pk)"))?);
         self.tx_write(items).await
     }
 
+    /// One UpdateItem: the entry is written by the first refusal only, `ADD` counts them.
+    async fn coalesce(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        key: &str,
+        log: WriteLogEntry,
+    ) -> StoreResult<()> {
+        let entry = serde_json::to_string(&log).map_err(|e| StoreError::Data(e.to_string()))?;
+        self.client
+            .update_item()
+            .table_name(self.data.as_ref())
+            .key("pk", s(log_pk(&log.tenant)))
+            .key(
+                "sk",
+                s(format!("{}|~{key}", ts_key(since.timestamp_micros()))),
+            )
+            .update_expression("SET e = if_not_exists(e, :e), la = :la, #ttl = :ttl ADD c :one")
+            .expression_attribute_names("#ttl", "ttl")
+            .expression_attribute_values(":e", s(entry))
+            .expression_attribute_values(":la", s(log.at.to_rfc3339()))
+            .expression_attribute_values(":ttl", n(log.expires_at))
+            .expression_attribute_values(":one", n(1))
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    /// Entries whose TTL has passed are left out: DynamoDB deletes them some time later.
     async fn write_log(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
+        let now = chrono::Utc::now().timestamp();
         let mut out = Vec::new();
         let mut start = None;
         loop {
@@ -1284,10 +1315,25 @@ impl Store for DynamoStore {
                 .await
                 .map_err(backend)?;
             for item in page.items() {
-                out.push(
-                    serde_json::from_str(get_s(item, "e")?)
-                        .map_err(|e| StoreError::Data(e.to_string()))?,
-                );
+                let expires_at = match item.get("ttl") {
+                    Some(_) => get_n(item, "ttl")?,
+                    None => i64::MAX,
+                };
+                if expires_at <= now {
+                    continue;
+                }
+                let mut entry: WriteLogEntry = serde_json::from_str(get_s(item, "e")?)
+                    .map_err(|e| StoreError::Data(e.to_string()))?;
+                entry.expires_at = expires_at;
+                if item.contains_key("c") {
+                    entry.count = Some(get_n(item, "c")?);
+                    entry.last_at = Some(
+                        chrono::DateTime::parse_from_rfc3339(get_s(item, "la")?)
+                            .map_err(|e| StoreError::Data(e.to_string()))?
+                            .to_utc(),
+                    );
+                }
+                out.push(entry);
             }
             match page.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),

@@ -56,6 +56,28 @@ pub fn field<'a>(body: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(body, |v, k| v.get(k))
 }
 
+/// The case folding of text filters: Unicode lower case (`É` → `é`, `Œ` → `œ`), the same in
+/// every adapter (SQLite calls [`contains_folded`] through a function of its own).
+pub fn fold(text: &str) -> String {
+    text.to_lowercase()
+}
+
+/// True when `text`, folded, contains `folded_needle` (itself folded by [`fold`]).
+pub fn contains_folded(text: &str, folded_needle: &str) -> bool {
+    if text.is_ascii() {
+        // ASCII text folds to ASCII: only an ASCII needle can occur in it, compared byte by
+        // byte without building the folded copy (most stored text is ASCII).
+        let needle = folded_needle.as_bytes();
+        return folded_needle.is_ascii()
+            && (needle.is_empty()
+                || text
+                    .as_bytes()
+                    .windows(needle.len())
+                    .any(|w| w.eq_ignore_ascii_case(needle)));
+    }
+    fold(text).contains(folded_needle)
+}
+
 fn same(a: &Value, b: &Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => x == y,
@@ -73,11 +95,11 @@ impl Pred {
                 .and_then(Value::as_str)
                 .is_some_and(|s| s.starts_with(p.as_str())),
             Pred::Contains(fs, needle) => {
-                let needle = needle.to_lowercase();
+                let needle = fold(needle);
                 fs.iter().any(|f| {
                     field(body, f)
                         .and_then(Value::as_str)
-                        .is_some_and(|s| s.to_lowercase().contains(&needle))
+                        .is_some_and(|s| contains_folded(s, &needle))
                 })
             }
             Pred::Gte(f, n) => field(body, f)
@@ -129,5 +151,27 @@ mod tests {
         assert!(Pred::Has("modules", json!("netflow")).matches(&body));
         assert!(!Pred::Has("modules", json!("netdiag")).matches(&body));
         assert!(Filter::all().matches(&body));
+    }
+
+    #[test]
+    fn text_search_folds_unicode_capitals() {
+        let body = json!({"m": "Windows : Échec de résolution DNS", "n": "ŒUVRE À ÇA", "k": "1 K"});
+        for needle in ["échec", "ÉCHEC", "Échec", "éCHEC de R"] {
+            assert!(
+                Pred::Contains(vec!["m"], needle.into()).matches(&body),
+                "{needle}"
+            );
+        }
+        for needle in ["œuvre à ça", "Œuvre À Ça"] {
+            assert!(
+                Pred::Contains(vec!["n"], needle.into()).matches(&body),
+                "{needle}"
+            );
+        }
+        assert!(!Pred::Contains(vec!["m"], "echec".into()).matches(&body));
+        // The Kelvin sign folds to an ASCII k, found in ASCII text.
+        assert!(Pred::Contains(vec!["k"], "\u{212a}".into()).matches(&body));
+        assert!(!Pred::Contains(vec!["k"], "é".into()).matches(&body));
+        assert!(Pred::Contains(vec!["k"], String::new()).matches(&body));
     }
 }

@@ -3,16 +3,28 @@
 //! Connections are pooled; every call runs on the blocking pool so a slow read never
 //! stalls the async workers. Filters become SQL over `json_extract`, so only matching
 //! rows leave SQLite.
+//!
+//! Faults (DECISIONS "Writes and the write log": a write that cannot be logged fails with
+//! 503 and changes nothing): a write waits at most [`BUSY_TIMEOUT`] for another connection's
+//! lock; only the first open may create the file, and a file deleted or replaced while the
+//! store is open refuses every write instead of taking it into a file no one will read again.
+//! Expired write-log entries are swept off the request path ([`spawn_sweeper`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak, mpsc};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::{Value as SqlValue, ValueRef};
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, TransactionBehavior, params, params_from_iter,
+};
 use serde_json::Value;
 
+use super::filter::contains_folded;
 use super::*;
 
 const SCHEMA: &str = r#"
@@ -61,9 +73,15 @@ CREATE TABLE IF NOT EXISTS rollups (
 CREATE TABLE IF NOT EXISTS writes (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     tenant TEXT NOT NULL,
-    entry TEXT NOT NULL
+    entry TEXT NOT NULL,
+    expires INTEGER,
+    ckey TEXT,
+    count INTEGER,
+    last_at TEXT
 );
 CREATE INDEX IF NOT EXISTS writes_by_tenant ON writes (tenant, seq);
+CREATE INDEX IF NOT EXISTS writes_by_expiry ON writes (expires);
+CREATE UNIQUE INDEX IF NOT EXISTS writes_coalesced ON writes (ckey);
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value BLOB NOT NULL
@@ -79,9 +97,83 @@ pub struct SqliteStore {
 struct Inner {
     path: PathBuf,
     sync: Durability,
+    /// The file opened first: the store's only file.
+    file: FileId,
+    /// Set while the file at `path` is not `file` (said once in the process log).
+    lost: AtomicBool,
     pool: Mutex<Vec<Connection>>,
     /// A connection for the token lookup of every request, run inline ([`SqliteStore::inline`]).
     inline: Mutex<Option<Connection>>,
+    /// Dropped with the store, which ends its sweeper ([`spawn_sweeper`]).
+    _stop_sweeper: Option<mpsc::Sender<()>>,
+}
+
+/// A file by device and inode: a file deleted and created again at the same path, or another
+/// file moved there, is another file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId(u64, u64);
+
+impl FileId {
+    fn of(path: &Path) -> Option<FileId> {
+        let meta = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(FileId(meta.dev(), meta.ino()))
+        }
+        // Elsewhere only the file's presence is checked.
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            Some(FileId(0, 0))
+        }
+    }
+}
+
+impl Inner {
+    /// Fails while the file at the path is not the one the store opened (deleted or
+    /// replaced): a write would land in an unlinked file, gone when the process stops, or in
+    /// a stranger's. One `stat`, before each write and before a new connection is opened.
+    fn check_file(&self) -> StoreResult<()> {
+        if FileId::of(&self.path) == Some(self.file) {
+            if self.lost.swap(false, Ordering::Relaxed) {
+                tracing::warn!(path = %self.path.display(), "the database file is back: writes resume");
+            }
+            return Ok(());
+        }
+        if !self.lost.swap(true, Ordering::Relaxed) {
+            tracing::error!(
+                path = %self.path.display(),
+                "the database file was deleted or replaced while serving: writes are refused \
+                 with 503 until netops is restarted on its file"
+            );
+        }
+        Err(StoreError::Backend(format!(
+            "database file {} deleted or replaced",
+            self.path.display()
+        )))
+    }
+
+    /// A pooled connection, or a new one (which never creates the file).
+    fn connection(&self) -> StoreResult<Connection> {
+        let pooled = self.pool.lock().map_err(backend)?.pop();
+        match pooled {
+            Some(c) => Ok(c),
+            None => {
+                self.check_file()?;
+                open(&self.path, self.sync, Create::No)
+            }
+        }
+    }
+
+    /// Puts a connection back into the pool (at most 16 are kept).
+    fn give_back(&self, conn: Connection) {
+        if let Ok(mut pool) = self.pool.lock()
+            && pool.len() < 16
+        {
+            pool.push(conn);
+        }
+    }
 }
 
 /// When a connection's commits reach the disk.
@@ -99,26 +191,83 @@ fn backend(e: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
-fn open(path: &Path, sync: Durability) -> StoreResult<Connection> {
-    let conn = Connection::open(path).map_err(backend)?;
+/// How long a statement waits for another connection's lock before it fails: the one
+/// bounded wait of a write on a locked file, after which it is refused with 503.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether opening may create the file: only the store's first connection may.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Create {
+    Yes,
+    No,
+}
+
+fn open(path: &Path, sync: Durability, create: Create) -> StoreResult<Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create == Create::Yes {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags).map_err(backend)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
     let synchronous = match sync {
         Durability::Durable => "NORMAL",
         Durability::Loading => "OFF",
     };
+    // The write-ahead log is cut back to 64 MiB after each checkpoint, so a burst of writes
+    // does not leave a big file behind.
     conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA busy_timeout = 5000; \
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
+         PRAGMA journal_size_limit = 67108864; \
          PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 1073741824;"
     ))
     .map_err(backend)?;
+    add_functions(&conn)?;
     Ok(conn)
 }
 
-/// Layout of the file (`PRAGMA user_version`): 2 keeps series records in time order (a read
-/// of every partition walks the table itself, filters included, instead of an index and one
-/// lookup per record); 0 is a new file or the first layout, keyed by partition first.
-const LAYOUT: i64 = 2;
+/// The subtype SQLite's JSON functions give the JSON text of an array or object.
+const JSON_SUBTYPE: std::ffi::c_uint = b'J' as std::ffi::c_uint;
 
-/// Brings a file of the first layout to [`LAYOUT`], records included, in one transaction.
+/// SQL functions of every connection. `netops_contains(text, needle)`: the text filter of
+/// [`Pred::Contains`], `needle` folded by [`super::filter::fold`], computed by the same
+/// [`contains_folded`] as [`Filter::matches`] (SQLite's `lower()` folds ASCII only, so `É`
+/// stayed `É`). As there, only a string matches: not a number, nor the JSON text of an array
+/// or object.
+fn add_functions(conn: &Connection) -> StoreResult<()> {
+    conn.create_scalar_function(
+        "netops_contains",
+        2,
+        FunctionFlags::SQLITE_UTF8
+            | FunctionFlags::SQLITE_DETERMINISTIC
+            | FunctionFlags::SQLITE_INNOCUOUS
+            | FunctionFlags::SQLITE_SUBTYPE,
+        |ctx| {
+            if ctx.get_subtype(0) == JSON_SUBTYPE {
+                return Ok(false);
+            }
+            Ok(match (ctx.get_raw(0), ctx.get_raw(1)) {
+                (ValueRef::Text(text), ValueRef::Text(needle)) => {
+                    match (std::str::from_utf8(text), std::str::from_utf8(needle)) {
+                        (Ok(text), Ok(needle)) => contains_folded(text, needle),
+                        _ => false,
+                    }
+                }
+                _ => false,
+            })
+        },
+    )
+    .map_err(backend)
+}
+
+/// Layout of the file (`PRAGMA user_version`): 3 gives write-log entries an expiry and
+/// coalesced refusals their key, count and last time; 2 keeps series records in time order (a
+/// read of every partition walks the table itself, filters included, instead of an index and
+/// one lookup per record); 0 is a new file or the first layout, keyed by partition first.
+const LAYOUT: i64 = 3;
+
+/// Brings a file of an earlier layout to [`LAYOUT`], records included, in one transaction.
 fn migrate(conn: &mut Connection) -> StoreResult<()> {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -129,6 +278,27 @@ fn migrate(conn: &mut Connection) -> StoreResult<()> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
+    let count =
+        |sql: &str| -> StoreResult<i64> { tx.query_row(sql, [], |r| r.get(0)).map_err(backend) };
+    let unbounded_log =
+        count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'writes'")? > 0
+            && count("SELECT count(*) FROM pragma_table_info('writes') WHERE name = 'expires'")?
+                == 0;
+    if unbounded_log {
+        // Entries logged before expiry existed expire the default time after theirs.
+        tx.execute_batch(
+            "ALTER TABLE writes ADD COLUMN expires INTEGER; \
+             ALTER TABLE writes ADD COLUMN ckey TEXT; \
+             ALTER TABLE writes ADD COLUMN count INTEGER; \
+             ALTER TABLE writes ADD COLUMN last_at TEXT;",
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "UPDATE writes SET expires = unixepoch(json_extract(entry, '$.at')) + ?1",
+            [i64::from(crate::config::DEFAULT_WRITE_LOG_DAYS) * 86_400],
+        )
+        .map_err(backend)?;
+    }
     let first_layout: i64 = tx
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'series_by_time'",
@@ -166,17 +336,33 @@ impl SqliteStore {
     }
 
     fn open_with(path: &Path, sync: Durability) -> StoreResult<Self> {
-        let mut conn = open(path, sync)?;
+        let mut conn = open(path, sync, Create::Yes)?;
         migrate(&mut conn)?;
         conn.execute_batch(SCHEMA).map_err(backend)?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                path: path.to_path_buf(),
-                sync,
-                pool: Mutex::new(vec![conn]),
-                inline: Mutex::new(None),
-            }),
-        })
+        let file = FileId::of(path).ok_or_else(|| {
+            StoreError::Backend(format!("{} vanished once opened", path.display()))
+        })?;
+        // A bulk load has no log to sweep.
+        let (stop, stopped) = match sync {
+            Durability::Durable => {
+                let (stop, stopped) = mpsc::channel();
+                (Some(stop), Some(stopped))
+            }
+            Durability::Loading => (None, None),
+        };
+        let inner = Arc::new(Inner {
+            path: path.to_path_buf(),
+            sync,
+            file,
+            lost: AtomicBool::new(false),
+            pool: Mutex::new(vec![conn]),
+            inline: Mutex::new(None),
+            _stop_sweeper: stop,
+        });
+        if let Some(stopped) = stopped {
+            spawn_sweeper(Arc::downgrade(&inner), stopped);
+        }
+        Ok(Self { inner })
     }
 
     /// Makes everything written so far durable: the write-ahead log is copied into the file,
@@ -201,7 +387,10 @@ impl SqliteStore {
         if let Ok(mut slot) = self.inner.inline.try_lock() {
             let conn = match slot.as_mut() {
                 Some(conn) => conn,
-                None => slot.insert(open(&self.inner.path, self.inner.sync)?),
+                None => {
+                    self.inner.check_file()?;
+                    slot.insert(open(&self.inner.path, self.inner.sync, Create::No)?)
+                }
             };
             return f(conn);
         }
@@ -216,21 +405,93 @@ impl SqliteStore {
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let pooled = inner.pool.lock().map_err(backend)?.pop();
-            let mut conn = match pooled {
-                Some(c) => c,
-                None => open(&inner.path, inner.sync)?,
-            };
+            let mut conn = inner.connection()?;
             let out = f(&mut conn);
-            if let Ok(mut pool) = inner.pool.lock()
-                && pool.len() < 16
-            {
-                pool.push(conn);
-            }
+            inner.give_back(conn);
             out
         })
         .await
         .map_err(backend)?
+    }
+
+    /// [`SqliteStore::with`] for a call that writes: refused while the file is not the one
+    /// opened, and a failure checks the file again so that the process log says why.
+    async fn with_write<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        self.with(move |c| {
+            inner.check_file()?;
+            let out = f(c);
+            if matches!(out, Err(StoreError::Backend(_))) {
+                let _ = inner.check_file();
+            }
+            out
+        })
+        .await
+    }
+}
+
+/// Write-log entries deleted per transaction by the sweep: short transactions, so that a
+/// write never waits long behind one.
+const SWEEP_BATCH: i64 = 1000;
+
+/// How often the sweep runs while the store is open.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+/// Deletes the write-log entries expired at `now` (s), [`SWEEP_BATCH`] per transaction;
+/// returns how many.
+fn sweep(inner: &Inner, now: i64) -> StoreResult<usize> {
+    let conn = inner.connection()?;
+    let batches = || -> StoreResult<usize> {
+        let mut swept = 0;
+        loop {
+            inner.check_file()?;
+            let deleted = conn
+                .prepare_cached(
+                    "DELETE FROM writes WHERE seq IN \
+                     (SELECT seq FROM writes WHERE expires <= ?1 LIMIT ?2)",
+                )
+                .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
+                .map_err(backend)?;
+            swept += deleted;
+            if (deleted as i64) < SWEEP_BATCH {
+                return Ok(swept);
+            }
+            // Writers get the lock between two batches.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let out = batches();
+    inner.give_back(conn);
+    out
+}
+
+/// Sweeps the expired write-log entries (DECISIONS: they expire after
+/// `NETOPS_WRITE_LOG_DAYS`) at once and then every [`SWEEP_EVERY`], on a thread of its own,
+/// until the store is dropped.
+fn spawn_sweeper(store: Weak<Inner>, stopped: mpsc::Receiver<()>) {
+    let run = move || {
+        loop {
+            let Some(inner) = store.upgrade() else { return };
+            match sweep(&inner, chrono::Utc::now().timestamp()) {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(entries = n, "expired write-log entries deleted"),
+                Err(e) => tracing::warn!(cause = %e, "write-log sweep failed; tried again later"),
+            }
+            drop(inner);
+            if stopped.recv_timeout(SWEEP_EVERY) != Err(mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+        }
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("netops-log-sweep".into())
+        .spawn(run)
+    {
+        tracing::warn!(cause = %e, "no write-log sweep in this process");
     }
 }
 
@@ -513,11 +774,12 @@ fn filter_sql(filter: &Filter, col: &str, args: &mut Vec<SqlValue>) -> StoreResu
                 format!("substr(json_extract({col}, {}), 1, ?) = ?", json_path(f)?)
             }
             Pred::Contains(fs, needle) => {
+                let needle = super::filter::fold(needle);
                 let mut ors = Vec::new();
                 for f in fs {
-                    args.push(SqlValue::Text(needle.to_lowercase()));
+                    args.push(SqlValue::Text(needle.clone()));
                     ors.push(format!(
-                        "instr(lower(json_extract({col}, {})), ?) > 0",
+                        "netops_contains(json_extract({col}, {}), ?)",
                         json_path(f)?
                     ));
                 }
@@ -543,6 +805,15 @@ fn filter_sql(filter: &Filter, col: &str, args: &mut Vec<SqlValue>) -> StoreResu
         sql.push_str(&clause);
     }
     Ok(sql)
+}
+
+/// A write-log entry as stored (its count and last time are columns of their own).
+fn entry_text(log: &WriteLogEntry) -> rusqlite::Result<String> {
+    serde_json::to_string(log).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+}
+
+fn parse_entry(text: &str) -> StoreResult<WriteLogEntry> {
+    serde_json::from_str(text).map_err(|e| StoreError::Data(e.to_string()))
 }
 
 fn token_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TokenRecord> {
@@ -637,7 +908,7 @@ const APPEND_CHUNK: usize = 4096;
 impl Counters for SqliteStore {
     async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64> {
         let key = key.to_owned();
-        self.with(move |c| {
+        self.with_write(move |c| {
             let value: i64 = c
                 .prepare_cached(
                     "INSERT INTO counters (key, value, expires_at) VALUES (?1, 1, ?2)
@@ -673,7 +944,7 @@ impl Store for SqliteStore {
 
     async fn insert_token(&self, token: &TokenRecord) -> StoreResult<()> {
         let t = token.clone();
-        self.with(move |c| {
+        self.with_write(move |c| {
             let tx = c
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -700,7 +971,7 @@ impl Store for SqliteStore {
 
     async fn revoke_token(&self, tenant: &str, name: &str, at: i64) -> StoreResult<bool> {
         let (tenant, name) = (tenant.to_owned(), name.to_owned());
-        self.with(move |c| {
+        self.with_write(move |c| {
             let n = c
                 .execute(
                     "UPDATE tokens SET revoked_at = ?3 WHERE tenant = ?1 AND name = ?2 AND revoked_at IS NULL",
@@ -823,7 +1094,7 @@ impl Store for SqliteStore {
         docs: Vec<(String, Value)>,
     ) -> StoreResult<()> {
         let (tenant, coll) = (tenant.to_owned(), collection.to_owned());
-        self.with(move |c| {
+        self.with_write(move |c| {
             let tx = c.transaction().map_err(backend)?;
             for (key, body) in &docs {
                 put_doc(&tx, &tenant, &coll, key, body, Expect::Any)?;
@@ -839,7 +1110,7 @@ impl Store for SqliteStore {
         // inserts on the blocking pool, so a big append keeps two cores busy; all of it
         // lands in one transaction, or none of it.
         let (chunks, mut received) = tokio::sync::mpsc::channel::<Vec<RecordRow>>(2);
-        let insert = self.with(move |c| {
+        let insert = self.with_write(move |c| {
             let tx = c.transaction().map_err(backend)?;
             while let Some(rows) = received.blocking_recv() {
                 insert_records(&tx, &tenant, &series, &rows)?;
@@ -905,7 +1176,7 @@ impl Store for SqliteStore {
 
     async fn add_rollups(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
         let (tenant, series) = (tenant.to_owned(), series.to_owned());
-        self.with(move |c| {
+        self.with_write(move |c| {
             let tx = c.transaction().map_err(backend)?;
             {
                 let mut get = tx
@@ -1029,7 +1300,7 @@ impl Store for SqliteStore {
     }
 
     async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
-        self.with(move |c| {
+        self.with_write(move |c| {
             let tx = c
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -1046,30 +1317,69 @@ impl Store for SqliteStore {
                     }
                 }
             }
-            let entry = serde_json::to_string(&log).map_err(|e| StoreError::Data(e.to_string()))?;
-            tx.execute(
-                "INSERT INTO writes (tenant, entry) VALUES (?1, ?2)",
-                params![log.tenant, entry],
-            )
-            .map_err(backend)?;
+            tx.prepare_cached("INSERT INTO writes (tenant, entry, expires) VALUES (?1, ?2, ?3)")
+                .and_then(|mut s| s.execute(params![log.tenant, entry_text(&log)?, log.expires_at]))
+                .map_err(backend)?;
             tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    /// The entry keeps its place of first insertion: `since` orders nothing here.
+    async fn coalesce(
+        &self,
+        _since: chrono::DateTime<chrono::Utc>,
+        key: &str,
+        log: WriteLogEntry,
+    ) -> StoreResult<()> {
+        let key = format!("{}|{key}", log.tenant);
+        self.with_write(move |c| {
+            c.prepare_cached(
+                "INSERT INTO writes (tenant, entry, expires, ckey, count, last_at) \
+                 VALUES (?1, ?2, ?3, ?4, 1, ?5) ON CONFLICT (ckey) DO UPDATE SET \
+                 count = count + 1, last_at = excluded.last_at, expires = excluded.expires",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    log.tenant,
+                    entry_text(&log)?,
+                    log.expires_at,
+                    key,
+                    log.at.to_rfc3339()
+                ])
+            })
+            .map_err(backend)?;
+            Ok(())
         })
         .await
     }
 
     async fn write_log(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
         let tenant = tenant.to_owned();
+        let now = chrono::Utc::now().timestamp();
         self.with(move |c| {
             let mut s = c
-                .prepare("SELECT entry FROM writes WHERE tenant = ?1 ORDER BY seq")
+                .prepare(
+                    "SELECT entry, expires, count, last_at FROM writes \
+                     WHERE tenant = ?1 AND (expires IS NULL OR expires > ?2) ORDER BY seq",
+                )
                 .map_err(backend)?;
-            let rows = s
-                .query_map([tenant], |r| r.get::<_, String>(0))
-                .map_err(backend)?;
+            let mut rows = s.query(params![tenant, now]).map_err(backend)?;
             let mut out = Vec::new();
-            for row in rows {
-                let text = row.map_err(backend)?;
-                out.push(serde_json::from_str(&text).map_err(|e| StoreError::Data(e.to_string()))?);
+            while let Some(r) = rows.next().map_err(backend)? {
+                let mut entry: WriteLogEntry = parse_entry(text(r, 0)?)?;
+                entry.expires_at = r.get::<_, Option<i64>>(1).map_err(backend)?.unwrap_or(0);
+                entry.count = r.get(2).map_err(backend)?;
+                entry.last_at = match r.get_ref(3).map_err(backend)?.as_str_or_null() {
+                    Ok(Some(t)) => Some(
+                        chrono::DateTime::parse_from_rfc3339(t)
+                            .map_err(|e| StoreError::Data(e.to_string()))?
+                            .to_utc(),
+                    ),
+                    Ok(None) => None,
+                    Err(e) => return Err(backend(e)),
+                };
+                out.push(entry);
             }
             Ok(out)
         })
@@ -1078,7 +1388,7 @@ impl Store for SqliteStore {
 
     async fn secret(&self, name: &str) -> StoreResult<Vec<u8>> {
         let key = format!("secret:{name}");
-        self.with(move |c| {
+        self.with_write(move |c| {
             let fresh: [u8; 32] = rand::random();
             c.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES (?1, ?2)",
@@ -1093,7 +1403,7 @@ impl Store for SqliteStore {
 
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
         let tenant = tenant.to_owned();
-        self.with(move |c| {
+        self.with_write(move |c| {
             let tx = c.transaction().map_err(backend)?;
             for table in ["docs", "series", "rollups"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [&tenant])
@@ -1134,7 +1444,260 @@ mod tests {
             path: "/x".into(),
             body: json!({}),
             status: 200,
+            expires_at: chrono::Utc::now().timestamp() + 86_400,
+            ..WriteLogEntry::default()
         }
+    }
+
+    #[tokio::test]
+    async fn text_filters_in_sql_match_filter_matches_on_tricky_values() {
+        let (_d, s) = store();
+        let values = [
+            json!("Windows : Échec de résolution DNS"),
+            json!("échec"),
+            json!("À LA CARTE, ÇA, ŒUVRE, Æ, Ÿ, Ǆ"),
+            json!("à la carte, ça, œuvre, æ, ÿ, ǆ"),
+            json!("Say \"Hi\" it's"),
+            json!(r"C:\Program Files\Back"),
+            json!("100% sure"),
+            json!("100 sure"),
+            json!("snake_case"),
+            json!("snakeXcase"),
+            json!("STRASSE Straße"),
+            json!("ΟΔΟΣ Σ"),
+            json!("1 \u{212a}elvin"),
+            json!("tab\there\nline"),
+            json!(""),
+            json!(42),
+            json!(["Échec"]),
+            json!({"m": "Échec"}),
+            json!(null),
+            json!(true),
+        ];
+        let mut docs: Vec<(String, Value)> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("k{i:02}"), json!({ "f": v })))
+            .collect();
+        docs.push(("k99".into(), json!({"other": "Échec"})));
+        s.put_docs("t", "c", docs.clone()).await.expect("put");
+        let needles = [
+            "échec",
+            "ÉCHEC",
+            "Échec",
+            "éCHEC",
+            "à la",
+            "ÇA",
+            "œuvre",
+            "Œ",
+            "æ",
+            "ÿ",
+            "ǆ",
+            "\"hi\"",
+            "'",
+            r"\back",
+            r"\",
+            "%",
+            "0%",
+            "_",
+            "e_c",
+            "straße",
+            "STRASSE",
+            "σ",
+            "οδος",
+            "k",
+            "\u{212a}",
+            "\t",
+            "\n",
+            "42",
+            "true",
+            "null",
+            "[",
+            "{",
+            "",
+            "x%y",
+            "'; DROP TABLE docs; --",
+        ];
+        for needle in needles {
+            let filter = Filter::all().and(Pred::Contains(vec!["f"], needle.to_owned()));
+            let got: Vec<String> = s
+                .list_docs("t", "c", &filter, None, usize::MAX)
+                .await
+                .expect("list")
+                .into_iter()
+                .map(|d| d.key)
+                .collect();
+            let want: Vec<String> = docs
+                .iter()
+                .filter(|(_, body)| filter.matches(body))
+                .map(|(k, _)| k.clone())
+                .collect();
+            assert_eq!(got, want, "needle {needle:?}");
+        }
+        // The French capitals the embedded store used to miss.
+        let filter = Filter::all().and(Pred::Contains(vec!["f"], "ÉCHEC".into()));
+        assert_eq!(
+            s.list_docs("t", "c", &filter, None, 10)
+                .await
+                .expect("list")
+                .len(),
+            2
+        );
+    }
+
+    #[tokio::test]
+    async fn expired_write_log_entries_are_hidden_then_swept_in_batches() {
+        let (_d, s) = store();
+        let now = chrono::Utc::now().timestamp();
+        let aged = |i: usize, expires_at: i64| WriteLogEntry {
+            request_id: format!("r{i}"),
+            expires_at,
+            ..entry("a")
+        };
+        for i in 0..(SWEEP_BATCH as usize * 2 + 500) {
+            s.commit(aged(i, now - 10), Vec::new())
+                .await
+                .expect("commit");
+        }
+        for i in 0..3 {
+            s.commit(aged(i, now + 3600), Vec::new())
+                .await
+                .expect("commit");
+        }
+        assert_eq!(s.write_log("a").await.expect("log").len(), 3);
+        let swept = sweep(&s.inner, now).expect("sweep");
+        assert_eq!(swept, SWEEP_BATCH as usize * 2 + 500);
+        let rows: i64 = s
+            .with(|c| {
+                c.query_row("SELECT count(*) FROM writes", [], |r| r.get(0))
+                    .map_err(backend)
+            })
+            .await
+            .expect("count");
+        assert_eq!(rows, 3);
+        assert_eq!(sweep(&s.inner, now).expect("sweep"), 0);
+    }
+
+    #[tokio::test]
+    async fn opening_sweeps_what_has_expired() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.db");
+        let s = SqliteStore::open(&path).expect("open");
+        let old = WriteLogEntry {
+            expires_at: 1,
+            ..entry("a")
+        };
+        s.commit(old, Vec::new()).await.expect("commit");
+        s.commit(entry("a"), Vec::new()).await.expect("commit");
+        drop(s);
+        let s = SqliteStore::open(&path).expect("reopen");
+        let rows = || {
+            s.with(|c| {
+                c.query_row("SELECT count(*) FROM writes", [], |r| r.get::<_, i64>(0))
+                    .map_err(backend)
+            })
+        };
+        let started = std::time::Instant::now();
+        while rows().await.expect("count") != 1 {
+            assert!(started.elapsed() < Duration::from_secs(5), "not swept");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn coalesced_refusals_count_in_one_entry_per_key() {
+        let (_d, s) = store();
+        let since = chrono::Utc::now();
+        let refusal = |n: i64| WriteLogEntry {
+            at: since + chrono::Duration::milliseconds(n),
+            request_id: format!("r{n}"),
+            status: 429,
+            body: Value::Null,
+            ..entry("a")
+        };
+        for n in 0..5 {
+            s.coalesce(since, "tok|0|429", refusal(n))
+                .await
+                .expect("coalesce");
+        }
+        s.coalesce(since, "tok|60|429", refusal(9))
+            .await
+            .expect("coalesce");
+        // The same key in another tenant's log is another entry.
+        s.coalesce(
+            since,
+            "tok|0|429",
+            WriteLogEntry {
+                tenant: "b".into(),
+                ..refusal(7)
+            },
+        )
+        .await
+        .expect("coalesce");
+        let log = s.write_log("a").await.expect("log");
+        let got: Vec<_> = log
+            .iter()
+            .map(|e| (e.request_id.as_str(), e.count, e.last_at))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("r0", Some(5), Some(refusal(4).at)),
+                ("r9", Some(1), Some(refusal(9).at))
+            ]
+        );
+        assert_eq!(s.write_log("b").await.expect("log")[0].count, Some(1));
+    }
+
+    #[tokio::test]
+    async fn a_log_without_expiry_is_migrated_and_expires_after_the_default_days() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("old.db");
+        let at = chrono::Utc::now() - chrono::Duration::days(10);
+        let old = Connection::open(&path).expect("open");
+        old.execute_batch(
+            "CREATE TABLE writes (seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, \
+             entry TEXT NOT NULL); PRAGMA user_version = 2;",
+        )
+        .expect("layout 2");
+        let first = serde_json::json!({
+            "tenant": "a", "at": at, "request_id": "r", "token_name": "t", "method": "POST",
+            "path": "/x", "body": {"note": "vu"}, "status": 200
+        });
+        old.execute(
+            "INSERT INTO writes (tenant, entry) VALUES ('a', ?1)",
+            [first.to_string()],
+        )
+        .expect("entry");
+        drop(old);
+        let s = SqliteStore::open(&path).expect("open");
+        let log = s.write_log("a").await.expect("log");
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0].body, json!({"note": "vu"}));
+        let days = i64::from(crate::config::DEFAULT_WRITE_LOG_DAYS);
+        assert_eq!(log[0].expires_at, at.timestamp() + days * 86_400);
+    }
+
+    #[tokio::test]
+    async fn a_deleted_file_refuses_writes_and_is_not_created_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.db");
+        let s = SqliteStore::open(&path).expect("open");
+        s.commit(entry("a"), Vec::new()).await.expect("before");
+        std::fs::remove_file(&path).expect("delete");
+        assert!(s.commit(entry("a"), Vec::new()).await.is_err());
+        assert!(
+            s.put_docs("a", "c", vec![("k".into(), json!({}))])
+                .await
+                .is_err()
+        );
+        // A new connection (the inline one is opened on first use) creates nothing.
+        assert!(s.token_by_hash("x").await.is_err());
+        assert!(!path.exists());
+        // Nor does another file put in its place take the writes.
+        std::fs::write(&path, b"").expect("empty file");
+        assert!(s.commit(entry("a"), Vec::new()).await.is_err());
+        assert_eq!(std::fs::metadata(&path).expect("file").len(), 0);
     }
 
     #[tokio::test]

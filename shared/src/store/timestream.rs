@@ -403,6 +403,14 @@ impl Store for TimestreamSeries {
     async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
         self.inner.commit(log, changes).await
     }
+    async fn coalesce(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        key: &str,
+        log: WriteLogEntry,
+    ) -> StoreResult<()> {
+        self.inner.coalesce(since, key, log).await
+    }
     async fn write_log(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
         self.inner.write_log(tenant).await
     }
