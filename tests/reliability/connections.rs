@@ -255,6 +255,9 @@ async fn a_normal_client_is_served_promptly_while_two_thousand_slow_connections_
         .fd_limit(1024, None)
         .env("NETOPS_HEADER_TIMEOUT_SECS", 60)
         .env("NETOPS_BODY_TIMEOUT_SECS", 60)
+        // Within the quota: a write over it is refused before its body is read, so it would
+        // not stay held.
+        .env("NETOPS_RATE_LIMIT", 100_000)
         .start();
     let pid = served.pid();
     // The normal client has a token of its own: the held writes spend the demo token's quota.
