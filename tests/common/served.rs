@@ -63,11 +63,23 @@ pub struct Serve {
     /// File-descriptor limits (soft, hard) the server starts with, instead of the test's.
     fd_limit: Option<(u64, Option<u64>)>,
     log: Option<PathBuf>,
+    /// Start from a copy of a file seeded once per test run, instead of seeding at start.
+    copy_seeded: bool,
 }
 
 impl Serve {
+    /// A first start: the server seeds its empty file itself, as `cargo run` does.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A start on a copy of a file `netops seed` wrote once for this test run: the same demo
+    /// data as a first start, without its seconds of seeding for every server a suite starts.
+    pub fn seeded() -> Self {
+        Self {
+            copy_seeded: true,
+            ..Self::default()
+        }
     }
 
     /// Sets an environment variable of the server process.
@@ -101,6 +113,9 @@ impl Serve {
             .dir
             .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
         let db = dir.path().join("netops.db");
+        if self.copy_seeded && !db.exists() {
+            std::fs::copy(seeded_file(), &db).expect("copy the seeded file");
+        }
         let log_dir = tempfile::tempdir().expect("log dir");
         let log = self.log.unwrap_or_else(|| log_dir.path().join("serve.log"));
         let stderr = std::fs::File::options()
@@ -161,6 +176,25 @@ impl Serve {
             dir,
         }
     }
+}
+
+/// The file `netops seed` writes once per test run (the demo tenants, dated from now).
+fn seeded_file() -> &'static Path {
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        // One name, written afresh by each run: the data is dated from the moment of seeding.
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("seeded.db");
+        for stale in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{stale}", path.display()));
+        }
+        let out = netops(&["seed"], &path);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        path
+    })
 }
 
 /// Runs another `netops` command on the file `db`.

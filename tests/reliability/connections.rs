@@ -251,7 +251,7 @@ async fn a_normal_client_is_served_promptly_while_two_thousand_slow_connections_
     raise_own_fd_limit(2_500);
     // A soft limit of 1,024 descriptors, as many login shells set: the server raises its own.
     // Long timeouts keep every slow connection held for the whole measurement.
-    let served = Serve::new()
+    let served = Serve::seeded()
         .fd_limit(1024, None)
         .env("NETOPS_HEADER_TIMEOUT_SECS", 60)
         .env("NETOPS_BODY_TIMEOUT_SECS", 60)
@@ -310,7 +310,7 @@ async fn a_normal_client_is_served_promptly_while_two_thousand_slow_connections_
 
 #[tokio::test]
 async fn slow_and_idle_connections_are_closed_within_their_timeouts() {
-    let served = Serve::new()
+    let served = Serve::seeded()
         .env("NETOPS_HEADER_TIMEOUT_SECS", 1)
         .env("NETOPS_BODY_TIMEOUT_SECS", 1)
         .env("NETOPS_IDLE_TIMEOUT_SECS", 3)
@@ -413,7 +413,7 @@ async fn slow_and_idle_connections_are_closed_within_their_timeouts() {
 
 #[tokio::test]
 async fn refusals_of_the_http_layer_are_json_in_the_callers_language() {
-    let served = Serve::new().start();
+    let served = Serve::seeded().start();
     let addr = served.addr();
     let fr_uri = "Adresse de la requête trop longue.";
     let fr_head = "En-têtes de requête trop volumineux ou trop nombreux.";
@@ -476,7 +476,7 @@ async fn refusals_of_the_http_layer_are_json_in_the_callers_language() {
 async fn when_file_descriptors_run_out_new_connections_wait_and_the_server_does_not_spin() {
     // 256 descriptors at most, and a connection limit set above them: accepting fails
     // (EMFILE) while 300 silent connections are held, until they time out.
-    let served = Serve::new()
+    let served = Serve::seeded()
         .fd_limit(256, Some(256))
         .env("NETOPS_MAX_CONNECTIONS", 1_000)
         .env("NETOPS_HEADER_TIMEOUT_SECS", 4)
@@ -506,7 +506,7 @@ async fn the_default_connection_limit_keeps_file_descriptors_in_reserve() {
     // 256 descriptors at most and no connection limit set: the default leaves room for the
     // store's files, so connections past it wait in the backlog and the process never runs
     // out of descriptors.
-    let served = Serve::new()
+    let served = Serve::seeded()
         .fd_limit(256, Some(256))
         .env("NETOPS_HEADER_TIMEOUT_SECS", 3)
         .start();
@@ -522,7 +522,7 @@ async fn the_default_connection_limit_keeps_file_descriptors_in_reserve() {
 
 #[tokio::test]
 async fn a_stop_does_not_wait_for_connections_that_hold_no_request() {
-    let mut served = Serve::new().start();
+    let mut served = Serve::seeded().start();
     let addr = served.addr().to_owned();
     let held = hold(
         &addr,
@@ -547,7 +547,7 @@ async fn a_stop_does_not_wait_for_connections_that_hold_no_request() {
 async fn unauthenticated_calls_are_counted_per_client_address() {
     // The gate buckets calls without a valid token by the peer address the server loop
     // hands it: two loopback addresses, two buckets.
-    let served = Serve::new().env("NETOPS_RATE_LIMIT", 2).start();
+    let served = Serve::seeded().env("NETOPS_RATE_LIMIT", 2).start();
     let from = |ip: [u8; 4]| {
         reqwest::Client::builder()
             .local_address(std::net::IpAddr::from(ip))

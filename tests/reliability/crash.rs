@@ -77,7 +77,7 @@ async fn write_until_killed(
 async fn kill_9_during_a_write_loop_loses_no_acknowledged_write_and_logs_every_change() {
     let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
     // A quota the loop cannot reach: this test is about crashes, not the rate limit.
-    let served = Serve::new()
+    let served = Serve::seeded()
         .in_dir(dir.clone())
         .env("NETOPS_RATE_LIMIT", 1_000_000)
         .start();
@@ -147,7 +147,7 @@ async fn kill_9_during_a_write_loop_loses_no_acknowledged_write_and_logs_every_c
         .rev()
         .find(|e| e["path"] == settings_path.as_str() && e["status"] == 200)
         .expect("settings changes in the log");
-    let served = Serve::new().in_dir(dir.clone()).start();
+    let served = Serve::seeded().in_dir(dir.clone()).start();
     let now: Value = http
         .put(format!("{}/netdiag/machines/{host}/settings", served.base))
         .bearer_auth(&served.token)

@@ -53,7 +53,7 @@ async fn a_full_disk_refuses_writes_with_503_changes_nothing_and_recovers() {
         return;
     };
     let dir = Arc::new(tempfile::tempdir_in(mount.0.path()).expect("tempdir"));
-    let served = Serve::new().in_dir(dir.clone()).start();
+    let served = Serve::seeded().in_dir(dir.clone()).start();
     let http = reqwest::Client::new();
     let host = crate::netdiag_host(&http, &served).await;
     let settings = format!("{}/netdiag/machines/{host}/settings", served.base);

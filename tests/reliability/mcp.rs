@@ -97,7 +97,7 @@ async fn remaining_now(served: &Served) -> u64 {
 
 #[tokio::test]
 async fn four_floods_of_520_tool_calls_are_refused_at_once_each_counting_one_call() {
-    let served = Serve::new().start();
+    let served = Serve::seeded().start();
     let body = batch(520, &["list_flows"], &json!({"limit": 500, "period": "7d"}));
     assert!(
         body.len() < 64 * 1024,
@@ -138,7 +138,7 @@ async fn four_floods_of_520_tool_calls_are_refused_at_once_each_counting_one_cal
 
 #[tokio::test]
 async fn four_maximal_batches_at_once_answer_at_most_8_mib_each_in_bounded_memory() {
-    let served = Serve::new().start();
+    let served = Serve::seeded().start();
     // About 700 KB a call with the demo data: twenty calls would answer twice the cap.
     let body = batch(
         20,

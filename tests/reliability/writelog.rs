@@ -81,7 +81,7 @@ async fn a_flood_of_refused_writes_grows_the_log_by_at_most_the_bound_while_anot
 {
     const LIMIT: u64 = 20;
     const WINDOW: i64 = 2;
-    let served = Serve::new()
+    let served = Serve::seeded()
         .env("NETOPS_RATE_LIMIT", LIMIT)
         .env("NETOPS_RATE_WINDOW_SECS", WINDOW)
         .start();
@@ -143,11 +143,14 @@ async fn a_flood_of_refused_writes_grows_the_log_by_at_most_the_bound_while_anot
     }
     // Meanwhile the other tenant changes settings, about five times a second.
     let settings = format!("{}/netdiag/machines/{globex_host}/settings", served.base);
+    // A client of its own, as another tenant's tool has: the flood's connections are closed
+    // by the server after each refusal whose body it does not read.
+    let other_http = reqwest::Client::new();
     let mut other = Vec::new();
     let until = Instant::now() + Duration::from_secs(4);
     while Instant::now() < until {
         let t = Instant::now();
-        let res = http
+        let res = other_http
             .put(&settings)
             .bearer_auth(&globex)
             .json(&json!({"apps": ["ok.exe"]}))
@@ -242,7 +245,7 @@ async fn a_flood_of_refused_writes_grows_the_log_by_at_most_the_bound_while_anot
 
 #[tokio::test]
 async fn a_write_on_a_locked_file_waits_one_busy_timeout_then_gets_503_and_is_not_logged() {
-    let served = Serve::new().start();
+    let served = Serve::seeded().start();
     let http = reqwest::Client::new();
     let host = netdiag_host(&http, &served).await;
     let url = format!("{}/netdiag/machines/{host}/settings", served.base);
@@ -300,7 +303,7 @@ async fn a_failure_that_cannot_be_said_in_the_log_still_gets_its_503() {
     let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
     let seeded = netops(&["seed"], &dir.path().join("netops.db"));
     assert!(seeded.status.success());
-    let served = Serve::new().in_dir(dir).log_to("/dev/full").start();
+    let served = Serve::seeded().in_dir(dir).log_to("/dev/full").start();
     let http = reqwest::Client::new();
     let host = netdiag_host(&http, &served).await;
     let url = format!("{}/netdiag/machines/{host}/settings", served.base);
@@ -321,7 +324,7 @@ async fn a_failure_that_cannot_be_said_in_the_log_still_gets_its_503() {
 
 #[tokio::test]
 async fn a_database_file_deleted_while_serving_refuses_writes_and_no_new_file_appears() {
-    let served = Serve::new().start();
+    let served = Serve::seeded().start();
     let http = reqwest::Client::new();
     let host = netdiag_host(&http, &served).await;
     let url = format!("{}/netdiag/machines/{host}/settings", served.base);

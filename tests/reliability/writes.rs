@@ -22,7 +22,7 @@ const SWITCHES: [(&str, bool); 11] = [
 
 #[tokio::test]
 async fn forty_concurrent_settings_changes_of_one_machine_all_apply() {
-    let served = Serve::new().start();
+    let served = Serve::seeded().start();
     let http = reqwest::Client::new();
     let host = crate::netdiag_host(&http, &served).await;
     let url = format!("{}/netdiag/machines/{host}/settings", served.base);
