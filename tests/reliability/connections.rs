@@ -292,7 +292,7 @@ async fn a_normal_client_is_served_promptly_while_two_thousand_slow_connections_
     let held_fds = fd_count(&pid);
     latencies.sort();
     eprintln!(
-        "2,000 held connections: server fds {idle_fds} idle, {held_fds} holding them; \
+        "reliability: 2,000 held connections: server fds {idle_fds} idle, {held_fds} holding them; \
          GET /me on a new connection: median {:?}, max {:?}",
         latencies[latencies.len() / 2],
         latencies[latencies.len() - 1]
@@ -490,7 +490,7 @@ async fn when_file_descriptors_run_out_new_connections_wait_and_the_server_does_
     let before = cpu_time(&pid);
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let spent = cpu_time(&pid) - before;
-    eprintln!("out of descriptors: the server used {spent:?} of CPU in 1.5 s");
+    eprintln!("reliability: out of descriptors: the server used {spent:?} of CPU in 1.5 s");
     assert!(
         spent < Duration::from_millis(50),
         "the accept loop spins: {spent:?} of CPU in 1.5 s"

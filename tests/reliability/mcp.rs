@@ -123,7 +123,7 @@ async fn four_floods_of_520_tool_calls_are_refused_at_once_each_counting_one_cal
         "each message counts once"
     );
     eprintln!(
-        "4 x 520-call floods: {:?} slowest, RSS {} MiB, peak {} MiB",
+        "reliability: 4 x 520-call floods: {:?} slowest, RSS {} MiB, peak {} MiB",
         answers.iter().map(|a| a.elapsed).max(),
         rss / MIB,
         peak / MIB
@@ -163,7 +163,7 @@ async fn four_maximal_batches_at_once_answer_at_most_8_mib_each_in_bounded_memor
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = memory(&served, "VmRSS");
     eprintln!(
-        "4 x 20-call batches: {:?} slowest, {} bytes largest; RSS {} MiB, peak {} MiB, {} MiB after",
+        "reliability: 4 x 20-call batches: {:?} slowest, {} bytes largest; RSS {} MiB, peak {} MiB, {} MiB after",
         answers.iter().map(|a| a.elapsed).max(),
         answers.iter().map(|a| a.size).max().unwrap_or(0),
         rss / MIB,

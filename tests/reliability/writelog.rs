@@ -194,7 +194,7 @@ async fn a_flood_of_refused_writes_grows_the_log_by_at_most_the_bound_while_anot
     let bound_anonymous = windows * 2;
     let sent = total(&answers[0]) + total(&answers[1]) + total(&answers[2]);
     eprintln!(
-        "flood: {sent} answers {answers:?} over {windows} windows; log +{} acme entries \
+        "reliability: flood: {sent} answers {answers:?} over {windows} windows; log +{} acme entries \
          ({} bytes), +{} without a token ({} bytes); file and WAL +{} bytes; other tenant's \
          slowest write {slowest:?}",
         added_acme.len(),
