@@ -31,8 +31,6 @@ pub static MODULES: &[&Module] = &[
 pub const MODULE: Module = Module {
     function: Function::Docs,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
