@@ -14,6 +14,7 @@ pub mod http;
 pub mod lambda;
 pub mod lang;
 pub mod lookup;
+pub mod metrics;
 pub mod module;
 pub mod paging;
 pub mod routes;

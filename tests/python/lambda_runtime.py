@@ -19,6 +19,8 @@ class RuntimeApi:
             self.events.put((f"req-{i}", event))
         self.responses = {}
         self.errors = {}
+        # When the function first asked for an event: its init is over (Lambda's Init Duration).
+        self.first_next = None
         self.done = threading.Event()
         self.expected = len(events)
         api = self
@@ -31,6 +33,8 @@ class RuntimeApi:
                 if self.path != f"{PREFIX}/invocation/next":
                     self.send_error(404)
                     return
+                if api.first_next is None:
+                    api.first_next = time.perf_counter()
                 try:
                     request_id, event = api.events.get(timeout=60)
                 except queue.Empty:
