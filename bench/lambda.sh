@@ -5,7 +5,8 @@
 #  - the same functions and the hello-world baseline (bench/hello) built for x86_64 with the
 #    same profile, then their cold starts side by side (bench/cold_start.py, 20 each).
 # Needs what infra/README.md lists for `sam build` (aws-sam-cli, cargo-lambda, ziglang, the
-# aarch64-unknown-linux-gnu Rust target). BUILD_DIR keeps an existing `sam build` output.
+# aarch64-unknown-linux-gnu Rust target) and the test command's .venv (moto). BUILD_DIR
+# measures an existing `sam build` output instead of building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-}
@@ -33,4 +34,6 @@ for d in sorted(os.listdir(build)):
 PY
 echo "== x86_64 builds of the functions and the baseline, then cold starts"
 cargo lambda build --release --workspace --exclude netops >/dev/null 2>&1
-python3 bench/cold_start.py target/lambda 20
+cargo build -q -p netops
+# moto (the DynamoDB-protocol server of the cold starts) is in the test command's venv.
+.venv/bin/python bench/cold_start.py target/lambda 20

@@ -5,6 +5,7 @@ import json
 import os
 import queue
 import subprocess
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,14 +89,19 @@ def run_function(binary, events, env_extra, timeout=30):
         "RUST_LOG": "warn",
     })
     env.update(env_extra)
+    out = tempfile.TemporaryFile()
     started = time.perf_counter()
-    proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([str(binary)], env=env, stdout=out, stderr=subprocess.PIPE)
     try:
         api.done.wait(timeout)
     finally:
         proc.kill()
         proc.wait()
         api.close()
+    out.seek(0)
+    # What the function printed on stdout (its per-request metrics lines).
+    api.stdout = out.read().decode(errors="replace")
+    out.close()
     return started, api
 
 

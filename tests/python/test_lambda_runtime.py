@@ -47,6 +47,15 @@ def test_fleet_function_answers_api_gateway_events():
         assert one["statusCode"] == 200 and json.loads(one["body"])["data"]["hostname"] == "PAR-LT-0001"
         denied = api.responses["req-2"][1]
         assert denied["statusCode"] == 401 and json.loads(denied["body"])["error"] == "unauthorized"
+        # One EMF line per request on stdout: CloudWatch reads its metrics from the line itself.
+        lines = [json.loads(line) for line in api.stdout.splitlines() if line.startswith("{")]
+        assert [(m["Route"], m["status"]) for m in lines] == [
+            ("list_machines", 200), ("get_machine", 200), ("list_machines", 401)]
+        for m in lines:
+            spec = m["_aws"]["CloudWatchMetrics"][0]
+            assert spec["Namespace"] == "netops" and m["Function"] == "fleet"
+            assert all(isinstance(m[metric["Name"]], (int, float)) for metric in spec["Metrics"])
+            assert m["request_id"] == "cold-start-1" and m["Latency"] >= 0
 
 
 # One route of every function (method, path, JSON body), called through the watch router.
