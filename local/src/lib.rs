@@ -7,6 +7,7 @@ use axum::Router;
 use chrono::Utc;
 use netops_shared::config::{Config, StoreKind};
 use netops_shared::demo::{SeedCtx, TENANTS, Tenant};
+use netops_shared::module::BoxFuture;
 use netops_shared::routes::Function;
 use netops_shared::store::dynamo::DynamoStore;
 use netops_shared::store::{DynStore, StoreResult};
@@ -23,6 +24,26 @@ pub fn modules() -> Vec<&'static Module> {
     all
 }
 
+/// Writes one module's demo data for one tenant.
+type Seeder = for<'a> fn(&'a SeedCtx) -> BoxFuture<'a, StoreResult<()>>;
+
+/// The demo data of every module that has some, in the order they are written. The modules
+/// compile their seeders only with their feature `demo`, which this process alone enables.
+const SEEDERS: [(Function, Seeder); 12] = [
+    (Function::Fleet, netops_fleet::seed::seed),
+    (Function::Flows, netops_flows::seed::seed),
+    (Function::Netdiag, netops_netdiag::seed::seed),
+    (Function::Alerts, netops_alerts::seed::seed),
+    (Function::Inventory, netops_inventory::seed::seed),
+    (Function::Operations, netops_operations::seed::seed),
+    (Function::Security, netops_security::seed::seed),
+    (Function::Databases, netops_databases::seed::seed),
+    (Function::Firewall, netops_firewall::seed::seed),
+    (Function::Dns, netops_dns::seed::seed),
+    (Function::Files, netops_files::seed::seed),
+    (Function::Network, netops_network::seed::seed),
+];
+
 /// The whole API, every module mounted under `/api/v1`.
 pub fn app(state: AppState) -> Router {
     let mut router = OpenApiRouter::new();
@@ -33,13 +54,9 @@ pub fn app(state: AppState) -> Router {
     netops_shared::http::app(router, state)
 }
 
-/// Starts the background workers of every module (the local process only).
+/// Starts the background workers of the local process: the NetDiag agent simulator.
 pub fn spawn_workers(state: &AppState) {
-    for module in modules() {
-        if let Some(worker) = module.worker {
-            tokio::spawn(worker(state.clone()));
-        }
-    }
+    tokio::spawn(netops_netdiag::simulator::worker(state.clone()));
 }
 
 /// How much demo data to write.
@@ -86,12 +103,12 @@ async fn fill_tenant(
         size.seed,
     );
     let wanted = |f: Function| f == Function::Fleet || only.is_none_or(|o| o.contains(&f));
-    for module in modules().into_iter().filter(|m| wanted(m.function)) {
+    for (function, seed) in SEEDERS.into_iter().filter(|(f, _)| wanted(*f)) {
         let started = std::time::Instant::now();
-        (module.seed)(&ctx).await?;
+        seed(&ctx).await?;
         tracing::debug!(
             tenant = tenant.id,
-            module = module.function.name(),
+            module = function.name(),
             ms = started.elapsed().as_millis() as u64,
             "seeded"
         );

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use crate::store::dynamo::DynamoConfig;
-use crate::store::timestream::TimestreamConfig;
 
 /// Which adapter holds the data (`NETOPS_STORE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,6 +27,17 @@ impl StoreKind {
 
 /// Days a write-log entry is kept by default (DECISIONS "Writes and the write log").
 pub const DEFAULT_WRITE_LOG_DAYS: u32 = 400;
+
+/// Where the Timestream series live (the adapter, feature `timestream`, is
+/// `store::timestream`).
+#[derive(Debug, Clone)]
+pub struct TimestreamConfig {
+    pub database: String,
+    /// The series read from Timestream (one table each, named like the series).
+    pub series: Vec<String>,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+}
 
 #[derive(Debug, Clone)]
 pub struct Config {

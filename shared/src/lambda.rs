@@ -1,5 +1,5 @@
 //! The body of every function's `main.rs`: telemetry, configuration and state once per cold
-//! start, then the module's router under `lambda_http`.
+//! start, then the module's router under `lambda_http`, with one EMF line per request.
 
 use utoipa_axum::router::OpenApiRouter;
 
@@ -13,5 +13,13 @@ pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Err
     crate::telemetry::init(config.json_logs);
     let state = AppState::from_config(config).await?;
     let (router, _) = routes.split_for_parts();
-    lambda_http::run(crate::http::app(router, state)).await
+    // The name Lambda gives the function (`<stack>-fleet`), the metrics' `Function` dimension.
+    let function: std::sync::Arc<str> = std::env::var("AWS_LAMBDA_FUNCTION_NAME")
+        .unwrap_or_default()
+        .into();
+    let app = crate::http::app(router, state).layer(axum::middleware::from_fn_with_state(
+        function,
+        crate::metrics::emit,
+    ));
+    lambda_http::run(app).await
 }

@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod config;
 pub mod cursor;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod envelope;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod http;
 pub mod lambda;
 pub mod lang;
 pub mod lookup;
+pub mod metrics;
 pub mod module;
 pub mod paging;
 pub mod routes;

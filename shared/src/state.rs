@@ -6,8 +6,6 @@ use crate::config::{Config, StoreKind};
 use crate::cursor::CursorCodec;
 use crate::store::dynamo::DynamoStore;
 use crate::store::memory::ProcessCounters;
-use crate::store::sqlite::SqliteStore;
-use crate::store::timestream::TimestreamSeries;
 use crate::store::{Counters, DynStore, StoreResult};
 
 #[derive(Clone)]
@@ -52,14 +50,30 @@ impl AppState {
 }
 
 /// The store the configuration names (`NETOPS_STORE`, and `NETOPS_SERIES_STORE` for series
-/// reads): SDK clients are built here, once per process (per cold start under Lambda).
+/// reads): SDK clients are built here, once per process (per cold start under Lambda). A
+/// store this build was compiled without (features `embedded`, `timestream`) is refused at
+/// once, naming the variable.
 pub async fn open_configured(config: &Config) -> StoreResult<DynStore> {
     let store: DynStore = match config.store {
-        StoreKind::Embedded => Arc::new(SqliteStore::open(&config.db_path)?),
+        #[cfg(feature = "embedded")]
+        StoreKind::Embedded => Arc::new(crate::store::sqlite::SqliteStore::open(&config.db_path)?),
+        #[cfg(not(feature = "embedded"))]
+        StoreKind::Embedded => return Err(not_built("NETOPS_STORE=embedded", "embedded")),
         StoreKind::Dynamodb => Arc::new(DynamoStore::connect(&config.dynamodb).await?),
     };
     Ok(match &config.timestream {
-        Some(ts) => Arc::new(TimestreamSeries::connect(store, ts).await?),
+        #[cfg(feature = "timestream")]
+        Some(ts) => Arc::new(crate::store::timestream::TimestreamSeries::connect(store, ts).await?),
+        #[cfg(not(feature = "timestream"))]
+        Some(_) => return Err(not_built("NETOPS_SERIES_STORE=timestream", "timestream")),
         None => store,
     })
+}
+
+/// A store the configuration asks for but this build does not include.
+#[cfg(not(all(feature = "embedded", feature = "timestream")))]
+fn not_built(setting: &str, feature: &str) -> crate::store::StoreError {
+    crate::store::StoreError::Backend(format!(
+        "{setting}: this build does not include it (cargo feature netops-shared/{feature})"
+    ))
 }

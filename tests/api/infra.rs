@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use netops_shared::routes::{Access, BASE_PATH, Function, Kind, Match, ROUTES, find};
 use serde_norway::Value as Yaml;
@@ -131,7 +132,7 @@ fn the_sam_template_routes_functions_and_scopes_equal_the_route_table() {
             .iter()
             .any(|r| r.function.name() == name && r.kind == Kind::Write);
         assert_eq!(
-            sids.contains("WriteWithLog"),
+            sids.contains("WriteState") && sids.contains("AppendWriteLog"),
             writes,
             "{name}: write access iff write routes"
         );
@@ -154,6 +155,81 @@ fn the_sam_template_routes_functions_and_scopes_equal_the_route_table() {
             );
         }
     }
+}
+
+#[test]
+fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
+    let grants = grants();
+    let reads = |name: &str| -> BTreeSet<String> {
+        grants[name]
+            .iter()
+            .filter(|g| g.actions.contains(&"dynamodb:Query".to_owned()))
+            .flat_map(|g| g.leading.iter().cloned())
+            .collect()
+    };
+    let writes = |name: &str| -> BTreeSet<String> {
+        grants[name]
+            .iter()
+            .filter(|g| g.resources.iter().any(|(t, _)| t == "data"))
+            .filter(|g| !g.actions.contains(&"dynamodb:Query".to_owned()))
+            .flat_map(|g| g.leading.iter().cloned())
+            .collect()
+    };
+    for (name, list) in &grants {
+        for g in list {
+            assert!(
+                !g.leading.is_empty(),
+                "{name}: {g:?} has no LeadingKeys condition"
+            );
+            for p in &g.leading {
+                let control = g.resources.iter().all(|(t, _)| t == "control");
+                let ok = if control {
+                    p == "TOKEN|*" || p == "RL|*"
+                } else {
+                    // `*|<kind>|<name>`: any tenant, one kind of item, one module's names.
+                    let rest = p.strip_prefix("*|").unwrap_or_default();
+                    let (kind, named) = rest.split_once('|').unwrap_or((rest, ""));
+                    match kind {
+                        "W" => named.is_empty(),
+                        "D" | "S" | "E" | "R" => {
+                            named.chars().take_while(|c| *c != '*').count() >= 3
+                        }
+                        _ => false,
+                    }
+                };
+                assert!(ok, "{name}: pattern {p} is broader than a module's items");
+            }
+        }
+    }
+    // The writes of the contract, nothing else: alerts acknowledge incidents, netdiag changes a
+    // machine's settings and queues actions, and both append to the write log.
+    let expected = |keys: &[&str]| {
+        keys.iter()
+            .map(|k| (*k).to_owned())
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(
+        writes("alerts"),
+        expected(&["*|D|monitor_incidents", "*|D|siem_incidents", "*|W"])
+    );
+    assert_eq!(
+        writes("netdiag"),
+        expected(&["*|D|netdiag_actions", "*|D|netdiag_settings", "*|W"])
+    );
+    for name in grants
+        .keys()
+        .filter(|n| !["alerts", "netdiag"].contains(&n.as_str()))
+    {
+        assert!(writes(name).is_empty(), "{name} writes {:?}", writes(name));
+    }
+    // MCP serves every JSON read route: it reads what every module reads, and no more.
+    let every: BTreeSet<String> = grants
+        .keys()
+        .filter(|n| !["mcp", "docs"].contains(&n.as_str()))
+        .flat_map(|n| reads(n))
+        .collect();
+    assert_eq!(reads("mcp"), every);
+    assert!(reads("docs").is_empty());
 }
 
 #[test]
@@ -184,6 +260,132 @@ fn the_sam_template_builds_arm64_al2023_functions_over_tables_with_ttl_and_recov
         let logs = &t["Resources"][format!("{}Logs", camel(f.name())).as_str()];
         assert_eq!(logs["Type"], "AWS::Logs::LogGroup", "{}", f.name());
     }
+}
+
+/// `sam build` runs `cargo lambda build --release --arm64 --bin <Binary>` in each function's
+/// `CodeUri`: the test command builds one function that way, and this keeps every other
+/// function's settings the same, so each builds alike.
+#[test]
+fn every_function_builds_from_its_own_crate_for_arm64_like_the_others() {
+    let t = template();
+    for (id, res) in t["Resources"].as_mapping().expect("Resources") {
+        if res["Type"] != "AWS::Serverless::Function" {
+            continue;
+        }
+        let binary = s(&res["Metadata"]["BuildProperties"]["Binary"]);
+        let props = &res["Properties"];
+        assert_eq!(
+            s(&props["CodeUri"]),
+            format!("../functions/{binary}"),
+            "{}: builds in its own crate",
+            s(id)
+        );
+        for inherited in ["Runtime", "Architectures", "Handler", "CodeUri"] {
+            if inherited != "CodeUri" {
+                assert!(
+                    props.get(inherited).is_none(),
+                    "{}: {inherited} is set globally",
+                    s(id)
+                );
+            }
+        }
+        let manifest: toml::Table = toml::from_str(
+            &std::fs::read_to_string(root().join(format!("functions/{binary}/Cargo.toml")))
+                .expect("Cargo.toml"),
+        )
+        .expect("manifest");
+        let bins: Vec<&str> = manifest["bin"]
+            .as_array()
+            .expect("[[bin]]")
+            .iter()
+            .filter_map(|b| b["name"].as_str())
+            .collect();
+        assert_eq!(
+            bins,
+            [binary.as_str()],
+            "functions/{binary} has one binary, the function"
+        );
+    }
+    // What cargo lambda makes of `--release`: size-tuned code for every package.
+    let text = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let manifest: toml::Table = toml::from_str(&text).expect("Cargo.toml parses");
+    let config: Vec<&str> = manifest["workspace"]["metadata"]["lambda"]["build"]["config"]
+        .as_array()
+        .expect("lambda build config")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for setting in [
+        "profile.release.opt-level=\"z\"",
+        "profile.release.lto=\"fat\"",
+        "profile.release.codegen-units=1",
+        "profile.release.panic=\"abort\"",
+    ] {
+        assert!(config.contains(&setting), "{setting} in {config:?}");
+    }
+}
+
+#[test]
+fn operators_get_alarms_per_function_json_access_logs_and_sane_throttling() {
+    let t = template();
+    let resources = t["Resources"].as_mapping().expect("Resources");
+    let alarms: Vec<&Yaml> = resources
+        .values()
+        .filter(|r| r["Type"] == "AWS::CloudWatch::Alarm")
+        .collect();
+    // Lambda errors, throttles and p99 duration of every function.
+    for f in Function::ALL {
+        let logical = format!("{}Function", camel(f.name()));
+        for (metric, stat) in [("Errors", "Sum"), ("Throttles", "Sum"), ("Duration", "p99")] {
+            let found = alarms.iter().any(|a| {
+                let p = &a["Properties"];
+                p["Namespace"] == "AWS/Lambda"
+                    && p["MetricName"] == metric
+                    && (p["Statistic"] == stat || p["ExtendedStatistic"] == stat)
+                    && serde_norway::to_string(&p["Dimensions"])
+                        .unwrap_or_default()
+                        .contains(&logical)
+            });
+            assert!(found, "{}: no {stat} {metric} alarm", f.name());
+        }
+    }
+    // The API's 5xx rate, and DynamoDB throttling of both tables.
+    let text: Vec<String> = alarms
+        .iter()
+        .map(|a| serde_norway::to_string(a).unwrap_or_default())
+        .collect();
+    assert!(
+        text.iter()
+            .any(|a| a.contains("AWS/ApiGateway") && a.contains("5xx") && a.contains("Count"))
+    );
+    for table in ["ControlTable", "DataTable"] {
+        assert!(
+            text.iter().any(|a| a.contains("ReadThrottleEvents")
+                && a.contains("WriteThrottleEvents")
+                && a.contains(table)),
+            "{table}: no throttle alarm"
+        );
+    }
+    // Access logs: one JSON object per request, carrying the request id.
+    let api = &t["Resources"]["HttpApi"]["Properties"];
+    let format = s(&api["AccessLogSettings"]["Format"]);
+    let sample = format.replace('$', "");
+    let line: serde_json::Value =
+        serde_json::from_str(&sample).expect("the access log format is JSON");
+    assert_eq!(line["requestId"], "context.requestId");
+    for key in ["status", "routeKey", "responseLatency", "integrationError"] {
+        assert!(line.get(key).is_some(), "access log lacks {key}");
+    }
+    // Throttling: the burst (a bucket) is never below the steady rate.
+    let route = &api["DefaultRouteSettings"];
+    let (burst, rate) = (
+        route["ThrottlingBurstLimit"].as_u64().expect("burst"),
+        route["ThrottlingRateLimit"].as_f64().expect("rate"),
+    );
+    assert!(burst as f64 >= rate, "burst {burst} below rate {rate}");
+    // The per-request line is the functions' EMF line; the gate's own would repeat it.
+    let env = &t["Globals"]["Function"]["Environment"]["Variables"];
+    assert_eq!(env["RUST_LOG"], "info,netops_shared::http=warn");
 }
 
 #[test]
@@ -277,4 +479,399 @@ fn every_api_gateway_event_parses_with_lambda_http_and_routes_to_its_function() 
         }
     }
     assert!(checked > 0, "events/ holds no event");
+}
+
+/// One DynamoDB item access as IAM sees it: the action, the table (and index) and the
+/// partition key value that `dynamodb:LeadingKeys` is matched against.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ItemAccess {
+    action: String,
+    /// `control` or `data`.
+    table: String,
+    index: Option<String>,
+    key: String,
+}
+
+fn attr(v: &serde_json::Value) -> String {
+    v["S"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The table's role (`control`, `data`) from its name `<prefix><role>`.
+fn role(table: &serde_json::Value) -> String {
+    let name = table.as_str().unwrap_or_default();
+    ["control", "data"]
+        .into_iter()
+        .find(|r| name.ends_with(r))
+        .unwrap_or(name)
+        .to_owned()
+}
+
+/// The accesses one DynamoDB request makes (`target` is its `X-Amz-Target` operation).
+fn accesses(target: &str, body: &serde_json::Value) -> Vec<ItemAccess> {
+    let one =
+        |action: &str, table: &serde_json::Value, index: Option<String>, key: String| ItemAccess {
+            action: format!("dynamodb:{action}"),
+            table: role(table),
+            index,
+            key,
+        };
+    match target {
+        "GetItem" | "UpdateItem" | "DeleteItem" => {
+            vec![one(
+                target,
+                &body["TableName"],
+                None,
+                attr(&body["Key"]["pk"]),
+            )]
+        }
+        "PutItem" => vec![one(
+            target,
+            &body["TableName"],
+            None,
+            attr(&body["Item"]["pk"]),
+        )],
+        "Query" => {
+            // The partition key's placeholder is the first `<name> = :<value>` of the condition.
+            let cond = body["KeyConditionExpression"].as_str().unwrap_or_default();
+            let placeholder = cond
+                .split_once(" = ")
+                .map(|(_, rest)| rest.split_whitespace().next().unwrap_or_default())
+                .unwrap_or_default();
+            let index = body["IndexName"].as_str().map(str::to_owned);
+            let key = attr(&body["ExpressionAttributeValues"][placeholder]);
+            vec![one(target, &body["TableName"], index, key)]
+        }
+        "TransactWriteItems" => body["TransactItems"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|item| {
+                item.as_object().into_iter().flatten().map(|(kind, op)| {
+                    let (action, key) = match kind.as_str() {
+                        "Put" => ("PutItem", attr(&op["Item"]["pk"])),
+                        "Update" => ("UpdateItem", attr(&op["Key"]["pk"])),
+                        "Delete" => ("DeleteItem", attr(&op["Key"]["pk"])),
+                        _ => ("ConditionCheckItem", attr(&op["Key"]["pk"])),
+                    };
+                    one(action, &op["TableName"], None, key)
+                })
+            })
+            .collect(),
+        "BatchGetItem" | "BatchWriteItem" => body["RequestItems"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .flat_map(|(table, requests)| {
+                let table = serde_json::Value::String(table.clone());
+                let keys: Vec<String> = match target {
+                    "BatchGetItem" => requests["Keys"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|k| attr(&k["pk"]))
+                        .collect(),
+                    _ => requests
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|r| attr(&r["PutRequest"]["Item"]["pk"]))
+                        .collect(),
+                };
+                keys.into_iter()
+                    .map(move |k| one(target, &table, None, k))
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+        other => vec![one(other, &body["TableName"], None, String::new())],
+    }
+}
+
+/// A proxy in front of the DynamoDB-protocol server that records every access it forwards.
+async fn recording_proxy(upstream: String) -> (String, Arc<Mutex<Vec<ItemAccess>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let client = reqwest::Client::new();
+    let recorded = log.clone();
+    let app = axum::Router::new().fallback(move |headers: http::HeaderMap, body: bytes::Bytes| {
+        let (client, upstream, recorded) = (client.clone(), upstream.clone(), recorded.clone());
+        async move {
+            let target = headers
+                .get("x-amz-target")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|t| t.rsplit('.').next())
+                .unwrap_or_default()
+                .to_owned();
+            let json = serde_json::from_slice(&body).unwrap_or_default();
+            recorded
+                .lock()
+                .expect("log")
+                .extend(accesses(&target, &json));
+            let mut forward = client.post(&upstream).body(body);
+            for (k, v) in &headers {
+                if k != http::header::HOST && k != http::header::CONTENT_LENGTH {
+                    forward = forward.header(k, v);
+                }
+            }
+            let answer = forward.send().await.expect("upstream");
+            let mut res = http::Response::builder().status(answer.status());
+            for (k, v) in answer.headers() {
+                if k != http::header::CONTENT_LENGTH && k != http::header::TRANSFER_ENCODING {
+                    res = res.header(k, v);
+                }
+            }
+            let bytes = answer.bytes().await.expect("upstream body");
+            res.body(axum::body::Body::from(bytes)).expect("response")
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), log)
+}
+
+/// One DynamoDB statement of a function's policy.
+#[derive(Debug)]
+struct Grant {
+    actions: Vec<String>,
+    /// (table, index) pairs.
+    resources: Vec<(String, Option<String>)>,
+    /// `dynamodb:LeadingKeys` patterns (`ForAllValues:StringLike`); empty: none.
+    leading: Vec<String>,
+}
+
+fn strings(v: &Yaml) -> Vec<String> {
+    match v {
+        Yaml::Sequence(items) => items.iter().map(s).collect(),
+        other => vec![s(other)],
+    }
+}
+
+/// The DynamoDB statements of every function's policy, by function name.
+fn grants() -> BTreeMap<String, Vec<Grant>> {
+    let t = template();
+    let mut all = BTreeMap::new();
+    for (_, res) in t["Resources"].as_mapping().expect("Resources") {
+        if res["Type"] != "AWS::Serverless::Function" {
+            continue;
+        }
+        let name = s(&res["Metadata"]["BuildProperties"]["Binary"]);
+        let statements = res["Properties"]["Policies"][0]["Statement"]
+            .as_sequence()
+            .expect("Statement");
+        let grants = statements
+            .iter()
+            .map(|st| {
+                let resources = match &st["Resource"] {
+                    Yaml::Sequence(items) => items.clone(),
+                    one => vec![one.clone()],
+                };
+                Grant {
+                    actions: strings(&st["Action"]),
+                    resources: resources
+                        .iter()
+                        .map(|r| {
+                            let text = serde_norway::to_string(r).unwrap_or_default();
+                            let table = if text.contains("ControlTable") {
+                                "control"
+                            } else {
+                                "data"
+                            };
+                            let index = text
+                                .split_once("/index/")
+                                .map(|(_, i)| i.trim().trim_end_matches('\'').to_owned());
+                            (table.to_owned(), index)
+                        })
+                        .collect(),
+                    leading: strings(
+                        &st["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"],
+                    )
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect(),
+                }
+            })
+            .collect();
+        all.insert(name, grants);
+    }
+    all
+}
+
+/// IAM's `StringLike`: `*` any run of characters, `?` any one.
+fn like(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(sp) = star {
+            pi = sp + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+fn admitted(grants: &[Grant], a: &ItemAccess) -> bool {
+    grants.iter().any(|g| {
+        g.actions.contains(&a.action)
+            && g.resources.contains(&(a.table.clone(), a.index.clone()))
+            && g.leading.iter().any(|p| like(p, &a.key))
+    })
+}
+
+#[test]
+fn iam_string_like_matches_as_iam_does() {
+    assert!(like("*|D|netdiag_settings", "acme|D|netdiag_settings"));
+    assert!(like("TOKEN|*", "TOKEN|ab12"));
+    assert!(like("*|S|flows.*", "globex|S|flows.records|p|gx-nyc-lt001"));
+    assert!(!like("*|D|netdiag_settings", "acme|D|netdiag_settings_old"));
+    assert!(!like("*|W", "acme|W|x"));
+    assert!(like("*|D|monitor*", "acme|D|monitor_incidents"));
+    assert!(like("a?c", "abc") && !like("a?c", "ac"));
+}
+
+/// Requests whose reads the events do not cover (another series by window, a machine filter
+/// looked up in the fleet, another kind of alert).
+const EXTRA_READS: &[(&str, &str)] = &[
+    (
+        "alerts",
+        "/api/v1/alerts?kind=netdiag&status=all&period=30d",
+    ),
+    ("flows", "/api/v1/flows?machine=PAR-LT-0001"),
+    ("flows", "/api/v1/flows/summary?period=30d"),
+    ("flows", "/api/v1/flows/talkers?period=1h"),
+    ("dns", "/api/v1/dns/resolutions?machine=PAR-LT-0001"),
+    (
+        "netdiag",
+        "/api/v1/netdiag/machines/PAR-LT-0001/events?period=30d",
+    ),
+    ("security", "/api/v1/security/logons?period=30d"),
+    ("firewall", "/api/v1/firewall/events?period=24h"),
+];
+
+/// Every function, as deployed (its own router over DynamoDB), runs its `events/` payloads and
+/// [`EXTRA_READS`] through a recorder in front of the DynamoDB-protocol server: each item it
+/// reaches must be admitted by its policy's `dynamodb:LeadingKeys` grants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
+    use netops_shared::config::{Config, StoreKind};
+    use netops_shared::store::dynamo::DynamoConfig;
+    use tower::ServiceExt;
+
+    let Some(endpoint) = crate::aws::endpoint() else {
+        return;
+    };
+    let seeding = Config {
+        store: StoreKind::Dynamodb,
+        dynamodb: DynamoConfig {
+            table_prefix: format!("iam{:016x}-", crate::helpers::rand_u64()),
+            endpoint: Some(endpoint.clone()),
+            region: Some("us-east-1".into()),
+            ..DynamoConfig::default()
+        },
+        ..Config::default()
+    };
+    let store = netops::open_configured(&seeding).await.expect("tables");
+    netops::seed_demo(&store, netops::SeedSize::default())
+        .await
+        .expect("seed");
+    let (token, _) = netops_shared::auth::create_token(
+        &store,
+        "acme",
+        "iam",
+        netops_shared::Scope::ALL.to_vec(),
+        chrono::Duration::days(1),
+    )
+    .await
+    .expect("token");
+    let (proxy, log) = recording_proxy(endpoint.clone()).await;
+    let grants = grants();
+    let mut refused = Vec::new();
+    for module in netops::modules() {
+        let name = module.function.name();
+        // The function as deployed: its own router, over DynamoDB through the recorder.
+        let config = Config {
+            store: StoreKind::Dynamodb,
+            cursor_secret: Some(b"deployment secret".to_vec()),
+            dynamodb: DynamoConfig {
+                endpoint: Some(proxy.clone()),
+                ..seeding.dynamodb.clone()
+            },
+            ..Config::default()
+        };
+        let state = netops_shared::AppState::from_config(config)
+            .await
+            .expect("state");
+        let (router, _) = utoipa_axum::router::OpenApiRouter::new()
+            .merge((module.routes)())
+            .split_for_parts();
+        let app = netops_shared::http::app(router, state);
+        log.lock().expect("log").clear();
+        let dir = root().join("events").join(name);
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("events/{name}: {e}"))
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("event");
+            let mut req = lambda_http::request::from_str(&text).expect("event parses");
+            req.headers_mut().insert(
+                http::header::AUTHORIZATION,
+                http::HeaderValue::from_str(&format!("Bearer {token}")).expect("header"),
+            );
+            let res = crate::helpers::into_test_response(
+                app.clone().oneshot(req).await.expect("infallible"),
+            )
+            .await;
+            assert!(
+                res.status.is_success(),
+                "{}: {} {}",
+                file.display(),
+                res.status,
+                res.body
+            );
+        }
+        // Reads that depend on parameters the events do not use.
+        for (_, path) in EXTRA_READS.iter().filter(|(f, _)| *f == name) {
+            let req = http::Request::builder()
+                .uri(*path)
+                .header("authorization", format!("Bearer {token}"))
+                .body(axum::body::Body::empty())
+                .expect("request");
+            let res = crate::helpers::into_test_response(
+                app.clone().oneshot(req).await.expect("infallible"),
+            )
+            .await;
+            assert!(
+                res.status.is_success(),
+                "{path}: {} {}",
+                res.status,
+                res.body
+            );
+        }
+        let seen: BTreeSet<ItemAccess> = log.lock().expect("log").drain(..).collect();
+        assert!(name == "docs" || !seen.is_empty(), "{name} reached no item");
+        let mine = grants.get(name).map(Vec::as_slice).unwrap_or_default();
+        refused.extend(
+            seen.into_iter()
+                .filter(|a| !admitted(mine, a))
+                .map(|a| format!("{name}: {a:?}")),
+        );
+    }
+    assert!(
+        refused.is_empty(),
+        "accesses the policies refuse:\n{}",
+        refused.join("\n")
+    );
 }

@@ -5,6 +5,7 @@ import json
 import os
 import queue
 import subprocess
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +20,8 @@ class RuntimeApi:
             self.events.put((f"req-{i}", event))
         self.responses = {}
         self.errors = {}
+        # When the function first asked for an event: its init is over (Lambda's Init Duration).
+        self.first_next = None
         self.done = threading.Event()
         self.expected = len(events)
         api = self
@@ -31,6 +34,8 @@ class RuntimeApi:
                 if self.path != f"{PREFIX}/invocation/next":
                     self.send_error(404)
                     return
+                if api.first_next is None:
+                    api.first_next = time.perf_counter()
                 try:
                     request_id, event = api.events.get(timeout=60)
                 except queue.Empty:
@@ -84,14 +89,19 @@ def run_function(binary, events, env_extra, timeout=30):
         "RUST_LOG": "warn",
     })
     env.update(env_extra)
+    out = tempfile.TemporaryFile()
     started = time.perf_counter()
-    proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([str(binary)], env=env, stdout=out, stderr=subprocess.PIPE)
     try:
         api.done.wait(timeout)
     finally:
         proc.kill()
         proc.wait()
         api.close()
+    out.seek(0)
+    # What the function printed on stdout (its per-request metrics lines).
+    api.stdout = out.read().decode(errors="replace")
+    out.close()
     return started, api
 
 

@@ -1,14 +1,22 @@
-"""The fleet function binary under the Lambda Runtime API protocol, as on AWS: it polls for
-an API Gateway event, runs it through its router and posts the HTTP answer back."""
+"""The function binaries under the Lambda Runtime API protocol: one binary polled by a stand-in
+Runtime API, as on AWS, and every function through `cargo lambda watch` and `cargo lambda
+invoke`, as a developer runs them from the repository root."""
 
 import json
 import os
 import pathlib
+import re
+import shutil
+import signal
 import subprocess
 import tempfile
+import time
+
+import pytest
 
 from conftest import BINARY, ROOT
 from lambda_runtime import apigw_event, run_function
+from lambda_watch import Watch, cargo_lambda
 
 FLEET = pathlib.Path(os.environ.get("NETOPS_FLEET_BIN", ROOT / "target" / "debug" / "fleet"))
 
@@ -39,3 +47,173 @@ def test_fleet_function_answers_api_gateway_events():
         assert one["statusCode"] == 200 and json.loads(one["body"])["data"]["hostname"] == "PAR-LT-0001"
         denied = api.responses["req-2"][1]
         assert denied["statusCode"] == 401 and json.loads(denied["body"])["error"] == "unauthorized"
+        # One EMF line per request on stdout: CloudWatch reads its metrics from the line itself.
+        lines = [json.loads(line) for line in api.stdout.splitlines() if line.startswith("{")]
+        assert [(m["Route"], m["status"]) for m in lines] == [
+            ("list_machines", 200), ("get_machine", 200), ("list_machines", 401)]
+        for m in lines:
+            spec = m["_aws"]["CloudWatchMetrics"][0]
+            assert spec["Namespace"] == "netops" and m["Function"] == "fleet"
+            assert all(isinstance(m[metric["Name"]], (int, float)) for metric in spec["Metrics"])
+            assert m["request_id"] == "cold-start-1" and m["Latency"] >= 0
+
+
+# One route of every function (method, path, JSON body), called through the watch router.
+ONE_ROUTE = {
+    "fleet": ("GET", "/api/v1/me", None),
+    "flows": ("GET", "/api/v1/flows/summary", None),
+    "netdiag": ("GET", "/api/v1/netdiag/machines?limit=1", None),
+    "alerts": ("GET", "/api/v1/alerts?limit=1", None),
+    "inventory": ("GET", "/api/v1/inventory/assets?limit=1", None),
+    "operations": ("GET", "/api/v1/heartbeats?limit=1", None),
+    "security": ("GET", "/api/v1/security/rules", None),
+    "databases": ("GET", "/api/v1/databases/instances", None),
+    "firewall": ("GET", "/api/v1/firewall/devices", None),
+    "dns": ("GET", "/api/v1/dns/top-domains?limit=1", None),
+    "files": ("GET", "/api/v1/files/summary", None),
+    "network": ("GET", "/api/v1/network/sites", None),
+    "mcp": ("POST", "/api/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    "docs": ("GET", "/api/v1/openapi.json", None),
+}
+
+
+def require_cargo_lambda():
+    if cargo_lambda() is None:
+        if os.environ.get("NETOPS_REQUIRE_LAMBDA_TOOLS"):
+            pytest.fail("cargo-lambda is required (pip install cargo-lambda)")
+        pytest.skip("cargo-lambda is not installed")
+
+
+def seeded_db(tmp):
+    db = os.path.join(tmp, "netops.db")
+    subprocess.run([str(BINARY), "seed", "--db", db, "--days", "1"], check=True, capture_output=True)
+    token = subprocess.run(
+        [str(BINARY), "token", "create", "--tenant", "acme", "--name", "watch", "--scopes", "all", "--db", db],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    return db, token
+
+
+def repo_state():
+    """What `git status` says of the repository (None outside a git checkout)."""
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout if out.returncode == 0 else None
+
+
+def test_cargo_lambda_watch_serves_every_function_and_invoke_answers_an_event():
+    require_cargo_lambda()
+    before = repo_state()
+    with tempfile.TemporaryDirectory() as tmp:
+        db, token = seeded_db(tmp)
+        watch = Watch(ROOT, {"NETOPS_DB": db})
+        try:
+            watch.wait_listening()
+            for function, (method, path, body) in ONE_ROUTE.items():
+                res = watch.request(method, path, token, body)
+                assert res.status_code == 200, f"{function}: {res.status_code} {res.text[:300]}\n{watch.output()[-3000:]}"
+                assert res.headers["content-type"].startswith("application/json"), function
+                assert res.json(), function
+            # Unknown paths reach docs through the router's catch-all: the API's JSON 404.
+            missing = watch.request("GET", "/api/v1/nowhere", token)
+            assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+
+            # cargo lambda invoke, with an events/ payload carrying a real token.
+            event = json.loads((ROOT / "events" / "fleet" / "get_me.json").read_text())
+            event["headers"]["authorization"] = f"Bearer {token}"
+            data = os.path.join(tmp, "get_me.json")
+            with open(data, "w") as f:
+                json.dump(event, f)
+            out = subprocess.run(
+                ["cargo", "lambda", "invoke", "fleet", "--data-file", data, "--invoke-port", str(watch.port),
+                 "--invoke-address", "127.0.0.1", "--output-format", "json"],
+                cwd=ROOT, capture_output=True, text=True, timeout=120,
+            )
+            assert out.returncode == 0, out.stderr
+            answer = json.loads(out.stdout)
+            assert answer["statusCode"] == 200, answer
+            assert json.loads(answer["body"])["data"]["tenant"] == "acme"
+            assert {k.lower(): v for k, v in answer["headers"].items()}["x-request-id"] == event["requestContext"]["requestId"]
+
+            # A function that crashed: its requests end in an error once the router's timeout
+            # has passed, never in a hang.
+            fleet = [pid for pid, cmd in watch.descendants() if cmd.split()[0].endswith("/fleet")]
+            assert len(fleet) == 1, watch.descendants()
+            os.kill(fleet[0], signal.SIGKILL)
+            started = time.time()
+            res = watch.request("GET", "/api/v1/me", token, timeout=60)
+            assert res.status_code == 408 and time.time() - started < 15, (res.status_code, time.time() - started)
+
+            took = watch.stop()
+            assert took < 10, f"Ctrl-C took {took:.1f} s"
+            assert watch.proc.returncode is not None
+            assert not watch.survivors, f"still running after Ctrl-C: {watch.survivors}"
+        finally:
+            watch.close()
+    assert repo_state() == before, "the watch session changed the repository"
+
+
+def test_a_function_that_cannot_start_answers_an_error_within_seconds():
+    require_cargo_lambda()
+    # Every function refuses this configuration at start and exits: requests must not hang.
+    watch = Watch(ROOT, {"NETOPS_STORE": "nowhere"})
+    try:
+        watch.wait_listening()
+        started = time.time()
+        res = watch.request("GET", "/api/v1/me", "nop_" + "x" * 40, timeout=60)
+        took = time.time() - started
+        # cargo lambda answers 408 once the router's timeout (10 s, Cargo.toml) has passed.
+        assert res.status_code == 408, res.status_code
+        assert took < 15, f"answered after {took:.1f} s"
+        assert "command exited" in watch.output() or "exited" in watch.output(), watch.output()[-2000:]
+    finally:
+        watch.close()
+
+
+def scratch_copy(dest):
+    """The repository's files (tracked and new, not ignored) copied to `dest`."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode == 0:
+        for name in filter(None, listed.stdout.split("\0")):
+            if (ROOT / name).is_file():
+                os.makedirs(os.path.dirname(os.path.join(dest, name)), exist_ok=True)
+                shutil.copy2(ROOT / name, os.path.join(dest, name))
+    else:
+        shutil.copytree(ROOT, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+            "target", ".git", ".venv*", "artifacts", "node_modules", ".aws-sam", "*.db"))
+
+
+def wait_for(check, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if check():
+            return
+        time.sleep(1)
+    raise TimeoutError(what)
+
+
+def test_cargo_lambda_watch_serves_an_edited_handler_after_the_rebuild():
+    require_cargo_lambda()
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = os.path.join(tmp, "repo")
+        scratch_copy(scratch)
+        db, token = seeded_db(tmp)
+        # Its own target directory: the repository's builds stay untouched.
+        watch = Watch(scratch, {"NETOPS_DB": db, "CARGO_TARGET_DIR": os.path.join(tmp, "target")})
+        try:
+            watch.wait_listening()
+            def name():
+                res = watch.request("GET", "/api/v1/me", token, timeout=60)
+                return res.json()["data"]["name"] if res.status_code == 200 else None
+
+            # The first request starts the function's first build (408s until it is done).
+            wait_for(lambda: name() == "watch", 1200, f"fleet never answered:\n{watch.output()[-3000:]}")
+
+            handlers = pathlib.Path(scratch, "functions", "fleet", "src", "handlers.rs")
+            code, edits = re.subn(r"name: caller\.token_name,", 'name: format!("{}-edited", caller.token_name),',
+                                  handlers.read_text())
+            assert edits == 1, "get_me's answer is not where this test edits it"
+            handlers.write_text(code)
+            wait_for(lambda: name() == "watch-edited", 600, f"no new answer after the edit:\n{watch.output()[-3000:]}")
+        finally:
+            watch.close()

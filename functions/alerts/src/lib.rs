@@ -5,7 +5,8 @@ mod feed;
 mod handlers;
 mod model;
 mod monitors;
-mod seed;
+#[cfg(feature = "demo")]
+pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
@@ -20,8 +21,6 @@ pub use model::{
 pub const MODULE: Module = Module {
     function: Function::Alerts,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -4,7 +4,8 @@
 
 mod handlers;
 mod model;
-mod seed;
+#[cfg(feature = "demo")]
+pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
@@ -16,8 +17,6 @@ pub use model::{Check, Instance, MetricPoint};
 pub const MODULE: Module = Module {
     function: Function::Databases,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -2,6 +2,7 @@
 //! module, and the documentation page. This crate also holds [`MODULES`], the list of every
 //! data module, which the local process and the MCP function mount.
 
+mod modules;
 mod openapi;
 mod page;
 
@@ -10,29 +11,17 @@ use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+pub use modules::MODULES;
 pub use openapi::openapi;
 
-/// Every data module of the API.
-pub static MODULES: &[&Module] = &[
-    &netops_fleet::MODULE,
-    &netops_flows::MODULE,
-    &netops_netdiag::MODULE,
-    &netops_alerts::MODULE,
-    &netops_inventory::MODULE,
-    &netops_operations::MODULE,
-    &netops_security::MODULE,
-    &netops_databases::MODULE,
-    &netops_firewall::MODULE,
-    &netops_dns::MODULE,
-    &netops_files::MODULE,
-    &netops_network::MODULE,
-];
+/// The OpenAPI document as [`openapi`] makes it, generated when this crate is built
+/// (`build.rs`): the docs function serves it without linking the module crates, which keeps
+/// its package small.
+pub static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));
 
 pub const MODULE: Module = Module {
     function: Function::Docs,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

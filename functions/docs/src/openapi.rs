@@ -10,9 +10,10 @@ use netops_shared::routes::{
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 use utoipa::PartialSchema;
+use utoipa::openapi::path::PathsBuilder;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::MODULES;
+use crate::{MODULES, page};
 
 const DESCRIPTION: &str = "Interface HTTP/JSON des données d'un produit de supervision d'infrastructure : \
 parc d'ordinateurs équipés de l'agent, diagnostic réseau par poste (NetDiag), flux réseau, alertes et moniteurs \
@@ -241,7 +242,19 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
 
 /// The whole document, as JSON.
 pub fn openapi() -> Value {
-    let mut router = OpenApiRouter::new().merge(crate::routes());
+    // This function's own routes from their annotations alone, not their handlers: the MCP
+    // function and `build.rs` make this document without linking the page and its files.
+    // (Their tag is set here: only the router reads it from the annotation.)
+    let mut own = PathsBuilder::new()
+        .path_from::<page::__path_get_openapi>()
+        .path_from::<page::__path_get_docs>()
+        .path_from::<page::__path_get_docs_asset>()
+        .build();
+    for op in own.paths.values_mut().filter_map(|item| item.get.as_mut()) {
+        op.tags = Some(vec!["docs".into()]);
+    }
+    let own = utoipa::openapi::OpenApiBuilder::new().paths(own).build();
+    let mut router = OpenApiRouter::with_openapi(own);
     for module in MODULES {
         router = router.merge((module.routes)());
     }

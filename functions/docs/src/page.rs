@@ -1,8 +1,6 @@
 //! `GET /openapi.json`, `GET /docs` and the page's assets: public, they hold no tenant data.
 //! The page is Swagger UI, served entirely by us from files embedded at build time.
 
-use std::sync::OnceLock;
-
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 use netops_shared::routes::BASE_PATH;
@@ -41,9 +39,11 @@ fn asset(
     security(()),
     responses((status = 200, description = "Le document OpenAPI", content_type = "application/json", body = Object)))]
 pub async fn get_openapi() -> Response {
-    static DOC: OnceLock<Vec<u8>> = OnceLock::new();
-    let bytes = DOC.get_or_init(|| serde_json::to_vec(&crate::openapi()).unwrap_or_default());
-    asset("application/json", bytes.clone(), "public, max-age=300")
+    asset(
+        "application/json",
+        crate::OPENAPI_JSON,
+        "public, max-age=300",
+    )
 }
 
 /// Documentation interactive

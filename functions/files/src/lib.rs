@@ -3,7 +3,8 @@
 
 mod handlers;
 pub mod model;
-mod seed;
+#[cfg(feature = "demo")]
+pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
@@ -13,8 +14,6 @@ use utoipa_axum::routes;
 pub const MODULE: Module = Module {
     function: Function::Files,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

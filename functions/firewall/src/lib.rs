@@ -2,10 +2,12 @@
 //! parsed from their logs (with directory-controller correlation), IPFIX / NetFlow v9
 //! traffic, threats and the perimeter report.
 
+#[cfg(feature = "demo")]
 pub mod correlate;
 mod handlers;
 pub mod model;
 pub mod parse;
+#[cfg(feature = "demo")]
 pub mod seed;
 
 use netops_shared::routes::Function;
@@ -16,8 +18,6 @@ use utoipa_axum::routes;
 pub const MODULE: Module = Module {
     function: Function::Firewall,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

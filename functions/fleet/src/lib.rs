@@ -2,7 +2,8 @@
 
 mod handlers;
 mod model;
-mod seed;
+#[cfg(feature = "demo")]
+pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
@@ -14,8 +15,6 @@ pub use model::{Identity, Machine};
 pub const MODULE: Module = Module {
     function: Function::Fleet,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -686,8 +686,6 @@ pub const INTERNAL: &[(u16, Protocol, &str, &str, &[&str])] = &[
     ),
 ];
 
-/// Processes of agentless devices are unknown; so are their users.
-pub const UNKNOWN: &str = "inconnu";
 /// Country and operator of private addresses.
 pub const PRIVATE_COUNTRY: &str = "local";
 pub const PRIVATE_OPERATOR: &str = "réseau interne";

@@ -303,13 +303,13 @@ fn dim_value<'a>(plan: &Plan, dims: &'a Value, key: &str) -> &'a str {
     if plan.gateway_view {
         match key {
             "src" => return "gateway",
-            "pr" | "u" => return crate::catalog::UNKNOWN,
+            "pr" | "u" => return crate::model::UNKNOWN,
             _ => {}
         }
     }
     dims.get(key)
         .and_then(Value::as_str)
-        .unwrap_or(crate::catalog::UNKNOWN)
+        .unwrap_or(crate::model::UNKNOWN)
 }
 
 /// Aggregates `(bucket start, dims, value)` entries read for the plan.

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use crate::explore::{self, Source};
 use crate::model::*;
-use crate::seed::{PARTS, part_keys};
 use crate::tiers::{self, DAY_MS, HOUR_MS, bounds, floor_to, packed, totals};
+use crate::tiers::{PARTS, part_keys};
 
 fn time(ts: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ts).unwrap_or_default()

@@ -1,12 +1,14 @@
 //! Network flows module (spec 4.4): detailed agent records, hourly aggregates (agents,
 //! gateways, firewall), failed outbound connections and the multidimensional explorer.
 
+#[cfg(feature = "demo")]
 mod catalog;
 mod explore;
 pub mod expr;
 mod handlers;
 pub mod model;
-mod seed;
+#[cfg(feature = "demo")]
+pub mod seed;
 pub mod tiers;
 
 use netops_shared::routes::Function;
@@ -17,8 +19,6 @@ use utoipa_axum::routes;
 pub const MODULE: Module = Module {
     function: Function::Flows,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -6,6 +6,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+/// Processes of agentless devices are unknown; so are their users.
+pub const UNKNOWN: &str = "inconnu";
+
 /// Detailed flow records seen by agents; partition = hostname.
 pub const RECORDS: &str = "flows.records";
 /// Failed outbound connections seen by agents; partition = hostname.

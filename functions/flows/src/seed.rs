@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::catalog::{self, DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
 use crate::model::*;
-use crate::tiers::{DAY_MS, HOUR_MS, at_hour, packed, totals};
+use crate::tiers::{DAY_MS, HOUR_MS, PARTS, at_hour, packed, part_keys, totals};
 
 /// One remote peer (or, for inbound flows, the client that connects).
 struct Dest {
@@ -71,8 +71,8 @@ const SYSTEM_PROCESSES: &[&str] = &[
 ];
 
 fn user_of(ep: &Endpoint, process: &str) -> String {
-    if process == catalog::UNKNOWN {
-        catalog::UNKNOWN.into()
+    if process == UNKNOWN {
+        UNKNOWN.into()
     } else if SYSTEM_PROCESSES.contains(&process) {
         "SYSTEM".into()
     } else if process == "veeamagent.exe" || process == "rclone.exe" {
@@ -170,32 +170,6 @@ fn part(proto: Protocol, inbound: bool) -> usize {
         (Protocol::Udp, true) => 2,
         (Protocol::Udp, false) => 3,
     }
-}
-
-pub const PARTS: [(Protocol, Direction); 4] = [
-    (Protocol::Tcp, Direction::Inbound),
-    (Protocol::Tcp, Direction::Outbound),
-    (Protocol::Udp, Direction::Inbound),
-    (Protocol::Udp, Direction::Outbound),
-];
-
-/// `TI`, `TO`, `UI`, `UO`: protocol and direction of a part.
-fn part_code(proto: Protocol, dir: Direction) -> &'static str {
-    match (proto, dir) {
-        (Protocol::Tcp, Direction::Inbound) => "TI",
-        (Protocol::Tcp, Direction::Outbound) => "TO",
-        (Protocol::Udp, Direction::Inbound) => "UI",
-        (Protocol::Udp, Direction::Outbound) => "UO",
-    }
-}
-
-/// Measure names (short: they repeat in every stored row) of the per-protocol,
-/// per-direction parts: bytes `b.TO`, flows `f.TO`.
-pub fn part_keys(proto: Protocol, dir: Direction) -> (String, String) {
-    (
-        format!("b.{}", part_code(proto, dir)),
-        format!("f.{}", part_code(proto, dir)),
-    )
 }
 
 /// Source of a cube row: an agent, or a gateway for a device without agent. Gateway
@@ -743,7 +717,7 @@ fn build(ctx: &SeedCtx) -> Gen<'_> {
                     site: s,
                     machine: None,
                     kind: None,
-                    user: catalog::UNKNOWN.into(),
+                    user: UNKNOWN.into(),
                     habits,
                     until: i64::MAX,
                     listening: Vec::new(),
@@ -912,7 +886,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                         .copied()
                         .unwrap_or("svchost.exe")
                 } else {
-                    catalog::UNKNOWN
+                    UNKNOWN
                 };
                 let bytes = if count == 1 {
                     volume(&mut rng, d.kib, 1.4)

@@ -14,8 +14,37 @@ use std::collections::BTreeMap;
 
 use netops_shared::store::{DynStore, Filter, Rollup, StoreResult};
 
+use crate::model::{Direction, Protocol};
+
 pub const HOUR_MS: i64 = 3_600_000;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// The per-protocol, per-direction parts of the aggregates.
+pub const PARTS: [(Protocol, Direction); 4] = [
+    (Protocol::Tcp, Direction::Inbound),
+    (Protocol::Tcp, Direction::Outbound),
+    (Protocol::Udp, Direction::Inbound),
+    (Protocol::Udp, Direction::Outbound),
+];
+
+/// `TI`, `TO`, `UI`, `UO`: protocol and direction of a part.
+fn part_code(proto: Protocol, dir: Direction) -> &'static str {
+    match (proto, dir) {
+        (Protocol::Tcp, Direction::Inbound) => "TI",
+        (Protocol::Tcp, Direction::Outbound) => "TO",
+        (Protocol::Udp, Direction::Inbound) => "UI",
+        (Protocol::Udp, Direction::Outbound) => "UO",
+    }
+}
+
+/// Measure names (short: they repeat in every stored row) of the per-protocol,
+/// per-direction parts: bytes `b.TO`, flows `f.TO`.
+pub fn part_keys(proto: Protocol, dir: Direction) -> (String, String) {
+    (
+        format!("b.{}", part_code(proto, dir)),
+        format!("f.{}", part_code(proto, dir)),
+    )
+}
 
 /// Packed day rows (totals and hours).
 pub fn packed(base: &str) -> String {

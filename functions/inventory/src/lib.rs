@@ -1,10 +1,12 @@
 //! Inventory module (spec 4.7): assets with their hardware and installed software, the
 //! tenant's software list with end-of-life status, and software x CVE records.
 
+#[cfg(feature = "demo")]
 mod catalog;
 mod handlers;
 mod model;
-mod seed;
+#[cfg(feature = "demo")]
+pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
@@ -16,8 +18,6 @@ pub use model::{Asset, AssetDetail, CveRecord, Software};
 pub const MODULE: Module = Module {
     function: Function::Inventory,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -16,8 +16,6 @@ pub use rpc::PROTOCOL_VERSIONS;
 pub const MODULE: Module = Module {
     function: Function::Mcp,
     routes,
-    seed: |_| Box::pin(async { Ok(()) }),
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

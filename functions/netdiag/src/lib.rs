@@ -7,23 +7,23 @@ mod handlers;
 mod model;
 mod pdf;
 mod report;
-mod seed;
+#[cfg(feature = "demo")]
+pub mod seed;
 mod service;
 mod settings;
+#[cfg(feature = "demo")]
+pub mod simulator;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub use actions::complete_queued;
 pub use model::{Alert, Settings, Verdict};
 
 pub const MODULE: Module = Module {
     function: Function::Netdiag,
     routes,
-    seed: seed::seed,
-    worker: Some(actions::worker),
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

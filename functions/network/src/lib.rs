@@ -3,6 +3,7 @@
 
 mod handlers;
 pub mod model;
+#[cfg(feature = "demo")]
 pub mod seed;
 
 use netops_shared::routes::Function;
@@ -13,8 +14,6 @@ use utoipa_axum::routes;
 pub const MODULE: Module = Module {
     function: Function::Network,
     routes,
-    seed: seed::seed,
-    worker: None,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

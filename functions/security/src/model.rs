@@ -138,9 +138,11 @@ pub struct RiskyAccount {
 /// successes, failures, last logon epoch seconds], ...]]`. Reading ~5,000 accounts is then
 /// a dozen small documents of numbers.
 pub const GRAPH_HOSTS: &str = "hosts";
+#[cfg(feature = "demo")]
 pub const GRAPH_CHUNK: usize = 500;
 
 /// The logons of one account on one machine (seeding).
+#[cfg(feature = "demo")]
 #[derive(Debug, Clone)]
 pub struct GraphEdge {
     pub host: String,

@@ -1,7 +1,7 @@
-//! The product's global detection rules (the same for every tenant) and the tenant rules
-//! the demo seeds.
+//! The product's global detection rules, the same for every tenant (the tenant rules of the
+//! demo are written by `seed`).
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::model::Rule;
 
@@ -116,76 +116,5 @@ pub fn global_rules() -> Vec<Rule> {
             mitre_technique: d.mitre.into(),
             updated_at: updated,
         })
-        .collect()
-}
-
-/// The tenant's own rules, one of them disabled.
-type TenantRuleDef = (
-    &'static str,
-    String,
-    String,
-    &'static str,
-    bool,
-    &'static [u32],
-    u32,
-    u32,
-    &'static str,
-);
-
-pub fn tenant_rules(tenant: &str, first_server: &str, now: DateTime<Utc>) -> Vec<Rule> {
-    let defs: [TenantRuleDef; 3] = [
-        (
-            "tn-001",
-            format!("Connexions répétées sur {first_server}"),
-            format!("Au moins 5 échecs (4625) sur le serveur {first_server} en 10 minutes, quel que soit le compte."),
-            "HIGH",
-            true,
-            &[4625],
-            5,
-            10,
-            "T1110",
-        ),
-        (
-            "tn-002",
-            "Réinitialisation de mot de passe par le support".into(),
-            "Mot de passe réinitialisé (4724) par un compte du support hors heures ouvrées.".into(),
-            "LOW",
-            true,
-            &[4724],
-            1,
-            1,
-            "T1098",
-        ),
-        (
-            "tn-003",
-            "Ordinateur supprimé de l'annuaire".into(),
-            "Compte d'ordinateur supprimé (4743). Désactivée : trop de bruit pendant le renouvellement du parc.".into(),
-            "LOW",
-            false,
-            &[4743],
-            1,
-            1,
-            "T1531",
-        ),
-    ];
-    defs.into_iter()
-        .enumerate()
-        .map(
-            |(i, (id, name, description, severity, enabled, events, threshold, window, mitre))| {
-                Rule {
-                    id: format!("{tenant}-{id}"),
-                    scope: "tenant".into(),
-                    name,
-                    description,
-                    severity: severity.into(),
-                    enabled,
-                    event_ids: events.to_vec(),
-                    threshold,
-                    window_minutes: window,
-                    mitre_technique: mitre.into(),
-                    updated_at: now - Duration::days(12 + 9 * i as i64),
-                }
-            },
-        )
         .collect()
 }

@@ -15,7 +15,6 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::model::*;
-use crate::rules::tenant_rules;
 
 fn json(v: impl Serialize) -> Value {
     serde_json::to_value(v).unwrap_or_default()
@@ -797,4 +796,75 @@ fn anomalies_of_day(
             body,
         });
     }
+}
+
+/// The tenant's own rules, one of them disabled.
+type TenantRuleDef = (
+    &'static str,
+    String,
+    String,
+    &'static str,
+    bool,
+    &'static [u32],
+    u32,
+    u32,
+    &'static str,
+);
+
+pub fn tenant_rules(tenant: &str, first_server: &str, now: DateTime<Utc>) -> Vec<Rule> {
+    let defs: [TenantRuleDef; 3] = [
+        (
+            "tn-001",
+            format!("Connexions répétées sur {first_server}"),
+            format!("Au moins 5 échecs (4625) sur le serveur {first_server} en 10 minutes, quel que soit le compte."),
+            "HIGH",
+            true,
+            &[4625],
+            5,
+            10,
+            "T1110",
+        ),
+        (
+            "tn-002",
+            "Réinitialisation de mot de passe par le support".into(),
+            "Mot de passe réinitialisé (4724) par un compte du support hors heures ouvrées.".into(),
+            "LOW",
+            true,
+            &[4724],
+            1,
+            1,
+            "T1098",
+        ),
+        (
+            "tn-003",
+            "Ordinateur supprimé de l'annuaire".into(),
+            "Compte d'ordinateur supprimé (4743). Désactivée : trop de bruit pendant le renouvellement du parc.".into(),
+            "LOW",
+            false,
+            &[4743],
+            1,
+            1,
+            "T1531",
+        ),
+    ];
+    defs.into_iter()
+        .enumerate()
+        .map(
+            |(i, (id, name, description, severity, enabled, events, threshold, window, mitre))| {
+                Rule {
+                    id: format!("{tenant}-{id}"),
+                    scope: "tenant".into(),
+                    name,
+                    description,
+                    severity: severity.into(),
+                    enabled,
+                    event_ids: events.to_vec(),
+                    threshold,
+                    window_minutes: window,
+                    mitre_technique: mitre.into(),
+                    updated_at: now - Duration::days(12 + 9 * i as i64),
+                }
+            },
+        )
+        .collect()
 }

@@ -12,7 +12,9 @@
 pub mod dynamo;
 pub mod filter;
 pub mod memory;
+#[cfg(feature = "embedded")]
 pub mod sqlite;
+#[cfg(feature = "timestream")]
 pub mod timestream;
 
 use std::collections::BTreeMap;

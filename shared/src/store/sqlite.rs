@@ -1547,7 +1547,9 @@ mod tests {
 
     #[tokio::test]
     async fn expired_write_log_entries_are_hidden_then_swept_in_batches() {
-        let (_d, s) = store();
+        // Opened for a load, which runs no sweeper of its own: this test sweeps by hand.
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = SqliteStore::open_for_load(d.path().join("t.db")).expect("open");
         let now = chrono::Utc::now().timestamp();
         let aged = |i: usize, expires_at: i64| WriteLogEntry {
             request_id: format!("r{i}"),

@@ -24,16 +24,7 @@ use aws_sdk_timestreamquery::types::{ColumnInfo, Datum, ScalarType, Type};
 use serde_json::Value;
 
 use super::*;
-
-/// Where the Timestream series live.
-#[derive(Debug, Clone)]
-pub struct TimestreamConfig {
-    pub database: String,
-    /// The series read from Timestream (one table each, named like the series).
-    pub series: Vec<String>,
-    pub endpoint: Option<String>,
-    pub region: Option<String>,
-}
+pub use crate::config::TimestreamConfig;
 
 /// A typed value of a query result, parsed according to its column's type.
 #[derive(Debug, Clone, PartialEq)]

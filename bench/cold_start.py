@@ -1,0 +1,96 @@
+"""Cold starts of every function against the hello-world baseline, in one run under the same
+Lambda Runtime API stand-in (tests/python/lambda_runtime.py).
+
+Usage: python bench/cold_start.py [LAMBDA_DIR] [RUNS]
+LAMBDA_DIR holds <name>/bootstrap for every function and for `hello` (what `cargo lambda build
+--release --workspace --exclude netops` writes to target/lambda); RUNS defaults to 20. Needs
+moto (the test command's .venv) and a netops binary (NETOPS_BIN, default target/debug/netops).
+
+Each function runs as deployed: DynamoDB store (moto here, on 127.0.0.1), JSON logs, the
+template's RUST_LOG. Its first event is `GET /api/v1/me` with a valid token: every function
+looks the token up and counts the call (two DynamoDB requests), then fleet answers 200 and the
+others 404 (not their route). Two times per cold start, from the process's start:
+- init: until the function first asks the Runtime API for an event (Lambda's Init Duration);
+- answer: until its answer is posted back.
+Runs are interleaved, one of each binary per round, so load on the machine hits all alike.
+Prints a Markdown table; ratios are to the hello world's medians.
+"""
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(root, "tests", "python"))
+from lambda_runtime import apigw_event, run_function  # noqa: E402
+
+lambda_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "target", "lambda")
+runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+netops = os.environ.get("NETOPS_BIN", os.path.join(root, "target", "debug", "netops"))
+
+names = sorted(n for n in os.listdir(lambda_dir) if os.path.exists(os.path.join(lambda_dir, n, "bootstrap")))
+if "hello" not in names:
+    sys.exit(f"{lambda_dir}/hello/bootstrap is missing: build the baseline with the functions")
+
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+port = s.getsockname()[1]
+s.close()
+log = tempfile.TemporaryFile()
+moto = subprocess.Popen([sys.executable, os.path.join(root, "tests", "moto_server.py"), "-H", "127.0.0.1", "-p", str(port)],
+                        stdout=log, stderr=subprocess.STDOUT)
+try:
+    endpoint = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(endpoint + "/moto-api/")
+            break
+        except OSError:
+            time.sleep(0.1)
+    env = {
+        "NETOPS_STORE": "dynamodb",
+        "NETOPS_DYNAMODB_ENDPOINT": endpoint,
+        "NETOPS_DYNAMODB_TABLE_PREFIX": "bench-",
+        "NETOPS_CURSOR_SECRET": "cold-start-bench",
+        "NETOPS_LOG_FORMAT": "json",
+        "RUST_LOG": "info,netops_shared::http=warn",
+        "AWS_REGION": "eu-west-3",
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    # The tables (created by the CLI when missing) and a token.
+    token = subprocess.run([netops, "token", "create", "--tenant", "acme", "--name", "bench", "--scopes", "all"],
+                           env=dict(os.environ, **env), check=True, capture_output=True, text=True).stdout.strip()
+    event = apigw_event("/api/v1/me", token)
+
+    init = {n: [] for n in names}
+    answer = {n: [] for n in names}
+    for _ in range(runs):
+        for name in names:
+            started, api = run_function(os.path.join(lambda_dir, name, "bootstrap"), [event], env)
+            answered, response = api.responses["req-0"]
+            expected = {"hello": 200, "fleet": 200}.get(name, 404)
+            assert response["statusCode"] == expected, (name, response)
+            init[name].append((api.first_next - started) * 1000)
+            answer[name].append((answered - started) * 1000)
+finally:
+    moto.kill()
+    moto.wait()
+
+med = statistics.median
+base_init, base_answer = med(init["hello"]), med(answer["hello"])
+print(f"{runs} cold starts each; medians in ms (min-max), ratio to hello world")
+print()
+print("| binary | package (MB) | init | init / hello | first answer | answer / hello |")
+print("|---|---|---|---|---|---|")
+for name in ["hello"] + [n for n in names if n != "hello"]:
+    i, a = init[name], answer[name]
+    size = os.path.getsize(os.path.join(lambda_dir, name, "bootstrap")) / 1e6
+    print(f"| {name} | {size:.2f} | {med(i):.1f} ({min(i):.1f}-{max(i):.1f}) | {med(i) / base_init:.2f} "
+          f"| {med(a):.1f} ({min(a):.1f}-{max(a):.1f}) | {med(a) / base_answer:.2f} |")

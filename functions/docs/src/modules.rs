@@ -1,0 +1,20 @@
+//! The list of the API's data modules (also compiled into `build.rs`, which writes the
+//! OpenAPI document from it).
+
+use netops_shared::Module;
+
+/// Every data module of the API.
+pub static MODULES: &[&Module] = &[
+    &netops_fleet::MODULE,
+    &netops_flows::MODULE,
+    &netops_netdiag::MODULE,
+    &netops_alerts::MODULE,
+    &netops_inventory::MODULE,
+    &netops_operations::MODULE,
+    &netops_security::MODULE,
+    &netops_databases::MODULE,
+    &netops_firewall::MODULE,
+    &netops_dns::MODULE,
+    &netops_files::MODULE,
+    &netops_network::MODULE,
+];

@@ -1,0 +1,145 @@
+//! One structured log line per request under Lambda, in CloudWatch Embedded Metric Format
+//! (EMF): CloudWatch Logs turns it into metrics without another service, and the same line
+//! is what an operator searches by route, status or request id.
+//!
+//! The line names the function and the route (its `operationId`, so the dimension has one
+//! value per route of the table, never a raw path), the status and the latency; the metrics
+//! are `Latency` (ms) and `Fault` (1 for a 5xx), by function and by function and route.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::Method;
+use serde_json::{Value, json};
+
+use crate::http::X_REQUEST_ID;
+use crate::routes::{self, BASE_PATH, Match};
+
+/// The CloudWatch namespace of the metrics.
+pub const NAMESPACE: &str = "netops";
+
+/// The route dimension of a request that matches no route (unknown path or method).
+const NO_ROUTE: &str = "none";
+
+/// What one request's line reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served<'a> {
+    pub function: &'a str,
+    pub route: &'static str,
+    pub status: u16,
+    pub latency_ms: f64,
+    pub request_id: &'a str,
+    /// Milliseconds since the epoch, when the answer was sent.
+    pub at_ms: i64,
+}
+
+/// The route table's name for a request, or [`NO_ROUTE`].
+pub fn route_of(method: &Method, path: &str) -> &'static str {
+    match path
+        .strip_prefix(BASE_PATH)
+        .map(|rest| routes::find(method, rest))
+    {
+        Some(Match::Found(route)) => route.op,
+        _ => NO_ROUTE,
+    }
+}
+
+/// The EMF document of one request.
+pub fn line(s: &Served<'_>) -> Value {
+    // The DynamoDB calls and consumed read/write capacity of the request join this line (as
+    // metrics `DynamoCalls`, `ReadUnits`, `WriteUnits`) with the store's own accounting.
+    json!({
+        "_aws": {
+            "Timestamp": s.at_ms,
+            "CloudWatchMetrics": [{
+                "Namespace": NAMESPACE,
+                "Dimensions": [["Function"], ["Function", "Route"]],
+                "Metrics": [
+                    {"Name": "Latency", "Unit": "Milliseconds"},
+                    {"Name": "Fault", "Unit": "Count"},
+                ],
+            }],
+        },
+        "Function": s.function,
+        "Route": s.route,
+        "Latency": (s.latency_ms * 1000.0).round() / 1000.0,
+        "Fault": u8::from(s.status >= 500),
+        "status": s.status,
+        "request_id": s.request_id,
+    })
+}
+
+/// Middleware writing [`line`] to stdout once the answer is ready, for the function named
+/// in its state (outside the gate, so the status and request id are the caller's).
+pub async fn emit(State(function): State<Arc<str>>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = route_of(req.method(), req.uri().path());
+    let res = next.run(req).await;
+    let request_id = res
+        .headers()
+        .get(X_REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let doc = line(&Served {
+        function: &function,
+        route,
+        status: res.status().as_u16(),
+        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        request_id,
+        at_ms: chrono::Utc::now().timestamp_millis(),
+    });
+    // One write of the whole line, so lines of concurrent requests never interleave.
+    let mut text = doc.to_string();
+    text.push('\n');
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_declared_metric_and_dimension_is_a_member_of_the_line() {
+        let doc = line(&Served {
+            function: "netops-fleet",
+            route: route_of(&Method::GET, "/api/v1/machines/PAR-LT-0001"),
+            status: 503,
+            latency_ms: 12.34567,
+            request_id: "abc",
+            at_ms: 1_700_000_000_000,
+        });
+        let spec = &doc["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(spec["Namespace"], NAMESPACE);
+        for set in spec["Dimensions"].as_array().expect("dimension sets") {
+            for d in set.as_array().expect("a set") {
+                let name = d.as_str().expect("a name");
+                assert!(doc[name].is_string(), "dimension {name} is a string member");
+            }
+        }
+        for m in spec["Metrics"].as_array().expect("metrics") {
+            let name = m["Name"].as_str().expect("a name");
+            assert!(doc[name].is_number(), "metric {name} is a number member");
+        }
+        assert_eq!(doc["Route"], "get_machine");
+        assert_eq!(doc["Latency"], 12.346);
+        assert_eq!(doc["Fault"], 1);
+        assert_eq!(doc["status"], 503);
+        assert_eq!(doc["_aws"]["Timestamp"], 1_700_000_000_000_i64);
+    }
+
+    #[test]
+    fn requests_outside_the_route_table_share_one_route_value() {
+        assert_eq!(route_of(&Method::GET, "/api/v1/nowhere"), NO_ROUTE);
+        assert_eq!(route_of(&Method::DELETE, "/api/v1/machines"), NO_ROUTE);
+        assert_eq!(route_of(&Method::GET, "/elsewhere"), NO_ROUTE);
+        assert_eq!(
+            route_of(&Method::POST, "/api/v1/alerts/7/ack"),
+            "acknowledge_alert"
+        );
+    }
+}
