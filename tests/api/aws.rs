@@ -21,7 +21,7 @@ use crate::helpers::{into_test_response, rand_u64};
 
 /// The server's endpoint; `None` (the test is skipped, saying so) when the suite runs
 /// without one, unless `NETOPS_REQUIRE_AWS_TESTS=1` (set by the test command) makes it fatal.
-fn endpoint() -> Option<String> {
+pub(crate) fn endpoint() -> Option<String> {
     match std::env::var("NETOPS_TEST_DYNAMODB_ENDPOINT") {
         Ok(e) if !e.is_empty() => Some(e),
         _ => {
