@@ -109,6 +109,18 @@ impl TestApp {
         Self::build_sized(Config::default(), Some(modules), size).await
     }
 
+    /// A fresh app over DynamoDB at `endpoint` (tables of its own), whatever store the suite
+    /// runs on, holding the demo data of the fleet and of `modules`.
+    pub async fn over_dynamodb(endpoint: &str, modules: &'static [Function]) -> TestApp {
+        Self::build_at(
+            Config::default(),
+            Some(modules),
+            SeedSize::default(),
+            Some(endpoint.to_owned()),
+        )
+        .await
+    }
+
     async fn build(config: Config, modules: Option<&'static [Function]>) -> TestApp {
         Self::build_sized(config, modules, SeedSize::default()).await
     }
@@ -118,9 +130,19 @@ impl TestApp {
         modules: Option<&'static [Function]>,
         size: SeedSize,
     ) -> TestApp {
+        Self::build_at(config, modules, size, dynamo_test_endpoint()).await
+    }
+
+    /// The app over the embedded store, or over DynamoDB at `dynamodb` when given.
+    async fn build_at(
+        config: Config,
+        modules: Option<&'static [Function]>,
+        size: SeedSize,
+        dynamodb: Option<String>,
+    ) -> TestApp {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("netops.db");
-        let config = match dynamo_test_endpoint() {
+        let config = match dynamodb {
             Some(endpoint) => Config {
                 store: StoreKind::Dynamodb,
                 dynamodb: DynamoConfig {

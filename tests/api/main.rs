@@ -6,6 +6,7 @@ mod alerts;
 mod aws;
 mod databases;
 mod dns;
+mod dynamo_faults;
 mod events;
 mod files;
 mod firewall;
