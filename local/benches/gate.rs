@@ -22,19 +22,19 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("bench.db");
-    let store = netops::open_store(&path).expect("store");
+    let stores = netops::open_store(&path).expect("store");
     let config = Config {
         db_path: path,
         rate_limit: u64::MAX,
         ..Config::default()
     };
     // Counted as `netops serve` counts: in the process's memory.
-    let state = AppState::new(store.clone(), config)
+    let state = AppState::new(&stores, config)
         .await
         .expect("state")
         .counting_in_process();
     let (token, _) = netops_shared::auth::create_token(
-        &store,
+        stores.tokens.as_ref(),
         "acme",
         "bench",
         Scope::ALL.to_vec(),

@@ -11,7 +11,7 @@ use netops::{SeedSize, open_configured, seed_configured, seed_demo};
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
 use netops_shared::scope::{Scope, parse_list};
-use netops_shared::store::{DynStore, StoreError};
+use netops_shared::store::{StoreError, Stores};
 
 #[derive(Parser)]
 #[command(
@@ -46,8 +46,8 @@ impl DbArg {
         config
     }
 
-    /// The store these arguments name, with the configuration's settings.
-    async fn open(&self, config: &Config) -> Result<DynStore, Failure> {
+    /// The stores these arguments name, with the configuration's settings.
+    async fn open(&self, config: &Config) -> Result<Stores, Failure> {
         Ok(open_configured(&self.config(config)).await?)
     }
 }
@@ -246,8 +246,8 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
                 }
                 None => netops_shared::store::UNAUTHENTICATED,
             };
-            let store = db.open(&config).await?;
-            for entry in store.write_log(partition).await? {
+            let stores = db.open(&config).await?;
+            for entry in stores.writes.entries(partition).await? {
                 println!("{}", serde_json::to_string(&entry).unwrap_or_default());
             }
             Ok(())
@@ -280,8 +280,16 @@ async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
                     "--expires-in: '{expires_in}' is not like 90s, 30m, 12h or 30d"
                 ))
             })?;
-            let store = db.open(config).await?;
-            match netops_shared::auth::create_token(&store, &tenant, &name, scopes, ttl).await {
+            let stores = db.open(config).await?;
+            match netops_shared::auth::create_token(
+                stores.tokens.as_ref(),
+                &tenant,
+                &name,
+                scopes,
+                ttl,
+            )
+            .await
+            {
                 Ok((secret, _)) => {
                     println!("{secret}");
                     Ok(())
@@ -294,9 +302,10 @@ async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
         }
         TokenCommand::Revoke { tenant, name, db } => {
             check_tenant(&tenant)?;
-            let store = db.open(config).await?;
-            if store
-                .revoke_token(&tenant, &name, Utc::now().timestamp())
+            let stores = db.open(config).await?;
+            if stores
+                .tokens
+                .revoke(&tenant, &name, Utc::now().timestamp())
                 .await?
             {
                 eprintln!("netops: token '{name}' of tenant '{tenant}' revoked");
@@ -310,10 +319,10 @@ async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
         }
         TokenCommand::List { tenant, db } => {
             check_tenant(&tenant)?;
-            let store = db.open(config).await?;
+            let stores = db.open(config).await?;
             let now = Utc::now().timestamp();
             println!("NAME\tSTATE\tEXPIRES\tSCOPES");
-            for t in store.list_tokens(&tenant).await? {
+            for t in stores.tokens.list(&tenant).await? {
                 let state = if t.revoked_at.is_some() {
                     "revoked"
                 } else if t.expires_at <= now {
@@ -332,10 +341,10 @@ async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
     }
 }
 
-async fn demo_token(store: &DynStore) -> Result<String, Failure> {
+async fn demo_token(stores: &Stores) -> Result<String, Failure> {
     let name = format!("demo-{}", Utc::now().format("%Y%m%d-%H%M%S"));
     let (secret, _) = netops_shared::auth::create_token(
-        store,
+        stores.tokens.as_ref(),
         "acme",
         &name,
         Scope::ALL.to_vec(),
@@ -348,13 +357,13 @@ async fn demo_token(store: &DynStore) -> Result<String, Failure> {
 async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failure> {
     let fd_limit = server::raise_fd_limit();
     let limits = Limits::from_env(fd_limit).map_err(|e| usage(e.to_string()))?;
-    let store = db.open(&config).await?;
-    if store.is_empty().await? {
+    let stores = db.open(&config).await?;
+    if stores.deployment.is_empty().await? {
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
-        seed_demo(&store, SeedSize::default()).await?;
+        seed_demo(&stores, SeedSize::default()).await?;
     }
     let state = AppState::new(
-        store.clone(),
+        &stores,
         Config {
             db_path: db.db,
             ..config
@@ -371,7 +380,7 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failur
     // the token and stops the server at once still gets a clean stop.
     let stop =
         shutdown().map_err(|e| Failure(format!("cannot install signal handlers: {e}"), 1))?;
-    let token = demo_token(&store).await?;
+    let token = demo_token(&stores).await?;
     let base = format!("http://{local}/api/v1");
     // One write, errors ignored: a closed stdout must not stop the server.
     let banner = format!(

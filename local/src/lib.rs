@@ -1,8 +1,6 @@
 //! netops, the one local process: the whole API in one server over the embedded store, the
 //! token commands, the demo seeder and the write log.
 
-use std::sync::Arc;
-
 use axum::Router;
 use chrono::Utc;
 use netops_shared::config::{Config, StoreKind};
@@ -10,7 +8,7 @@ use netops_shared::demo::{SeedCtx, TENANTS, Tenant};
 use netops_shared::module::BoxFuture;
 use netops_shared::routes::Function;
 use netops_shared::store::dynamo::DynamoStore;
-use netops_shared::store::{DynStore, StoreResult};
+use netops_shared::store::{StoreResult, Stores};
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 
@@ -79,23 +77,23 @@ impl Default for SeedSize {
 
 /// Replaces one tenant's data with freshly generated demo data, module by module.
 pub async fn seed_tenant(
-    store: &DynStore,
+    stores: &Stores,
     tenant: &'static Tenant,
     size: SeedSize,
 ) -> StoreResult<()> {
-    store.clear_tenant(tenant.id).await?;
-    fill_tenant(store, tenant, size, None).await
+    stores.deployment.clear_tenant(tenant.id).await?;
+    fill_tenant(stores, tenant, size, None).await
 }
 
 /// Writes one (cleared) tenant's demo data, module by module.
 async fn fill_tenant(
-    store: &DynStore,
+    stores: &Stores,
     tenant: &'static Tenant,
     size: SeedSize,
     only: Option<&[Function]>,
 ) -> StoreResult<()> {
     let ctx = SeedCtx::new(
-        store.clone(),
+        stores.clone(),
         tenant,
         Utc::now(),
         size.machines,
@@ -117,21 +115,21 @@ async fn fill_tenant(
 }
 
 /// Seeds both demo tenants: `acme` at the given size, `globex` at the demo size.
-pub async fn seed_demo(store: &DynStore, size: SeedSize) -> StoreResult<()> {
-    seed_demo_modules(store, size, None).await
+pub async fn seed_demo(stores: &Stores, size: SeedSize) -> StoreResult<()> {
+    seed_demo_modules(stores, size, None).await
 }
 
 /// [`seed_demo`] with the data of the fleet and of the modules `only` names (every module
 /// when `None`): tests that need a store of their own seed just what they read.
 pub async fn seed_demo_modules(
-    store: &DynStore,
+    stores: &Stores,
     size: SeedSize,
     only: Option<&[Function]>,
 ) -> StoreResult<()> {
     // Every tenant is cleared before any is written: on DynamoDB clearing scans the table,
     // which costs least while it is still empty.
     for tenant in TENANTS {
-        store.clear_tenant(tenant.id).await?;
+        stores.deployment.clear_tenant(tenant.id).await?;
     }
     for tenant in TENANTS {
         let size = if tenant.id == "acme" {
@@ -142,13 +140,14 @@ pub async fn seed_demo_modules(
                 ..SeedSize::default()
             }
         };
-        fill_tenant(store, tenant, size, only).await?;
+        fill_tenant(stores, tenant, size, only).await?;
     }
     Ok(())
 }
 
-pub fn open_store(path: &std::path::Path) -> StoreResult<DynStore> {
-    Ok(Arc::new(netops_shared::store::sqlite::SqliteStore::open(
+/// The stores of an embedded file.
+pub fn open_store(path: &std::path::Path) -> StoreResult<Stores> {
+    Ok(Stores::of(netops_shared::store::sqlite::SqliteStore::open(
         path,
     )?))
 }
@@ -158,7 +157,7 @@ pub fn open_store(path: &std::path::Path) -> StoreResult<DynStore> {
 pub async fn seed_configured(config: &Config, size: SeedSize) -> StoreResult<()> {
     if config.store == StoreKind::Embedded {
         let file = netops_shared::store::sqlite::SqliteStore::open_for_load(&config.db_path)?;
-        seed_demo(&(Arc::new(file.clone()) as DynStore), size).await?;
+        seed_demo(&Stores::of(file.clone()), size).await?;
         return file.settle().await;
     }
     seed_demo(&open_configured(config).await?, size).await
@@ -166,7 +165,7 @@ pub async fn seed_configured(config: &Config, size: SeedSize) -> StoreResult<()>
 
 /// The store the configuration names. DynamoDB tables are created when missing, so a fresh
 /// account can be tried at once with `netops seed --store dynamodb`.
-pub async fn open_configured(config: &Config) -> StoreResult<DynStore> {
+pub async fn open_configured(config: &Config) -> StoreResult<Stores> {
     if config.store == StoreKind::Dynamodb {
         DynamoStore::connect(&config.dynamodb)
             .await?

@@ -11,7 +11,7 @@ use subtle::ConstantTimeEq;
 use crate::error::ApiError;
 use crate::routes::Route;
 use crate::scope::Scope;
-use crate::store::{DynStore, StoreError, TokenRecord};
+use crate::store::{StoreError, TokenRecord, Tokens};
 
 pub const TOKEN_PREFIX: &str = "nop_";
 const TOKEN_CHARS: usize = 40;
@@ -39,7 +39,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Creates and stores a token; returns the secret, shown once.
 pub async fn create_token(
-    store: &DynStore,
+    tokens: &dyn Tokens,
     tenant: &str,
     name: &str,
     scopes: Vec<Scope>,
@@ -56,7 +56,7 @@ pub async fn create_token(
         expires_at: now + ttl.num_seconds(),
         revoked_at: None,
     };
-    store.insert_token(&record).await?;
+    tokens.insert(&record).await?;
     Ok((secret, record))
 }
 
@@ -105,7 +105,7 @@ impl From<ApiError> for Refused {
 
 /// Checks the `Authorization` header against the store: every 401 case of spec 5.
 pub async fn authenticate(
-    store: &DynStore,
+    tokens: &dyn Tokens,
     header: Option<&http::HeaderValue>,
     now: i64,
 ) -> Result<TokenRecord, Refused> {
@@ -135,8 +135,8 @@ pub async fn authenticate(
         return Err(unknown().into());
     }
     let hash = hash_token(token);
-    let record = store
-        .token_by_hash(&hash)
+    let record = tokens
+        .by_hash(&hash)
         .await
         .map_err(ApiError::from)?
         .ok_or_else(unknown)?;

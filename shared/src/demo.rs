@@ -7,7 +7,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
 
-use crate::store::DynStore;
+use crate::store::Stores;
 
 #[derive(Debug)]
 pub struct Site {
@@ -154,7 +154,7 @@ pub struct Account {
 
 /// Everything a module's generator needs for one tenant.
 pub struct SeedCtx {
-    pub store: DynStore,
+    pub stores: Stores,
     pub tenant: &'static Tenant,
     pub now: DateTime<Utc>,
     /// Days of history to generate.
@@ -182,7 +182,7 @@ fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> &'a T {
 
 impl SeedCtx {
     pub fn new(
-        store: DynStore,
+        stores: Stores,
         tenant: &'static Tenant,
         now: DateTime<Utc>,
         machines: usize,
@@ -192,7 +192,7 @@ impl SeedCtx {
         let accounts = accounts(tenant, seed, (machines * 5).max(20));
         let machines = roster(tenant, seed, machines, now, &accounts);
         Self {
-            store,
+            stores,
             tenant,
             now,
             days,

@@ -203,7 +203,7 @@ async fn admit(
         }
         None => {
             let token = match authenticate(
-                &state.store,
+                state.tokens.as_ref(),
                 req.headers().get(http::header::AUTHORIZATION),
                 now.timestamp(),
             )

@@ -1,19 +1,95 @@
-//! Reading stored documents in handlers: typed decoding, and the fleet's machine documents,
-//! which several modules check a `machine` or `hostname` against.
+//! Typed reads of stored documents, for handlers: one document by key (absent, or a 404), every
+//! document of a collection, and the fleet's machine documents, which several modules check a
+//! `machine` or `hostname` against. A stored body of another shape than its type is an
+//! internal error (logged, never shown).
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::store::DynStore;
+use crate::store::{Documents, Filter};
 
 /// Collection of the fleet's machine documents, keyed by host name.
 pub const MACHINES: &str = "machines";
 
-/// A stored body as its type; a body of another shape is an internal error (logged, never
-/// shown).
+/// A stored body as its type.
 pub fn decode<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
     serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
+}
+
+/// A stored document as its type, with the version a conditional change of it expects.
+#[derive(Debug)]
+pub struct Versioned<T> {
+    pub value: T,
+    pub version: u64,
+}
+
+impl dyn Documents {
+    /// The document `key` of a collection as its type, with its version; `None` when absent.
+    pub async fn get_versioned<T: DeserializeOwned>(
+        &self,
+        tenant: &str,
+        collection: &str,
+        key: &str,
+    ) -> Result<Option<Versioned<T>>, ApiError> {
+        self.get(tenant, collection, key)
+            .await?
+            .map(|d| {
+                Ok(Versioned {
+                    value: decode(d.body)?,
+                    version: d.version,
+                })
+            })
+            .transpose()
+    }
+
+    /// The document `key` of a collection as its type; `None` when absent.
+    pub async fn get_as<T: DeserializeOwned>(
+        &self,
+        tenant: &str,
+        collection: &str,
+        key: &str,
+    ) -> Result<Option<T>, ApiError> {
+        Ok(self
+            .get_versioned(tenant, collection, key)
+            .await?
+            .map(|d| d.value))
+    }
+
+    /// The document `key` of a collection as its type, or the 404 `missing` makes.
+    pub async fn get_or_404<T: DeserializeOwned>(
+        &self,
+        tenant: &str,
+        collection: &str,
+        key: &str,
+        missing: impl FnOnce() -> ApiError,
+    ) -> Result<T, ApiError> {
+        self.get_as(tenant, collection, key)
+            .await?
+            .ok_or_else(missing)
+    }
+
+    /// Every document of a collection matching `filter`, in key order, as its type (a read of
+    /// everything, [`crate::store::READ_ALL`] at most).
+    pub async fn all_as<T: DeserializeOwned>(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+    ) -> Result<Vec<T>, ApiError> {
+        self.read_all(tenant, collection, filter)
+            .await?
+            .items
+            .into_iter()
+            .map(|d| decode(d.body))
+            .collect()
+    }
+
+    /// The fleet document of the machine, or 404 in the caller's tenant.
+    pub async fn machine(&self, tenant: &str, hostname: &str) -> Result<Value, ApiError> {
+        self.get_or_404(tenant, MACHINES, hostname, || unknown_machine(hostname))
+            .await
+    }
 }
 
 /// The 404 of a host name unknown in the caller's tenant.
@@ -22,13 +98,4 @@ pub fn unknown_machine(hostname: &str) -> ApiError {
         format!("Machine « {hostname} »"),
         format!("Machine '{hostname}'"),
     )
-}
-
-/// The fleet document of the machine, or 404 in the caller's tenant.
-pub async fn machine(store: &DynStore, tenant: &str, hostname: &str) -> Result<Value, ApiError> {
-    store
-        .get_doc(tenant, MACHINES, hostname)
-        .await?
-        .map(|d| d.body)
-        .ok_or_else(|| unknown_machine(hostname))
 }

@@ -153,7 +153,7 @@ pub async fn series_page(
         applied.to = chrono::DateTime::from_timestamp_millis(c.w.1).unwrap_or(window.to);
     }
     let result = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: spec.series,
@@ -186,8 +186,8 @@ pub async fn docs_page(
 ) -> Result<(Vec<Doc>, Meta), ApiError> {
     let after: Option<String> = page.resume(filters)?;
     let mut docs = state
-        .store
-        .list_docs(
+        .docs
+        .list(
             &caller.tenant,
             collection,
             filter,

@@ -1,4 +1,5 @@
-//! State built once per process (per cold start under Lambda) and shared by every route.
+//! State built once per process (per cold start under Lambda) and shared by every route: each
+//! storage port on its own, so that a handler reaches the one it uses.
 
 use std::sync::Arc;
 
@@ -6,11 +7,18 @@ use crate::config::{Config, StoreKind};
 use crate::cursor::CursorCodec;
 use crate::store::dynamo::DynamoStore;
 use crate::store::memory::ProcessCounters;
-use crate::store::{Counters, DynStore, StoreResult};
+use crate::store::{
+    Counters, Documents, Rollups, SeriesRead, SeriesWrite, StoreResult, Stores, Tokens, WriteLog,
+};
 
 #[derive(Clone)]
 pub struct AppState {
-    pub store: DynStore,
+    pub docs: Arc<dyn Documents>,
+    pub series: Arc<dyn SeriesRead>,
+    pub series_writes: Arc<dyn SeriesWrite>,
+    pub rollups: Arc<dyn Rollups>,
+    pub tokens: Arc<dyn Tokens>,
+    pub writes: Arc<dyn WriteLog>,
     /// Where the rate limit counts calls: the store, unless [`AppState::counting_in_process`].
     pub counters: Arc<dyn Counters>,
     pub config: Arc<Config>,
@@ -18,16 +26,31 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// State over an existing store; the cursor key comes from the configuration or, when
-    /// unset, from the store (created once and kept, so cursors survive restarts).
-    pub async fn new(store: DynStore, config: Config) -> StoreResult<Self> {
+    /// State over opened stores; the cursor key comes from the configuration or, when unset,
+    /// from the deployment (created once and kept, so cursors survive restarts).
+    pub async fn new(stores: &Stores, config: Config) -> StoreResult<Self> {
         let key = match &config.cursor_secret {
             Some(k) => k.clone(),
-            None => store.secret("cursor").await?,
+            None => stores.deployment.secret("cursor").await?,
         };
+        let Stores {
+            docs,
+            series,
+            series_writes,
+            rollups,
+            tokens,
+            writes,
+            counters,
+            deployment: _,
+        } = stores.clone();
         Ok(Self {
-            counters: store.clone(),
-            store,
+            docs,
+            series,
+            series_writes,
+            rollups,
+            tokens,
+            writes,
+            counters,
             config: Arc::new(config),
             cursors: Arc::new(CursorCodec::new(key)),
         })
@@ -42,32 +65,40 @@ impl AppState {
         }
     }
 
-    /// State over the store the configuration names.
+    /// State over the stores the configuration names.
     pub async fn from_config(config: Config) -> StoreResult<Self> {
-        let store = open_configured(&config).await?;
-        Self::new(store, config).await
+        let stores = open_configured(&config).await?;
+        Self::new(&stores, config).await
     }
 }
 
-/// The store the configuration names (`NETOPS_STORE`, and `NETOPS_SERIES_STORE` for series
-/// reads): SDK clients are built here, once per process (per cold start under Lambda). A
-/// store this build was compiled without (features `embedded`, `timestream`) is refused at
-/// once, naming the variable.
-pub async fn open_configured(config: &Config) -> StoreResult<DynStore> {
-    let store: DynStore = match config.store {
+/// The stores the configuration names (`NETOPS_STORE`, and `NETOPS_SERIES_STORE` for series
+/// reads, which then replace the main store's): SDK clients are built here, once per process
+/// (per cold start under Lambda). A store this build was compiled without (features
+/// `embedded`, `timestream`) is refused at once, naming the variable.
+pub async fn open_configured(config: &Config) -> StoreResult<Stores> {
+    #[cfg_attr(not(feature = "timestream"), allow(unused_mut))]
+    let mut stores = match config.store {
         #[cfg(feature = "embedded")]
-        StoreKind::Embedded => Arc::new(crate::store::sqlite::SqliteStore::open(&config.db_path)?),
+        StoreKind::Embedded => {
+            Stores::of(crate::store::sqlite::SqliteStore::open(&config.db_path)?)
+        }
         #[cfg(not(feature = "embedded"))]
         StoreKind::Embedded => return Err(not_built("NETOPS_STORE=embedded", "embedded")),
-        StoreKind::Dynamodb => Arc::new(DynamoStore::connect(&config.dynamodb).await?),
+        StoreKind::Dynamodb => Stores::of(DynamoStore::connect(&config.dynamodb).await?),
     };
-    Ok(match &config.timestream {
+    match &config.timestream {
         #[cfg(feature = "timestream")]
-        Some(ts) => Arc::new(crate::store::timestream::TimestreamSeries::connect(store, ts).await?),
+        Some(ts) => {
+            let main = stores.series.clone();
+            stores.series =
+                Arc::new(crate::store::timestream::TimestreamSeries::connect(main, ts).await?);
+        }
         #[cfg(not(feature = "timestream"))]
         Some(_) => return Err(not_built("NETOPS_SERIES_STORE=timestream", "timestream")),
-        None => store,
-    })
+        None => {}
+    }
+    Ok(stores)
 }
 
 /// A store the configuration asks for but this build does not include.

@@ -179,7 +179,7 @@ pub async fn commit(
     changes: Vec<Change>,
 ) -> Result<(), CommitError> {
     match state
-        .store
+        .writes
         .commit(entry(state, caller, status), changes)
         .await
     {
@@ -286,7 +286,7 @@ pub async fn log_refusal(
         };
         let since = DateTime::from_timestamp(start, 0).unwrap_or(at);
         let key = format!("{source}|{start}|{}", status.as_u16());
-        state.store.coalesce(since, &key, entry).await
+        state.writes.coalesce(since, &key, entry).await
     } else {
         if let Some(body) = body {
             let kept = body.kept();
@@ -294,7 +294,7 @@ pub async fn log_refusal(
             entry.body_length = kept.length;
             entry.body_sha256 = kept.sha256;
         }
-        state.store.commit(entry, Vec::new()).await
+        state.writes.commit(entry, Vec::new()).await
     };
     if let Err(e) = logged {
         tracing::error!(cause = %e, request_id = sender.request_id, "write log unavailable for a refused write");

@@ -70,8 +70,9 @@ async fn put_netdiag_alerts(app: &TestApp) {
             "low",
         ),
     ];
-    app.store
-        .put_docs("acme", "netdiag_alerts", docs)
+    app.stores
+        .docs
+        .put("acme", "netdiag_alerts", docs)
         .await
         .expect("netdiag alerts");
 }
@@ -381,8 +382,9 @@ async fn acking_an_open_siem_incident_appends_the_note_to_its_actions() {
     // The stored incident (read by the security module) changed too.
     let sid = id.trim_start_matches("siem-");
     let doc = app
-        .store
-        .get_doc("acme", "siem_incidents", sid)
+        .stores
+        .docs
+        .get("acme", "siem_incidents", sid)
         .await
         .expect("doc")
         .expect("exists");
@@ -731,7 +733,7 @@ async fn every_ack_is_in_the_write_log_with_its_status() {
             .status,
         StatusCode::BAD_REQUEST
     );
-    let log = app.store.write_log("acme").await.expect("log");
+    let log = app.stores.writes.entries("acme").await.expect("log");
     let statuses: Vec<(u16, Value)> = log.iter().map(|e| (e.status, e.body.clone())).collect();
     assert_eq!(
         statuses,
@@ -918,8 +920,9 @@ async fn monitor_incidents_default_to_30_days_and_always_include_ongoing_ones() 
 async fn siem_incidents_are_seeded_for_the_security_module() {
     let app = TestApp::shared();
     let docs = app
-        .store
-        .list_docs("acme", "siem_incidents", &Default::default(), None, 10_000)
+        .stores
+        .docs
+        .list("acme", "siem_incidents", &Default::default(), None, 10_000)
         .await
         .expect("docs");
     let states: HashSet<String> = docs

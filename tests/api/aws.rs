@@ -76,7 +76,7 @@ async fn concurrent_conditional_commits_on_dynamodb_let_exactly_one_win() {
     let (store, _) = fresh_store(&ep, 0).await;
     let store = Arc::new(store);
     store
-        .put_docs(
+        .put(
             "acme",
             "incidents",
             vec![("42".into(), json!({"status": "open"}))],
@@ -84,7 +84,7 @@ async fn concurrent_conditional_commits_on_dynamodb_let_exactly_one_win() {
         .await
         .expect("put");
     let version = store
-        .get_doc("acme", "incidents", "42")
+        .get("acme", "incidents", "42")
         .await
         .expect("get")
         .expect("doc")
@@ -119,14 +119,14 @@ async fn concurrent_conditional_commits_on_dynamodb_let_exactly_one_win() {
     assert_eq!(wins.len(), 1, "exactly one acknowledge wins");
     assert_eq!(conflicts, 15);
     let doc = store
-        .get_doc("acme", "incidents", "42")
+        .get("acme", "incidents", "42")
         .await
         .expect("get")
         .expect("doc");
     assert_eq!(doc.body["by"], json!(wins[0]));
     assert_eq!(doc.version, version + 1);
     // Only the winner's log entry landed: the losers' transactions wrote nothing.
-    let log = store.write_log("acme").await.expect("log");
+    let log = store.entries("acme").await.expect("log");
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].request_id, format!("r{}", wins[0]));
 }
@@ -166,7 +166,7 @@ async fn a_commit_whose_condition_fails_writes_neither_the_change_nor_the_log_en
             .await,
         Err(StoreError::ConditionFailed)
     ));
-    let log = store.write_log("acme").await.expect("log");
+    let log = store.entries("acme").await.expect("log");
     assert_eq!(
         log.iter()
             .map(|e| e.request_id.as_str())
@@ -196,14 +196,14 @@ async fn a_commit_whose_condition_fails_writes_neither_the_change_nor_the_log_en
         .await
         .expect("refusal");
     let ids: Vec<String> = store
-        .write_log("acme")
+        .entries("acme")
         .await
         .expect("log")
         .into_iter()
         .map(|e| e.request_id)
         .collect();
     assert_eq!(ids, vec!["a", "d"]);
-    assert!(store.write_log("globex").await.expect("log").is_empty());
+    assert!(store.entries("globex").await.expect("log").is_empty());
 }
 
 #[tokio::test]
@@ -241,7 +241,7 @@ async fn the_write_log_keeps_its_expiry_hides_expired_items_and_coalesces_with_a
         .coalesce(now, "tok|60|429", refusal(9))
         .await
         .expect("coalesce");
-    let log = store.write_log("acme").await.expect("log");
+    let log = store.entries("acme").await.expect("log");
     let got: Vec<_> = log
         .iter()
         .map(|e| (e.request_id.as_str(), e.count, e.last_at, e.expires_at))
@@ -256,7 +256,7 @@ async fn the_write_log_keeps_its_expiry_hides_expired_items_and_coalesces_with_a
             ("live", None, None, live.expires_at),
         ]
     );
-    assert!(store.write_log("globex").await.expect("log").is_empty());
+    assert!(store.entries("globex").await.expect("log").is_empty());
 }
 
 /// Two routers (two instances, two SDK clients) over the same tables.
@@ -270,7 +270,7 @@ async fn router_over(ep: &str, prefix: &str, rate_limit: u64) -> (axum::Router, 
         cursor_secret: Some(b"shared-secret-of-the-deployment".to_vec()),
         ..Config::default()
     };
-    let state = AppState::new(Arc::new(store.clone()), config)
+    let state = AppState::new(&Stores::of(store.clone()), config)
         .await
         .expect("state");
     (netops::app(state), store)
@@ -290,7 +290,7 @@ async fn call(router: &axum::Router, path: &str, token: &str) -> crate::helpers:
 async fn the_rate_limit_holds_across_two_router_instances_sharing_the_table() {
     let Some(ep) = endpoint() else { return };
     let (seeder, prefix) = fresh_store(&ep, 0).await;
-    let seeder: DynStore = Arc::new(seeder);
+    let seeder = Stores::of(seeder);
     netops::seed_tenant(
         &seeder,
         &netops_shared::demo::ACME,
@@ -299,7 +299,7 @@ async fn the_rate_limit_holds_across_two_router_instances_sharing_the_table() {
     .await
     .expect("seed");
     let (token, _) = netops_shared::auth::create_token(
-        &seeder,
+        seeder.tokens.as_ref(),
         "acme",
         "rl",
         vec![Scope::ReadMachines],
@@ -350,7 +350,7 @@ async fn the_rate_limit_holds_across_two_router_instances_sharing_the_table() {
 async fn the_hot_path_costs_three_dynamodb_calls_cold_and_two_with_the_token_cached() {
     let Some(ep) = endpoint() else { return };
     let (seeder, prefix) = fresh_store(&ep, 0).await;
-    let seeder: DynStore = Arc::new(seeder);
+    let seeder = Stores::of(seeder);
     netops::seed_tenant(
         &seeder,
         &netops_shared::demo::ACME,
@@ -359,7 +359,7 @@ async fn the_hot_path_costs_three_dynamodb_calls_cold_and_two_with_the_token_cac
     .await
     .expect("seed");
     let (token, _) = netops_shared::auth::create_token(
-        &seeder,
+        seeder.tokens.as_ref(),
         "acme",
         "hot",
         vec![Scope::ReadMachines],
@@ -410,9 +410,9 @@ async fn a_revocation_elsewhere_takes_effect_once_the_token_cache_entry_expires(
         expires_at: i64::MAX / 2,
         revoked_at: None,
     };
-    a.insert_token(&record).await.expect("insert");
+    a.insert(&record).await.expect("insert");
     assert!(matches!(
-        a.insert_token(&TokenRecord {
+        a.insert(&TokenRecord {
             hash: "cd".repeat(32),
             ..record.clone()
         })
@@ -420,24 +420,24 @@ async fn a_revocation_elsewhere_takes_effect_once_the_token_cache_entry_expires(
         Err(StoreError::Exists)
     ));
     assert_eq!(
-        a.token_by_hash(&record.hash).await.expect("read"),
+        a.by_hash(&record.hash).await.expect("read"),
         Some(record.clone())
     );
-    assert!(b.revoke_token("acme", "ci", 5).await.expect("revoke"));
+    assert!(b.revoke("acme", "ci", 5).await.expect("revoke"));
     assert!(
-        !b.revoke_token("acme", "ci", 6).await.expect("revoke"),
+        !b.revoke("acme", "ci", 6).await.expect("revoke"),
         "nothing left to revoke"
     );
     // Instance b sees its own revocation at once; instance a within its cache lifetime.
     assert_eq!(
-        b.token_by_hash(&record.hash)
+        b.by_hash(&record.hash)
             .await
             .expect("read")
             .and_then(|t| t.revoked_at),
         Some(5)
     );
     assert_eq!(
-        a.token_by_hash(&record.hash)
+        a.by_hash(&record.hash)
             .await
             .expect("read")
             .and_then(|t| t.revoked_at),
@@ -445,21 +445,20 @@ async fn a_revocation_elsewhere_takes_effect_once_the_token_cache_entry_expires(
     );
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     assert_eq!(
-        a.token_by_hash(&record.hash)
+        a.by_hash(&record.hash)
             .await
             .expect("read")
             .and_then(|t| t.revoked_at),
         Some(5)
     );
     // The name is free again once revoked.
-    a.insert_token(&TokenRecord {
+    a.insert(&TokenRecord {
         hash: "cd".repeat(32),
         ..record.clone()
     })
     .await
     .expect("reuse name");
-    let names: Vec<(String, bool)> = a
-        .list_tokens("acme")
+    let names: Vec<(String, bool)> = Tokens::list(&a, "acme")
         .await
         .expect("list")
         .into_iter()
@@ -469,12 +468,7 @@ async fn a_revocation_elsewhere_takes_effect_once_the_token_cache_entry_expires(
         names,
         vec![("ci".to_owned(), true), ("ci".to_owned(), false)]
     );
-    assert!(
-        a.token_by_hash(&"ef".repeat(32))
-            .await
-            .expect("read")
-            .is_none()
-    );
+    assert!(a.by_hash(&"ef".repeat(32)).await.expect("read").is_none());
 }
 
 /// Records over five days, three partitions, with ties on time.
@@ -490,7 +484,7 @@ fn records() -> Vec<Record> {
 }
 
 async fn walk_series(
-    store: &dyn Store,
+    store: &dyn SeriesRead,
     partition: Option<&str>,
     filter: &Filter,
     from: i64,
@@ -529,7 +523,7 @@ async fn series_pages_over_day_buckets_and_partitions_equal_the_embedded_stores(
     let (dynamo, _) = fresh_store(&ep, 0).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let sqlite = SqliteStore::open(dir.path().join("s.db")).expect("sqlite");
-    for s in [&dynamo as &dyn Store, &sqlite as &dyn Store] {
+    for s in [&dynamo as &dyn SeriesWrite, &sqlite as &dyn SeriesWrite] {
         s.append("acme", "flows", records()).await.expect("append");
         s.append("globex", "flows", records()[..10].to_vec())
             .await
@@ -607,40 +601,43 @@ async fn documents_page_by_key_and_rollups_add_up_like_the_embedded_store() {
             .into_iter()
             .collect(),
     };
-    for s in [&dynamo as &dyn Store, &sqlite as &dyn Store] {
-        s.put_docs("acme", "machines", docs.clone())
+    for s in [Stores::of(dynamo.clone()), Stores::of(sqlite.clone())] {
+        s.docs
+            .put("acme", "machines", docs.clone())
             .await
             .expect("docs");
-        s.add_rollups(
-            "acme",
-            "flows",
-            vec![
-                rollup(0, "tcp", 2.0),
-                rollup(3_600_000, "tcp", 1.0),
-                rollup(0, "udp", 4.0),
-            ],
-        )
-        .await
-        .expect("rollups");
-        s.add_rollups(
-            "acme",
-            "flows",
-            vec![rollup(0, "tcp", 3.0), rollup(0, "tcp", 0.5)],
-        )
-        .await
-        .expect("rollups");
+        s.rollups
+            .add(
+                "acme",
+                "flows",
+                vec![
+                    rollup(0, "tcp", 2.0),
+                    rollup(3_600_000, "tcp", 1.0),
+                    rollup(0, "udp", 4.0),
+                ],
+            )
+            .await
+            .expect("rollups");
+        s.rollups
+            .add(
+                "acme",
+                "flows",
+                vec![rollup(0, "tcp", 3.0), rollup(0, "tcp", 0.5)],
+            )
+            .await
+            .expect("rollups");
     }
     let filter = Filter::all()
         .and(Pred::Eq("online", json!(true)))
         .and(Pred::Contains(vec!["name"], "lt-00".into()));
     for (f, limit) in [(Filter::all(), 6), (filter, 4)] {
         let mut pages = Vec::new();
-        for s in [&dynamo as &dyn Store, &sqlite as &dyn Store] {
+        for s in [&dynamo as &dyn Documents, &sqlite as &dyn Documents] {
             let mut keys = Vec::new();
             let mut after: Option<String> = None;
             loop {
                 let page = s
-                    .list_docs("acme", "machines", &f, after.as_deref(), limit)
+                    .list("acme", "machines", &f, after.as_deref(), limit)
                     .await
                     .expect("list");
                 keys.extend(page.iter().map(|d| d.key.clone()));
@@ -653,9 +650,9 @@ async fn documents_page_by_key_and_rollups_add_up_like_the_embedded_store() {
         }
         assert_eq!(pages[0], pages[1]);
     }
-    for s in [&dynamo as &dyn Store, &sqlite as &dyn Store] {
+    for s in [&dynamo as &dyn Rollups, &sqlite as &dyn Rollups] {
         let rows = s
-            .rollups(
+            .rows(
                 "acme",
                 "flows",
                 0,
@@ -670,7 +667,7 @@ async fn documents_page_by_key_and_rollups_add_up_like_the_embedded_store() {
             .collect();
         assert_eq!(got, vec![(0, 5.5, 3.0), (3_600_000, 1.0, 1.0)]);
         assert!(
-            s.rollups("globex", "flows", 0, 7_200_000, &Filter::all())
+            s.rows("globex", "flows", 0, 7_200_000, &Filter::all())
                 .await
                 .expect("rollups")
                 .is_empty()
@@ -678,17 +675,17 @@ async fn documents_page_by_key_and_rollups_add_up_like_the_embedded_store() {
     }
     // Per key and per group, the DynamoDB adapter adds up as SQLite does in place.
     let mut sums = Vec::new();
-    for s in [&dynamo as &dyn Store, &sqlite as &dyn Store] {
+    for s in [&dynamo as &dyn Rollups, &sqlite as &dyn Rollups] {
         let per_key = s
-            .rollup_sums("acme", "flows", 0, 7_200_000, &Filter::all())
+            .sums_per_key("acme", "flows", 0, 7_200_000, &Filter::all())
             .await
             .expect("sums");
         let by_proto = s
-            .rollup_groups("acme", "flows", 0, 7_200_000, &Filter::all(), &["proto"])
+            .sums_per_group("acme", "flows", 0, 7_200_000, &Filter::all(), &["proto"])
             .await
             .expect("groups");
         let one = s
-            .rollup_groups("acme", "flows", 0, 7_200_000, &Filter::all(), &["site"])
+            .sums_per_group("acme", "flows", 0, 7_200_000, &Filter::all(), &["site"])
             .await
             .expect("groups");
         assert_eq!(
@@ -709,25 +706,25 @@ async fn documents_page_by_key_and_rollups_add_up_like_the_embedded_store() {
         .await
         .expect("log");
     dynamo
-        .put_docs("globex", "machines", docs[..2].to_vec())
+        .put("globex", "machines", docs[..2].to_vec())
         .await
         .expect("docs");
     dynamo.clear_tenant("acme").await.expect("clear");
     assert!(
         dynamo
-            .get_doc("acme", "machines", "m001")
+            .get("acme", "machines", "m001")
             .await
             .expect("get")
             .is_none()
     );
     assert!(
         dynamo
-            .get_doc("globex", "machines", "m001")
+            .get("globex", "machines", "m001")
             .await
             .expect("get")
             .is_some()
     );
-    assert_eq!(dynamo.write_log("acme").await.expect("log").len(), 1);
+    assert_eq!(dynamo.entries("acme").await.expect("log").len(), 1);
     assert_eq!(
         dynamo.secret("cursor").await.expect("s"),
         dynamo.secret("cursor").await.expect("s")
@@ -784,8 +781,9 @@ async fn timestream_reads_follow_next_token_and_parse_typed_rows_from_recorded_r
     let Some(ep) = endpoint() else { return };
     let tenant = format!("ts{:08x}", rand_u64() as u32);
     let dir = tempfile::tempdir().expect("dir");
-    let inner: DynStore = Arc::new(SqliteStore::open(dir.path().join("i.db")).expect("sqlite"));
-    let store = TimestreamSeries::connect(inner, &ts_config(&ep))
+    let main: Arc<dyn SeriesRead> =
+        Arc::new(SqliteStore::open(dir.path().join("i.db")).expect("sqlite"));
+    let store = TimestreamSeries::connect(main, &ts_config(&ep))
         .await
         .expect("connect");
     let filter = Filter::all().and(Pred::Eq("proto", json!("TCP")));
@@ -932,12 +930,11 @@ async fn aws_config_for(ep: &str) -> aws_config::SdkConfig {
 async fn series_not_routed_to_timestream_stay_on_the_main_store() {
     let Some(ep) = endpoint() else { return };
     let dir = tempfile::tempdir().expect("dir");
-    let inner: DynStore = Arc::new(SqliteStore::open(dir.path().join("i.db")).expect("sqlite"));
-    inner
-        .append("acme", "logons", records()[..3].to_vec())
+    let main = SqliteStore::open(dir.path().join("i.db")).expect("sqlite");
+    main.append("acme", "logons", records()[..3].to_vec())
         .await
         .expect("append");
-    let store = TimestreamSeries::connect(inner, &ts_config(&ep))
+    let store = TimestreamSeries::connect(Arc::new(main), &ts_config(&ep))
         .await
         .expect("connect");
     let page = store

@@ -256,7 +256,7 @@ async fn writes_over_a_failing_dynamodb_are_acknowledged_once_or_refused_having_
     let answers = write_loop(&app, &token, &host, 40).await;
     proxy.faults(false);
 
-    let log = app.store.write_log("acme").await.expect("log");
+    let log = app.stores.writes.entries("acme").await.expect("log");
     let mut logged: HashMap<&str, usize> = HashMap::new();
     for e in &log {
         *logged.entry(e.request_id.as_str()).or_default() += 1;

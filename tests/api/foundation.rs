@@ -13,7 +13,7 @@ async fn every_401_case_answers_unauthorized_with_a_distinct_message() {
     let app = TestApp::shared();
     let expired = {
         let (secret, _) = netops_shared::auth::create_token(
-            &app.store,
+            app.stores.tokens.as_ref(),
             "acme",
             "expired-one",
             vec![Scope::ReadMachines],
@@ -29,8 +29,9 @@ async fn every_401_case_answers_unauthorized_with_a_distinct_message() {
         .expect("name")
         .to_owned();
     assert!(
-        app.store
-            .revoke_token("acme", &name, chrono::Utc::now().timestamp())
+        app.stores
+            .tokens
+            .revoke("acme", &name, chrono::Utc::now().timestamp())
             .await
             .expect("revoke")
     );
@@ -121,7 +122,7 @@ async fn a_missing_scope_gives_403_naming_the_scope() {
         .as_str()
         .expect("name")
         .to_owned();
-    let log = app.store.write_log("acme").await.expect("log");
+    let log = app.stores.writes.entries("acme").await.expect("log");
     let mine: Vec<_> = log.iter().filter(|e| e.token_name == name).collect();
     assert_eq!(mine.len(), 2, "{mine:?}");
     assert!(

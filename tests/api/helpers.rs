@@ -14,7 +14,7 @@ use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
-use netops_shared::store::DynStore;
+use netops_shared::store::Stores;
 use netops_shared::store::dynamo::DynamoConfig;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -22,7 +22,7 @@ use tower::ServiceExt;
 pub struct TestApp {
     pub router: Router,
     pub state: AppState,
-    pub store: DynStore,
+    pub stores: Stores,
     /// The store's folder, kept alive as long as the app (tests may put files in it).
     pub dir: Arc<tempfile::TempDir>,
     /// When seeding started and ended: the demo data is dated relative to that moment, so
@@ -156,20 +156,20 @@ impl TestApp {
             },
             None => config,
         };
-        let store = netops::open_configured(&Config {
+        let stores = netops::open_configured(&Config {
             db_path: path.clone(),
             ..config.clone()
         })
         .await
         .expect("store");
         let seeding = Utc::now();
-        netops::seed_demo_modules(&store, size, modules)
+        netops::seed_demo_modules(&stores, size, modules)
             .await
             .expect("seed");
         let seeded = (seeding, Utc::now());
         let embedded = config.store == StoreKind::Embedded;
         let state = AppState::new(
-            store.clone(),
+            &stores,
             Config {
                 db_path: path,
                 ..config
@@ -187,7 +187,7 @@ impl TestApp {
         TestApp {
             router: netops::app(state.clone()),
             state,
-            store,
+            stores,
             dir: Arc::new(dir),
             seeded,
         }
@@ -212,7 +212,7 @@ impl TestApp {
     pub async fn token(&self, tenant: &str, scopes: &[Scope]) -> String {
         let name = format!("test-{:016x}", rand_u64());
         let (secret, _) = netops_shared::auth::create_token(
-            &self.store,
+            self.stores.tokens.as_ref(),
             tenant,
             &name,
             scopes.to_vec(),

@@ -780,12 +780,12 @@ async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
         },
         ..Config::default()
     };
-    let store = netops::open_configured(&seeding).await.expect("tables");
-    netops::seed_demo(&store, netops::SeedSize::default())
+    let stores = netops::open_configured(&seeding).await.expect("tables");
+    netops::seed_demo(&stores, netops::SeedSize::default())
         .await
         .expect("seed");
     let (token, _) = netops_shared::auth::create_token(
-        &store,
+        stores.tokens.as_ref(),
         "acme",
         "iam",
         netops_shared::Scope::ALL.to_vec(),

@@ -192,8 +192,9 @@ async fn machines_of_another_tenant_never_show() {
 async fn netdiag_alerts_are_stored_in_the_shape_the_alerts_module_reads() {
     let app = TestApp::shared();
     let docs = app
-        .store
-        .list_docs("acme", "netdiag_alerts", &Filter::all(), None, 100_000)
+        .stores
+        .docs
+        .list("acme", "netdiag_alerts", &Filter::all(), None, 100_000)
         .await
         .expect("alerts");
     assert!(docs.len() > 50);
@@ -747,7 +748,7 @@ async fn settings_merge_partially_and_answer_the_full_result() {
         json!([]),
         "empty list: back to the tenant default"
     );
-    let log = app.store.write_log("acme").await.expect("log");
+    let log = app.stores.writes.entries("acme").await.expect("log");
     let puts: Vec<_> = log.iter().filter(|e| e.method == "PUT").collect();
     assert_eq!(puts.len(), 3);
     assert!(
@@ -816,7 +817,7 @@ async fn settings_refuse_unknown_keys_and_bad_values_listing_the_admitted_keys()
         StatusCode::NOT_FOUND,
         "another tenant's machine is unknown here"
     );
-    let log = app.store.write_log("acme").await.expect("log");
+    let log = app.stores.writes.entries("acme").await.expect("log");
     assert!(
         log.iter().filter(|e| e.status == 400).count() >= 12,
         "refusals are logged too"
@@ -868,13 +869,14 @@ async fn actions_are_accepted_with_202_and_queued() {
         assert_eq!(a["seconds"].as_u64(), seconds);
     }
     let queued = app
-        .store
-        .list_docs("acme", "netdiag_actions", &Filter::all(), None, 100)
+        .stores
+        .docs
+        .list("acme", "netdiag_actions", &Filter::all(), None, 100)
         .await
         .expect("actions");
     assert_eq!(queued.len(), 6);
     assert!(queued.iter().all(|d| d.body["status"] == "queued"));
-    let log = app.store.write_log("acme").await.expect("log");
+    let log = app.stores.writes.entries("acme").await.expect("log");
     assert_eq!(log.iter().filter(|e| e.status == 202).count(), 6);
 }
 
@@ -908,8 +910,9 @@ async fn anything_but_the_three_actions_is_refused() {
         .await;
     assert_eq!(res.status, StatusCode::NOT_FOUND);
     let queued = app
-        .store
-        .list_docs("acme", "netdiag_actions", &Filter::all(), None, 100)
+        .stores
+        .docs
+        .list("acme", "netdiag_actions", &Filter::all(), None, 100)
         .await
         .expect("actions");
     assert!(queued.is_empty());
@@ -1026,8 +1029,9 @@ async fn the_agent_simulator_completes_actions_of_online_machines_only() {
             .is_some_and(|f| f.ends_with(".pcapng"))
     );
     let doc = app
-        .store
-        .get_doc("acme", "netdiag_actions", &offline_id)
+        .stores
+        .docs
+        .get("acme", "netdiag_actions", &offline_id)
         .await
         .expect("doc")
         .expect("action");

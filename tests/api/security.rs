@@ -480,12 +480,14 @@ async fn app_with_incidents() -> TestApp {
             Some(Duration::days(9)),
         ),
     ];
-    app.store
-        .put_docs(INCIDENTS_TENANT, "siem_incidents", docs)
+    app.stores
+        .docs
+        .put(INCIDENTS_TENANT, "siem_incidents", docs)
         .await
         .expect("incidents");
-    app.store
-        .put_docs(
+    app.stores
+        .docs
+        .put(
             "globex",
             "siem_incidents",
             vec![incident("7001", "OPEN", "HIGH", Duration::hours(1), None)],
@@ -505,7 +507,8 @@ async fn app_with_incidents() -> TestApp {
             }
         })
         .collect();
-    app.store
+    app.stores
+        .series_writes
         .append(INCIDENTS_TENANT, "siem_events", events)
         .await
         .expect("events");

@@ -81,13 +81,15 @@ async fn text_filters_fold_accented_capitals_and_take_quotes_backslashes_and_wil
         .enumerate()
         .map(|(i, n)| software(900_000 + i as i64, n, "Éditeur Spécial"))
         .collect();
-    app.store
-        .put_docs("acme", "inventory_software", docs)
+    app.stores
+        .docs
+        .put("acme", "inventory_software", docs)
         .await
         .expect("put");
     // Another tenant's entry that every query below would match: it must never show.
-    app.store
-        .put_docs(
+    app.stores
+        .docs
+        .put(
             "globex",
             "inventory_software",
             vec![software(

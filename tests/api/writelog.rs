@@ -23,8 +23,9 @@ fn hex_sha256(bytes: &[u8]) -> String {
 
 /// The entries of `tenant`'s log written by the token named `name`.
 async fn entries_of(app: &TestApp, tenant: &str, name: &str) -> Vec<WriteLogEntry> {
-    app.store
-        .write_log(tenant)
+    app.stores
+        .writes
+        .entries(tenant)
         .await
         .expect("log")
         .into_iter()
@@ -211,8 +212,9 @@ async fn refusals_before_authentication_on_write_routes_are_coalesced_per_token_
     let token = app.token("acme", &[Scope::WriteAlerts]).await;
     let name = name_of(&app, &token).await;
     assert!(
-        app.store
-            .revoke_token("acme", &name, chrono::Utc::now().timestamp())
+        app.stores
+            .tokens
+            .revoke("acme", &name, chrono::Utc::now().timestamp())
             .await
             .expect("revoke")
     );
@@ -252,12 +254,24 @@ async fn refusals_before_authentication_on_write_routes_are_coalesced_per_token_
             && e.path == "/api/v1/alerts/hm-1/ack")
     );
     // The others, per client address, in the log partition no tenant can have.
-    let anonymous = app.store.write_log(UNAUTHENTICATED).await.expect("log");
+    let anonymous = app
+        .stores
+        .writes
+        .entries(UNAUTHENTICATED)
+        .await
+        .expect("log");
     assert!((1..=2).contains(&anonymous.len()), "{anonymous:?}");
     assert_eq!(anonymous.iter().map(refusals).sum::<u64>(), 7);
     assert!(anonymous.iter().all(|e| e.status == 401
         && e.body == Value::Null
         && e.token_name.is_empty()
         && e.client.is_some()));
-    assert!(app.store.write_log("globex").await.expect("log").is_empty());
+    assert!(
+        app.stores
+            .writes
+            .entries("globex")
+            .await
+            .expect("log")
+            .is_empty()
+    );
 }

@@ -2,7 +2,7 @@
 //! alerts mapped onto one item shape and one severity scale.
 
 use chrono::{DateTime, Utc};
-use netops_shared::store::{Doc, Filter, Pred, doc_time};
+use netops_shared::store::{DateQuery, Doc, Filter, Pred, doc_time};
 use netops_shared::{ApiError, AppState, Window};
 use serde_json::{Value, json};
 
@@ -229,25 +229,28 @@ async fn candidates(
         ),
     };
     let in_progress = Filter::all().and(open_filter);
-    let store = &state.store;
     let (docs, total) = if open_only {
-        let docs = store
-            .list_docs(tenant, collection, &in_progress, None, usize::MAX)
-            .await?;
+        let docs = state
+            .docs
+            .read_all(tenant, collection, &in_progress)
+            .await?
+            .items;
         let total = docs.len();
         (docs, total)
     } else {
-        store
-            .newest_docs(
+        let page = state
+            .docs
+            .newest_by_date(&DateQuery {
                 tenant,
                 collection,
-                opened_field,
-                window.from,
-                window.to,
-                Some(&in_progress),
+                field: opened_field,
+                from: window.from,
+                to: window.to,
+                or: Some(&in_progress),
                 limit,
-            )
-            .await?
+            })
+            .await?;
+        (page.docs, page.total)
     };
     let mut out = Vec::with_capacity(docs.len());
     for doc in docs {

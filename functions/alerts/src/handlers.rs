@@ -213,8 +213,8 @@ pub async fn acknowledge_alert(
     let item = match target {
         AckTarget::Monitor(n) => {
             let doc = state
-                .store
-                .get_doc(&caller.tenant, MONITOR_INCIDENTS, &num_key(n))
+                .docs
+                .get(&caller.tenant, MONITOR_INCIDENTS, &num_key(n))
                 .await?
                 .ok_or_else(|| unknown_incident(&id))?;
             let mut inc: MonitorIncident = monitor_incident(&doc, now)?;
@@ -244,8 +244,8 @@ pub async fn acknowledge_alert(
         }
         AckTarget::Siem(sid) => {
             let doc = state
-                .store
-                .get_doc(&caller.tenant, SIEM_INCIDENTS, &sid)
+                .docs
+                .get(&caller.tenant, SIEM_INCIDENTS, &sid)
                 .await?
                 .ok_or_else(|| unknown_incident(&id))?;
             let mut inc: SiemIncident =
@@ -319,8 +319,8 @@ pub async fn list_monitors(
         .and_some(q.status.clone(), |s| Pred::Eq("status", json!(s)))
         .and_some(active, |a| Pred::Eq("active", json!(a)));
     let docs = state
-        .store
-        .list_docs(&caller.tenant, MONITORS, &filter, None, usize::MAX)
+        .docs
+        .list(&caller.tenant, MONITORS, &filter, None, usize::MAX)
         .await?
         .into_iter()
         .map(|d| monitor_doc(d.body))
@@ -330,8 +330,8 @@ pub async fn list_monitors(
 
 async fn find_monitor(state: &AppState, caller: &Caller, id: i64) -> Result<MonitorDoc, ApiError> {
     let doc = state
-        .store
-        .get_doc(&caller.tenant, MONITORS, &num_key(id))
+        .docs
+        .get(&caller.tenant, MONITORS, &num_key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Moniteur {id}"), format!("Monitor {id}")))?;
     monitor_doc(doc.body)
@@ -384,8 +384,8 @@ pub async fn list_monitor_incidents(
     find_monitor(&state, &caller, id).await?;
     let now = Utc::now();
     let docs = state
-        .store
-        .list_docs(
+        .docs
+        .list(
             &caller.tenant,
             MONITOR_INCIDENTS,
             &Filter::all().and(Pred::Eq("monitor_id", json!(id))),

@@ -74,14 +74,14 @@ async fn availability(
     let day = floor_day(now);
     let all = Filter::all();
     let (hourly, daily) = tokio::try_join!(
-        state.store.rollups(
+        state.rollups.rows(
             tenant,
             CHECKS_HOURLY,
             (hour - Duration::hours(23)).timestamp_millis(),
             (hour + Duration::hours(1)).timestamp_millis(),
             &all,
         ),
-        state.store.rollups(
+        state.rollups.rows(
             tenant,
             CHECKS_DAILY,
             (day - Duration::days(29)).timestamp_millis(),
@@ -116,8 +116,8 @@ async fn availability(
 /// Ongoing incident (alert id) per monitor id.
 async fn ongoing(state: &AppState, tenant: &str) -> Result<HashMap<i64, String>, ApiError> {
     let docs = state
-        .store
-        .list_docs(
+        .docs
+        .list(
             tenant,
             MONITOR_INCIDENTS,
             &Filter::all().and(Pred::Ne("status", json!("resolved"))),

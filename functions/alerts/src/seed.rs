@@ -422,14 +422,16 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
         .iter()
         .map(|g| (num_key(g.doc.id), to_value(&g.doc)))
         .collect();
-    ctx.store.put_docs(tenant, MONITORS, monitors).await?;
-    ctx.store
-        .put_docs(tenant, MONITOR_INCIDENTS, incidents)
+    ctx.stores.docs.put(tenant, MONITORS, monitors).await?;
+    ctx.stores
+        .docs
+        .put(tenant, MONITOR_INCIDENTS, incidents)
         .await?;
-    ctx.store
-        .load_rollups(tenant, CHECKS_HOURLY, hourly)
+    ctx.stores
+        .rollups
+        .load(tenant, CHECKS_HOURLY, hourly)
         .await?;
-    ctx.store.load_rollups(tenant, CHECKS_DAILY, daily).await
+    ctx.stores.rollups.load(tenant, CHECKS_DAILY, daily).await
 }
 
 fn incident(
@@ -725,8 +727,12 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
         };
         docs.push((id, to_value(&inc)));
     }
-    ctx.store
-        .put_docs(ctx.tenant.id, SIEM_INCIDENTS, docs)
+    ctx.stores
+        .docs
+        .put(ctx.tenant.id, SIEM_INCIDENTS, docs)
         .await?;
-    ctx.store.append(ctx.tenant.id, SIEM_EVENTS, events).await
+    ctx.stores
+        .series_writes
+        .append(ctx.tenant.id, SIEM_EVENTS, events)
+        .await
 }

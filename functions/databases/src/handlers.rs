@@ -22,8 +22,8 @@ fn parse_all<T: DeserializeOwned>(records: Vec<Record>) -> Result<Vec<T>, ApiErr
 /// The instance, or 404 in the caller's tenant.
 async fn instance(state: &AppState, caller: &Caller, id: i64) -> Result<Instance, ApiError> {
     let doc = state
-        .store
-        .get_doc(&caller.tenant, INSTANCES, &key(id))
+        .docs
+        .get(&caller.tenant, INSTANCES, &key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Instance {id}"), format!("Instance {id}")))?;
     decode(doc.body)
@@ -43,7 +43,7 @@ async fn scan(
     limit: usize,
 ) -> Result<(Vec<Record>, bool), ApiError> {
     let page = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series,
@@ -78,8 +78,8 @@ pub async fn list_database_instances(
     caller: Caller,
 ) -> ApiResult<Vec<Instance>> {
     let docs = state
-        .store
-        .list_docs(
+        .docs
+        .list(
             &caller.tenant,
             INSTANCES,
             &Filter::all(),
@@ -179,8 +179,8 @@ pub async fn get_database_metrics(
         bucket = bucket.max(3600);
         let from_hour = window.from_ms() - window.from_ms().rem_euclid(3_600_000);
         let rows = state
-            .store
-            .rollups(
+            .rollups
+            .rows(
                 &caller.tenant,
                 &rollup_series(METRIC_ROLLUPS, id),
                 from_hour,
@@ -302,8 +302,8 @@ pub async fn list_top_queries(
     let by = q.by.unwrap_or_default();
     let from_hour = window.from_ms() - window.from_ms().rem_euclid(3_600_000);
     let rows = state
-        .store
-        .rollups(
+        .rollups
+        .rows(
             &caller.tenant,
             &rollup_series(QUERY_STATS, id),
             from_hour,
@@ -508,8 +508,8 @@ pub async fn list_database_checks(
     caller: Caller,
 ) -> ApiResult<Vec<Check>> {
     let docs = state
-        .store
-        .list_docs(
+        .docs
+        .list(
             &caller.tenant,
             CHECKS,
             &Filter::all(),
@@ -541,8 +541,8 @@ pub async fn list_database_check_results(
     Path(id): Path<i64>,
 ) -> ApiResult<Vec<CheckResult>> {
     state
-        .store
-        .get_doc(&caller.tenant, CHECKS, &key(id))
+        .docs
+        .get(&caller.tenant, CHECKS, &key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Contrôle {id}"), format!("Check {id}")))?;
     let (records, more) = scan(

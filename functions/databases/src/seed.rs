@@ -246,7 +246,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             });
         }
         let tenant = ctx.tenant.id;
-        ctx.store.put_docs(tenant, INSTANCES, docs).await?;
+        ctx.stores.docs.put(tenant, INSTANCES, docs).await?;
 
         let logins_people: Vec<String> = ctx
             .accounts
@@ -378,8 +378,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         .collect(),
                 })
                 .collect();
-            ctx.store
-                .load_rollups(tenant, &rollup_series(METRIC_ROLLUPS, inst.id), rollups)
+            ctx.stores
+                .rollups
+                .load(tenant, &rollup_series(METRIC_ROLLUPS, inst.id), rollups)
                 .await?;
 
             // Query statistics: a collector snapshot every two hours over seven days.
@@ -417,8 +418,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 }
                 h += 7200;
             }
-            ctx.store
-                .load_rollups(tenant, &rollup_series(QUERY_STATS, inst.id), stats)
+            ctx.stores
+                .rollups
+                .load(tenant, &rollup_series(QUERY_STATS, inst.id), stats)
                 .await?;
 
             let apps: &[&str] = if inst.pg {
@@ -702,11 +704,26 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 });
             }
         }
-        ctx.store.append(tenant, METRICS, raw).await?;
-        ctx.store.append(tenant, SLOW_QUERIES, slow).await?;
-        ctx.store.append(tenant, SESSIONS, sessions).await?;
-        ctx.store.append(tenant, BLOCKING, blocking).await?;
-        ctx.store.append(tenant, ALERTS, alerts).await?;
+        ctx.stores
+            .series_writes
+            .append(tenant, METRICS, raw)
+            .await?;
+        ctx.stores
+            .series_writes
+            .append(tenant, SLOW_QUERIES, slow)
+            .await?;
+        ctx.stores
+            .series_writes
+            .append(tenant, SESSIONS, sessions)
+            .await?;
+        ctx.stores
+            .series_writes
+            .append(tenant, BLOCKING, blocking)
+            .await?;
+        ctx.stores
+            .series_writes
+            .append(tenant, ALERTS, alerts)
+            .await?;
         seed_checks(ctx, &mut rng, &insts, base).await
     })
 }
@@ -871,8 +888,9 @@ async fn seed_checks(
             ));
         }
     }
-    ctx.store.put_docs(ctx.tenant.id, CHECKS, docs).await?;
-    ctx.store
+    ctx.stores.docs.put(ctx.tenant.id, CHECKS, docs).await?;
+    ctx.stores
+        .series_writes
         .append(ctx.tenant.id, CHECK_RESULTS, results)
         .await
 }

@@ -33,11 +33,11 @@ pub async fn list_resolutions(
     Query(q): Query<ResolutionsQuery>,
 ) -> ApiResult<Vec<Resolution>> {
     if let Some(m) = &q.machine {
-        netops_shared::lookup::machine(&state.store, &caller.tenant, m).await?;
+        state.docs.machine(&caller.tenant, m).await?;
     }
     let filter = Filter::all().and_some(q.domain.clone(), |d| Pred::Contains(vec!["domain"], d));
     let result = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: RESOLUTIONS,
@@ -79,7 +79,7 @@ pub async fn list_top_domains(
     Query(q): Query<TopDomainsQuery>,
 ) -> ApiResult<Vec<TopDomain>> {
     if let Some(m) = &q.machine {
-        netops_shared::lookup::machine(&state.store, &caller.tenant, m).await?;
+        state.docs.machine(&caller.tenant, m).await?;
     }
     let filter = Filter::all().and_some(q.machine.clone(), |m| Pred::Eq("machine", json!(m)));
     let from = window
@@ -89,8 +89,8 @@ pub async fn list_top_domains(
     // One group per domain over the window, added up by the store. A key is one machine's
     // resolutions of one domain, so a domain's keys count its machines.
     let groups = state
-        .store
-        .rollup_groups(
+        .rollups
+        .sums_per_group(
             &caller.tenant,
             DOMAINS,
             from.timestamp_millis(),
@@ -146,7 +146,7 @@ pub async fn list_threats(
         Pred::Eq("acknowledged", json!(f == Flag::Yes))
     });
     let result = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: THREATS,
@@ -190,8 +190,8 @@ pub async fn list_server_queries(
     Query(q): Query<ServerQueriesQuery>,
 ) -> ApiResult<Vec<ServerQuery>> {
     let collection: Collection = match state
-        .store
-        .get_doc(&caller.tenant, COLLECTION, "servers")
+        .docs
+        .get(&caller.tenant, COLLECTION, "servers")
         .await?
     {
         Some(doc) => decode(doc.body)?,
@@ -215,7 +215,7 @@ pub async fn list_server_queries(
             Pred::Eq("suspicious", json!(true))
         });
     let result = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: SERVER_QUERIES,

@@ -361,18 +361,28 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             }
         }
 
-        let store = &ctx.store;
-        store
-            .put_docs(
+        let stores = &ctx.stores;
+        stores
+            .docs
+            .put(
                 tenant,
                 COLLECTION,
                 vec![("servers".into(), to_value(&collection))],
             )
             .await?;
-        store.append(tenant, RESOLUTIONS, records).await?;
-        store.load_rollups(tenant, DOMAINS, counts.rows()).await?;
-        store.append(tenant, THREATS, threats).await?;
-        store.append(tenant, SERVER_QUERIES, server_queries).await?;
+        stores
+            .series_writes
+            .append(tenant, RESOLUTIONS, records)
+            .await?;
+        stores.rollups.load(tenant, DOMAINS, counts.rows()).await?;
+        stores
+            .series_writes
+            .append(tenant, THREATS, threats)
+            .await?;
+        stores
+            .series_writes
+            .append(tenant, SERVER_QUERIES, server_queries)
+            .await?;
         Ok(())
     })
 }

@@ -68,8 +68,8 @@ pub async fn get_summary(
         .duration_trunc(Duration::hours(1))
         .unwrap_or(window.from);
     let rows = state
-        .store
-        .rollups(
+        .rollups
+        .rows(
             &caller.tenant,
             ACTIVITY,
             from.timestamp_millis(),

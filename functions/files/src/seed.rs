@@ -137,9 +137,13 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 measures: BTreeMap::from([("events".to_owned(), n), ("bytes".to_owned(), bytes)]),
             })
             .collect();
-        ctx.store.append(ctx.tenant.id, EVENTS, events).await?;
-        ctx.store
-            .load_rollups(ctx.tenant.id, ACTIVITY, rollups)
+        ctx.stores
+            .series_writes
+            .append(ctx.tenant.id, EVENTS, events)
+            .await?;
+        ctx.stores
+            .rollups
+            .load(ctx.tenant.id, ACTIVITY, rollups)
             .await?;
         Ok(())
     })

@@ -1,4 +1,4 @@
-//! Firewall handlers (spec 4.11): thin, over the document, series and rollup primitives.
+//! Firewall handlers (spec 4.11): thin, over the document, series and rollup ports.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -16,13 +16,12 @@ use crate::parse::{Action, Category};
 
 async fn check_device(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
     state
-        .store
-        .get_doc(&caller.tenant, DEVICES, &key(id))
-        .await?
-        .map(|_| ())
-        .ok_or_else(|| {
+        .docs
+        .get_or_404::<FirewallDevice>(&caller.tenant, DEVICES, &key(id), || {
             ApiError::not_found(format!("Pare-feu {id}"), format!("Firewall device {id}"))
         })
+        .await
+        .map(|_| ())
 }
 
 /// Pare-feu et passerelles
@@ -36,14 +35,10 @@ pub async fn list_devices(
     State(state): State<AppState>,
     caller: Caller,
 ) -> ApiResult<Vec<FirewallDevice>> {
-    let docs = state
-        .store
-        .list_docs(&caller.tenant, DEVICES, &Filter::all(), None, 10_000)
-        .await?;
-    ok(docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?)
+    ok(state
+        .docs
+        .all_as(&caller.tenant, DEVICES, &Filter::all())
+        .await?)
 }
 
 /// Événements de pare-feu
@@ -101,7 +96,7 @@ pub async fn list_events(
         (EVENTS, q.device_id.map(|d| d.to_string()))
     };
     let result = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series,
@@ -165,8 +160,8 @@ pub async fn get_traffic(
     }
     let filter = Filter::all().and_some(q.device_id, |d| Pred::Eq("device_id", json!(d)));
     let rows = state
-        .store
-        .rollups(
+        .rollups
+        .rows(
             &caller.tenant,
             TRAFFIC,
             hour_floor(window.from),
@@ -243,29 +238,13 @@ pub async fn get_traffic(
     ))
 }
 
-async fn threats_in(
-    state: &AppState,
-    tenant: &str,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    filter: &Filter,
-    limit: usize,
-) -> Result<Vec<Threat>, ApiError> {
-    // A row covers its whole day: rows of days that overlap the window.
-    let result = state
-        .store
-        .scan(&SeriesQuery {
-            tenant,
-            series: THREATS,
-            partition: None,
-            from: (from - Duration::days(1)).timestamp_millis() + 1,
-            to: to.timestamp_millis(),
-            filter,
-            after: None,
-            limit,
-        })
-        .await?;
-    result.records.into_iter().map(|r| decode(r.body)).collect()
+/// The time bounds of the threat rows of the days that overlap `[from, to)`: a row covers its
+/// whole day.
+fn threat_days(from: DateTime<Utc>, to: DateTime<Utc>) -> (i64, i64) {
+    (
+        (from - Duration::days(1)).timestamp_millis() + 1,
+        to.timestamp_millis(),
+    )
 }
 
 /// Menaces
@@ -285,15 +264,24 @@ pub async fn list_threats(
     Query(q): Query<ThreatsQuery>,
 ) -> ApiResult<Vec<Threat>> {
     let filter = Filter::all().and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
-    let data = threats_in(
-        &state,
-        &caller.tenant,
-        window.from,
-        window.to,
-        &filter,
-        page.limit as usize,
-    )
-    .await?;
+    let (first, end) = threat_days(window.from, window.to);
+    let data = state
+        .series
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series: THREATS,
+            partition: None,
+            from: first,
+            to: end,
+            filter: &filter,
+            after: None,
+            limit: page.limit as usize,
+        })
+        .await?
+        .records
+        .into_iter()
+        .map(|r| decode(r.body))
+        .collect::<Result<_, _>>()?;
     Ok(Envelope::new(
         data,
         Meta::new().limit(page.limit).window(&window),
@@ -323,7 +311,7 @@ pub async fn get_report(
     let to = Utc::now();
     let from = to - Duration::seconds(period.seconds());
     let tenant = caller.tenant.as_str();
-    let store = &state.store;
+    let (rollups, docs) = (&state.rollups, &state.docs);
     let (lo, hi) = (hour_floor(from), to.timestamp_millis());
     let all = Filter::all();
     let (
@@ -336,16 +324,24 @@ pub async fn get_report(
         devices,
         network_tunnels,
     ) = tokio::try_join!(
-        store.rollups(tenant, SUMMARY, lo, hi, &all),
-        store.rollups(tenant, DEVICE_COUNTS, lo, hi, &all),
-        store.rollups(tenant, ACCOUNTS, lo, hi, &all),
-        store.rollups(tenant, SOURCES, lo, hi, &all),
-        store.rollups(tenant, BLOCKED, lo, hi, &all),
-        store.rollups(tenant, TUNNEL_EVENTS, lo, hi, &all),
-        store.list_docs(tenant, DEVICES, &all, None, 10_000),
-        store.list_docs(tenant, netops_network::model::TUNNELS, &all, None, 10_000),
+        rollups.rows(tenant, SUMMARY, lo, hi, &all),
+        rollups.rows(tenant, DEVICE_COUNTS, lo, hi, &all),
+        rollups.rows(tenant, ACCOUNTS, lo, hi, &all),
+        rollups.rows(tenant, SOURCES, lo, hi, &all),
+        rollups.rows(tenant, BLOCKED, lo, hi, &all),
+        rollups.rows(tenant, TUNNEL_EVENTS, lo, hi, &all),
+        docs.read_all(tenant, DEVICES, &all),
+        docs.read_all(tenant, netops_network::model::TUNNELS, &all),
     )?;
-    let threats = threats_in(&state, tenant, from, to, &all, 10_000).await?;
+    let (first, end) = threat_days(from, to);
+    let threats: Vec<Threat> = state
+        .series
+        .read_all(tenant, THREATS, None, first, end, &all)
+        .await?
+        .items
+        .into_iter()
+        .map(|r| decode(r.body))
+        .collect::<Result<_, _>>()?;
 
     let mut summary = ReportSummary::default();
     let mut per_device: HashMap<i64, f64> = HashMap::new();
@@ -410,7 +406,8 @@ pub async fn get_report(
     targeted.truncate(REPORT_TOP);
     let mut targeted_accounts = Vec::with_capacity(targeted.len());
     for (account, (failures, successes, sources)) in targeted {
-        let known = !store
+        let known = !state
+            .series
             .scan(&SeriesQuery {
                 tenant,
                 series: DIRECTORY,
@@ -502,6 +499,7 @@ pub async fn get_report(
     blocked_traffic.truncate(REPORT_TOP);
 
     let status_now: HashMap<&str, &str> = network_tunnels
+        .items
         .iter()
         .filter_map(|d| Some((d.body["name"].as_str()?, d.body["status"].as_str()?)))
         .collect();
@@ -531,6 +529,7 @@ pub async fn get_report(
         .collect();
 
     let collection = devices
+        .items
         .into_iter()
         .map(|d| decode::<FirewallDevice>(d.body))
         .collect::<Result<Vec<_>, _>>()?

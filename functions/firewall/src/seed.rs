@@ -1284,9 +1284,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             }
         }
 
-        let store = &ctx.store;
-        store
-            .put_docs(
+        let stores = &ctx.stores;
+        stores
+            .docs
+            .put(
                 tenant,
                 DEVICES,
                 c.devices
@@ -1305,9 +1306,15 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 body: to_value(e),
             })
             .collect();
-        store.append(tenant, DIRECTORY, dir_records).await?;
-        store.append(tenant, EVENTS_RARE, rare).await?;
-        store.append(tenant, EVENTS, events).await?;
+        stores
+            .series_writes
+            .append(tenant, DIRECTORY, dir_records)
+            .await?;
+        stores
+            .series_writes
+            .append(tenant, EVENTS_RARE, rare)
+            .await?;
+        stores.series_writes.append(tenant, EVENTS, events).await?;
         // Bulk traffic for benchmarks (none in the demo): allowed and denied connections,
         // written, parsed and stored in batches so memory stays flat.
         let density = bulk_density();
@@ -1334,7 +1341,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                                 batch.push(r);
                             }
                         }
-                        store.append(tenant, EVENTS, batch).await?;
+                        stores.series_writes.append(tenant, EVENTS, batch).await?;
                         done += n;
                     }
                 }
@@ -1347,25 +1354,34 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 "demo firewall lines the parsers refused"
             );
         }
-        store.append(tenant, THREATS, threats).await?;
-        store.load_rollups(tenant, TRAFFIC, traffic.rows()).await?;
-        store
-            .load_rollups(tenant, SUMMARY, col.summary.rows())
+        stores
+            .series_writes
+            .append(tenant, THREATS, threats)
             .await?;
-        store
-            .load_rollups(tenant, DEVICE_COUNTS, col.per_device.rows())
+        stores.rollups.load(tenant, TRAFFIC, traffic.rows()).await?;
+        stores
+            .rollups
+            .load(tenant, SUMMARY, col.summary.rows())
             .await?;
-        store
-            .load_rollups(tenant, ACCOUNTS, col.accounts.rows())
+        stores
+            .rollups
+            .load(tenant, DEVICE_COUNTS, col.per_device.rows())
             .await?;
-        store
-            .load_rollups(tenant, SOURCES, col.sources.rows())
+        stores
+            .rollups
+            .load(tenant, ACCOUNTS, col.accounts.rows())
             .await?;
-        store
-            .load_rollups(tenant, BLOCKED, col.blocked.rows())
+        stores
+            .rollups
+            .load(tenant, SOURCES, col.sources.rows())
             .await?;
-        store
-            .load_rollups(tenant, TUNNEL_EVENTS, col.tunnels.rows())
+        stores
+            .rollups
+            .load(tenant, BLOCKED, col.blocked.rows())
+            .await?;
+        stores
+            .rollups
+            .load(tenant, TUNNEL_EVENTS, col.tunnels.rows())
             .await?;
         Ok(())
     })

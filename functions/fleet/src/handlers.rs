@@ -68,6 +68,6 @@ pub async fn get_machine(
     caller: Caller,
     Path(hostname): Path<String>,
 ) -> ApiResult<Machine> {
-    let doc = netops_shared::lookup::machine(&state.store, &caller.tenant, &hostname).await?;
+    let doc = state.docs.machine(&caller.tenant, &hostname).await?;
     ok(machine(doc)?)
 }

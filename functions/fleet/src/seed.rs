@@ -28,6 +28,6 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 )
             })
             .collect();
-        ctx.store.put_docs(ctx.tenant.id, MACHINES, docs).await
+        ctx.stores.docs.put(ctx.tenant.id, MACHINES, docs).await
     })
 }

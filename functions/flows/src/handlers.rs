@@ -43,8 +43,8 @@ fn flow(r: Record) -> Result<FlowRecord, ApiError> {
 /// The tenant's collection settings (which sources exist).
 async fn sources(state: &AppState, tenant: &str) -> Result<Value, ApiError> {
     Ok(state
-        .store
-        .get_doc(tenant, SOURCES, "config")
+        .docs
+        .get(tenant, SOURCES, "config")
         .await?
         .map(|d| d.body)
         .unwrap_or_else(|| json!({"agent": true})))
@@ -151,7 +151,7 @@ pub async fn list_destinations(
 ) -> ApiResult<Vec<Destination>> {
     let source = q.source.unwrap_or_default();
     let (from, to) = (window.from_ms(), window.to_ms());
-    let store = &state.store;
+    let rollups = state.rollups.as_ref();
     let tenant = &caller.tenant;
     let fast = totals_tier(&state, tenant).await?;
     let mut acc: HashMap<String, DestAcc> = HashMap::new();
@@ -190,7 +190,7 @@ pub async fn list_destinations(
         Some(host) => {
             // A machine's rows come from its agent; `vg` marks what a gateway saw too.
             let series = machine_destinations(host);
-            for r in tiers::read(store, tenant, &series, from, to, &Filter::all(), false).await? {
+            for r in tiers::read(rollups, tenant, &series, from, to, &Filter::all(), false).await? {
                 let vg = r.dims.get("vg") == Some(&json!(true));
                 match source {
                     DestSource::Agent => add(&r, "e", true, true, false),
@@ -206,7 +206,7 @@ pub async fn list_destinations(
                 if !wanted {
                     return Ok(Vec::new());
                 }
-                tiers::read(store, tenant, series, from, to, &Filter::all(), fast).await
+                tiers::read(rollups, tenant, series, from, to, &Filter::all(), fast).await
             };
             let (agent, gateway) = tokio::try_join!(
                 read(DEST_AGENT, source != DestSource::Gateway),
@@ -287,8 +287,8 @@ pub async fn get_summary(
         None => SUM.to_owned(),
     };
     let rows = state
-        .store
-        .rollups(
+        .rollups
+        .rows(
             &caller.tenant,
             &packed(&series),
             floor_to(a, DAY_MS),
@@ -375,7 +375,7 @@ pub async fn list_talkers(
 ) -> ApiResult<Vec<Talker>> {
     let fast = totals_tier(&state, &caller.tenant).await?;
     let rows = tiers::read(
-        &state.store,
+        state.rollups.as_ref(),
         &caller.tenant,
         TALK,
         window.from_ms(),
@@ -449,11 +449,11 @@ pub async fn list_blocked(
     Query(q): Query<BlockedQuery>,
 ) -> ApiResult<Vec<BlockedFlow>> {
     if let Some(host) = &q.machine {
-        netops_shared::lookup::machine(&state.store, &caller.tenant, host).await?;
+        state.docs.machine(&caller.tenant, host).await?;
     }
     let filter = Filter::all().and_some(q.kind, |k| Pred::Eq("type", json!(k)));
     let result = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: BLOCKED,
@@ -530,7 +530,7 @@ pub async fn explore_flows(
             format!("{en} for this account"),
         ));
     }
-    let store = &state.store;
+    let rollups = &state.rollups;
     let data = if plan.step_ms == DAY_MS {
         // Whole days: the day totals (today's row holds the hours so far).
         let fast = plan.series == CUBE_EXT && collected.get("totals_tier") == Some(&json!(true));
@@ -539,8 +539,8 @@ pub async fn explore_flows(
         } else {
             packed(plan.series)
         };
-        let rows = store
-            .rollups(&caller.tenant, &series, plan.from, plan.to, &plan.filter)
+        let rows = rollups
+            .rows(&caller.tenant, &series, plan.from, plan.to, &plan.filter)
             .await?;
         explore::aggregate(
             &plan,
@@ -548,8 +548,8 @@ pub async fn explore_flows(
                 .map(|r| (r.hour, &*r.dims, measure(r, plan.key))),
         )
     } else {
-        let rows = store
-            .rollups(
+        let rows = rollups
+            .rows(
                 &caller.tenant,
                 &packed(plan.series),
                 floor_to(plan.from, DAY_MS),

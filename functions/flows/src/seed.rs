@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use netops_shared::demo::{MachineKind, SeedCtx};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{DynStore, Record, Rollup, StoreResult};
+use netops_shared::store::{Record, Rollup, StoreResult, Stores};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
@@ -738,7 +738,7 @@ fn build(ctx: &SeedCtx) -> Gen<'_> {
 
 /// Writes batches in the background while the next ones are generated.
 struct Writer {
-    store: DynStore,
+    stores: Stores,
     tenant: &'static str,
     inflight: Option<tokio::task::JoinHandle<StoreResult<()>>>,
 }
@@ -754,19 +754,19 @@ impl Writer {
 
     async fn records(&mut self, series: &'static str, records: Vec<Record>) -> StoreResult<()> {
         self.wait().await?;
-        let (store, tenant) = (self.store.clone(), self.tenant);
+        let (series_writes, tenant) = (self.stores.series_writes.clone(), self.tenant);
         self.inflight = Some(tokio::spawn(async move {
-            store.append(tenant, series, records).await
+            series_writes.append(tenant, series, records).await
         }));
         Ok(())
     }
 
     async fn rollups(&mut self, pending: Pending) -> StoreResult<()> {
         self.wait().await?;
-        let (store, tenant) = (self.store.clone(), self.tenant);
+        let (rollups, tenant) = (self.stores.rollups.clone(), self.tenant);
         self.inflight = Some(tokio::spawn(async move {
             for (series, rows) in pending.rows {
-                store.load_rollups(tenant, &series, rows).await?;
+                rollups.load(tenant, &series, rows).await?;
             }
             Ok(())
         }));
@@ -831,7 +831,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
     let offset_h: i64 = if ctx.tenant.id == "globex" { -5 } else { 1 };
     let mut rng = ctx.rng("flows.traffic");
     let mut writer = Writer {
-        store: ctx.store.clone(),
+        stores: ctx.stores.clone(),
         tenant: ctx.tenant.id,
         inflight: None,
     };
@@ -1078,8 +1078,9 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         "gateways": g.gateways,
         "totals_tier": g.totals_tier,
     });
-    ctx.store
-        .put_docs(ctx.tenant.id, SOURCES, vec![("config".into(), sources)])
+    ctx.stores
+        .docs
+        .put(ctx.tenant.id, SOURCES, vec![("config".into(), sources)])
         .await?;
     Ok(())
 }

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use netops_shared::store::{DynStore, Filter, Rollup, StoreResult};
+use netops_shared::store::{Filter, Rollup, Rollups, StoreResult};
 
 use crate::model::{Direction, Protocol};
 
@@ -117,7 +117,7 @@ pub fn hours(row: &Rollup) -> impl Iterator<Item = (&str, i64, f64)> {
 /// series with `fast`), then one row per day and combination for the partial days at the
 /// edges. For reads that want totals over the window.
 pub async fn read(
-    store: &DynStore,
+    rollups: &dyn Rollups,
     tenant: &str,
     base: &str,
     from: i64,
@@ -133,8 +133,8 @@ pub async fn read(
         if from >= to {
             return Ok(Vec::new());
         }
-        let mut rows = store
-            .rollups(tenant, &packed(base), from, to, filter)
+        let mut rows = rollups
+            .rows(tenant, &packed(base), from, to, filter)
             .await?;
         for row in &mut rows {
             row.measures = restrict(row, a, b);
@@ -144,7 +144,7 @@ pub async fn read(
     let mut rows = if d0 < d1 {
         let whole = if fast { totals(base) } else { packed(base) };
         let (mut days, before, after) = tokio::try_join!(
-            store.rollup_sums(tenant, &whole, d0, d1, filter),
+            rollups.sums_per_key(tenant, &whole, d0, d1, filter),
             edge(floor_to(a, DAY_MS), d0),
             edge(d1, b),
         )?;

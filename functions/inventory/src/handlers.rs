@@ -66,16 +66,12 @@ pub async fn get_asset(
     let key = asset_key(id);
     let not_found = || ApiError::not_found(format!("Actif {id}"), format!("Asset {id}"));
     let doc = state
-        .store
-        .get_doc(&caller.tenant, ASSETS, &key)
+        .docs
+        .get(&caller.tenant, ASSETS, &key)
         .await?
         .ok_or_else(not_found)?;
     let asset: Asset = decode(doc.body)?;
-    let mut software = match state
-        .store
-        .get_doc(&caller.tenant, ASSET_SOFTWARE, &key)
-        .await?
-    {
+    let mut software = match state.docs.get(&caller.tenant, ASSET_SOFTWARE, &key).await? {
         Some(d) => decode::<AssetSoftwareDoc>(d.body)?.software,
         None => Vec::new(),
     };

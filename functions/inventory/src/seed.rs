@@ -368,9 +368,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             ));
         }
         let tenant = ctx.tenant.id;
-        ctx.store.put_docs(tenant, ASSETS, assets).await?;
-        ctx.store.put_docs(tenant, ASSET_SOFTWARE, lists).await?;
-        ctx.store.put_docs(tenant, SOFTWARE, catalogue).await?;
-        ctx.store.put_docs(tenant, CVE_RECORDS, records).await
+        ctx.stores.docs.put(tenant, ASSETS, assets).await?;
+        ctx.stores.docs.put(tenant, ASSET_SOFTWARE, lists).await?;
+        ctx.stores.docs.put(tenant, SOFTWARE, catalogue).await?;
+        ctx.stores.docs.put(tenant, CVE_RECORDS, records).await
     })
 }

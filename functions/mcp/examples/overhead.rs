@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use http::{Method, Request};
 use netops_shared::config::Config;
-use netops_shared::store::DynStore;
+use netops_shared::store::Stores;
 use netops_shared::{AppState, Scope};
 use tower::ServiceExt;
 use utoipa_axum::router::OpenApiRouter;
@@ -28,15 +28,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(20_000);
-    let store: DynStore =
-        std::sync::Arc::new(netops_shared::store::sqlite::SqliteStore::open(&db)?);
+    let stores = Stores::of(netops_shared::store::sqlite::SqliteStore::open(&db)?);
     let config = Config {
         rate_limit: u64::MAX / 2,
         ..Config::default()
     };
-    let state = AppState::new(store.clone(), config).await?;
+    let state = AppState::new(&stores, config).await?;
     let (secret, _) = netops_shared::auth::create_token(
-        &store,
+        stores.tokens.as_ref(),
         "acme",
         &format!("bench-mcp-{}", std::process::id()),
         Scope::ALL.to_vec(),

@@ -30,32 +30,34 @@ pub async fn list_netdiag_machines(
     State(state): State<AppState>,
     caller: Caller,
 ) -> ApiResult<Vec<DiagMachine>> {
-    let store = &state.store;
-    let tenant = &caller.tenant;
-    let machines = service::all_docs(
-        store,
-        tenant,
-        MACHINES,
-        &Filter::all().and(Pred::Has("modules", json!("netdiag"))),
-    )
-    .await?;
-    let states: HashMap<String, crate::model::State> =
-        service::all_docs(store, tenant, STATES, &Filter::all())
-            .await?
-            .into_iter()
-            .filter_map(|d| serde_json::from_value(d.body).ok().map(|s| (d.key, s)))
-            .collect();
-    let open: HashMap<String, Alert> = service::all_docs(
-        store,
-        tenant,
-        ALERTS,
-        &Filter::all().and(Pred::Eq("status", json!("open"))),
-    )
-    .await?
-    .into_iter()
-    .filter_map(|d| serde_json::from_value::<Alert>(d.body).ok())
-    .map(|a| (a.id.clone(), a))
-    .collect();
+    let (docs, tenant) = (&state.docs, &caller.tenant);
+    let machines = docs
+        .read_all(
+            tenant,
+            MACHINES,
+            &Filter::all().and(Pred::Has("modules", json!("netdiag"))),
+        )
+        .await?
+        .items;
+    let states: HashMap<String, crate::model::State> = docs
+        .read_all(tenant, STATES, &Filter::all())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|d| serde_json::from_value(d.body).ok().map(|s| (d.key, s)))
+        .collect();
+    let open: HashMap<String, Alert> = docs
+        .read_all(
+            tenant,
+            ALERTS,
+            &Filter::all().and(Pred::Eq("status", json!("open"))),
+        )
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|d| serde_json::from_value::<Alert>(d.body).ok())
+        .map(|a| (a.id.clone(), a))
+        .collect();
     let mut out = Vec::new();
     for d in machines {
         let m = &d.body;
@@ -101,7 +103,7 @@ pub async fn get_netdiag_summary(
     window: Window,
     Path(hostname): Path<String>,
 ) -> ApiResult<Summary> {
-    let (summary, _) = service::summary(&state.store, &caller.tenant, &hostname, &window).await?;
+    let (summary, _) = service::summary(&state, &caller.tenant, &hostname, &window).await?;
     Ok(Envelope::new(summary, Meta::new().window(&window)))
 }
 
@@ -177,7 +179,7 @@ pub async fn list_netdiag_events(
     };
     if sources.is_empty() {
         // Only hidden sources were asked for: nothing is ever returned.
-        service::machine(&state.store, &caller.tenant, &hostname).await?;
+        state.docs.machine(&caller.tenant, &hostname).await?;
         page.resume::<Value>(&filters)?;
         return Ok(Envelope::new(
             Vec::new(),
@@ -187,7 +189,7 @@ pub async fn list_netdiag_events(
     let filter = service::events_filter(&sources, q);
     // The machine check and the page are independent: read side by side.
     let (_, (records, meta)) = tokio::try_join!(
-        service::machine(&state.store, &caller.tenant, &hostname),
+        state.docs.machine(&caller.tenant, &hostname),
         series_page(
             &state,
             &caller,
@@ -226,7 +228,7 @@ pub async fn list_netdiag_apps(
     window: Window,
     Path(hostname): Path<String>,
 ) -> ApiResult<Vec<App>> {
-    let apps = service::apps(&state.store, &caller.tenant, &hostname, &window).await?;
+    let apps = service::apps(&state, &caller.tenant, &hostname, &window).await?;
     Ok(Envelope::new(apps, Meta::new().window(&window)))
 }
 
@@ -251,7 +253,7 @@ pub async fn get_netdiag_report(
     Query(query): Query<ReportQuery>,
 ) -> Result<Response, ApiError> {
     let options = report::Options::parse(query.lang.as_deref(), query.tz.as_deref())?;
-    let bytes = report::build(&state.store, &caller.tenant, &hostname, &window, &options).await?;
+    let bytes = report::build(&state, &caller.tenant, &hostname, &window, &options).await?;
     let filename = format!(
         "netdiag-{}-{}.pdf",
         hostname.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"),
@@ -305,18 +307,18 @@ pub async fn update_netdiag_settings(
     Json(body): Json<Map<String, Value>>,
 ) -> Result<Committed<Settings>, ApiError> {
     settings::merge(&Settings::default(), &body)?;
-    service::machine(&state.store, &caller.tenant, &hostname).await?;
+    state.docs.machine(&caller.tenant, &hostname).await?;
     // Partial updates of one machine never conflict (DECISIONS "Writes"): on a version
     // conflict the change is merged again into the latest settings, after a short random
     // pause so that concurrent writers spread out.
     let deadline = tokio::time::Instant::now() + SETTINGS_RETRY_FOR;
     loop {
         let current = state
-            .store
-            .get_doc(&caller.tenant, SETTINGS, &hostname)
+            .docs
+            .get_versioned::<Settings>(&caller.tenant, SETTINGS, &hostname)
             .await?;
         let (base, expect) = match current {
-            Some(d) => (decode::<Settings>(d.body)?, Expect::Version(d.version)),
+            Some(d) => (d.value, Expect::Version(d.version)),
             None => (Settings::default(), Expect::Absent),
         };
         let merged = settings::merge(&base, &body)?;
@@ -367,7 +369,7 @@ pub async fn start_netdiag_action(
     Json(body): Json<Map<String, Value>>,
 ) -> Result<Committed<Action>, ApiError> {
     let request = actions::parse(&body)?;
-    service::machine(&state.store, &caller.tenant, &hostname).await?;
+    state.docs.machine(&caller.tenant, &hostname).await?;
     let action = Action {
         action_id: actions::new_id(),
         action: request.action.into(),

@@ -339,6 +339,12 @@ pub struct ProbeDef {
     pub kind: String,
 }
 
+/// The followed applications of a machine, as stored (collection [`APPS`], keyed by host name).
+#[derive(Debug, Clone, Deserialize)]
+pub struct AppsDoc {
+    pub apps: Vec<AppDef>,
+}
+
 /// A followed application as configured on the machine.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AppDef {

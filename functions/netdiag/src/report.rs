@@ -4,8 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
-use netops_shared::store::DynStore;
-use netops_shared::{ApiError, Window};
+use netops_shared::{ApiError, AppState, Window};
 use serde_json::Value;
 
 use crate::model::{Alert, Event, Measurement, SAMPLE_MINUTES, State, Verdict};
@@ -132,25 +131,25 @@ pub struct Data {
 }
 
 pub async fn build(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
     w: &Window,
     opt: &Options,
 ) -> Result<Vec<u8>, ApiError> {
     let (machine, state, latest, events) = tokio::try_join!(
-        service::machine(store, tenant, hostname),
-        service::state(store, tenant, hostname),
-        service::latest(store, tenant, hostname, w.to),
-        service::notable_events(store, tenant, hostname, w, 14),
+        app.docs.machine(tenant, hostname),
+        service::state(app, tenant, hostname),
+        service::latest(app, tenant, hostname, w.to),
+        service::notable_events(app, tenant, hostname, w, 14),
     )?;
     let (alert, dist) = tokio::try_join!(
         service::alert(
-            store,
+            app,
             tenant,
             state.as_ref().and_then(|s| s.open_alert.as_deref())
         ),
-        service::distribution(store, tenant, hostname, state.as_ref(), w),
+        service::distribution(app, tenant, hostname, state.as_ref(), w),
     )?;
     let data = Data {
         hostname: hostname.to_owned(),

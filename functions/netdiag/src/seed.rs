@@ -1041,13 +1041,19 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
             ));
         }
     }
-    let store = &ctx.store;
-    store.append(tenant, MEASURES, measures).await?;
-    store.append(tenant, PERIODS, periods).await?;
-    store.append(tenant, EVENTS, events).await?;
-    store.put_docs(tenant, ALERTS, alerts).await?;
-    store.put_docs(tenant, STATES, states).await?;
-    store.put_docs(tenant, APPS, apps).await?;
-    store.put_docs(tenant, SETTINGS, settings).await?;
+    let stores = &ctx.stores;
+    stores
+        .series_writes
+        .append(tenant, MEASURES, measures)
+        .await?;
+    stores
+        .series_writes
+        .append(tenant, PERIODS, periods)
+        .await?;
+    stores.series_writes.append(tenant, EVENTS, events).await?;
+    stores.docs.put(tenant, ALERTS, alerts).await?;
+    stores.docs.put(tenant, STATES, states).await?;
+    stores.docs.put(tenant, APPS, apps).await?;
+    stores.docs.put(tenant, SETTINGS, settings).await?;
     Ok(())
 }

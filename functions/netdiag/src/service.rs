@@ -1,45 +1,25 @@
-//! NetDiag reads shared by the JSON routes and the PDF report, over the store primitives.
+//! NetDiag reads shared by the JSON routes and the PDF report, over the storage ports.
 
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use netops_shared::store::{Doc, DynStore, Filter, Pred, SeriesQuery};
-use netops_shared::{ApiError, Window};
+use netops_shared::store::{Filter, Pred, SeriesQuery};
+use netops_shared::{ApiError, AppState, Window};
 use serde_json::json;
 
 use crate::model::*;
 
-pub use netops_shared::lookup::{decode, machine};
-
-/// Every document of a collection matching the filter.
-pub async fn all_docs(
-    store: &DynStore,
-    tenant: &str,
-    coll: &str,
-    filter: &Filter,
-) -> Result<Vec<Doc>, ApiError> {
-    let mut out: Vec<Doc> = Vec::new();
-    loop {
-        let after = out.last().map(|d| d.key.clone());
-        let page = store
-            .list_docs(tenant, coll, filter, after.as_deref(), 1000)
-            .await?;
-        let done = page.len() < 1000;
-        out.extend(page);
-        if done {
-            return Ok(out);
-        }
-    }
-}
+pub use netops_shared::lookup::decode;
 
 /// The latest measurement at or before `to`.
 pub async fn latest(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
     to: DateTime<Utc>,
 ) -> Result<Option<Measurement>, ApiError> {
-    let page = store
+    let page = app
+        .series
         .scan(&SeriesQuery {
             tenant,
             series: MEASURES,
@@ -59,28 +39,20 @@ pub async fn latest(
 }
 
 pub async fn state(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
 ) -> Result<Option<State>, ApiError> {
-    store
-        .get_doc(tenant, STATES, hostname)
-        .await?
-        .map(|d| decode(d.body))
-        .transpose()
+    app.docs.get_as(tenant, STATES, hostname).await
 }
 
 pub async fn alert(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     id: Option<&str>,
 ) -> Result<Option<Alert>, ApiError> {
     let Some(id) = id else { return Ok(None) };
-    store
-        .get_doc(tenant, ALERTS, id)
-        .await?
-        .map(|d| decode(d.body))
-        .transpose()
+    app.docs.get_as(tenant, ALERTS, id).await
 }
 
 /// Start of the hour holding `t`.
@@ -98,26 +70,25 @@ fn share(n: u64, total: u64) -> f64 {
 
 /// The non-OK periods overlapping `[from, to)`, oldest first.
 pub async fn periods(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<Period>, ApiError> {
-    let page = store
-        .scan(&SeriesQuery {
+    let all = app
+        .series
+        .read_all(
             tenant,
-            series: PERIODS,
-            partition: Some(hostname),
-            from: (from - Duration::days(MAX_PERIOD_DAYS)).timestamp_millis(),
-            to: to.timestamp_millis(),
-            filter: &Filter::all(),
-            after: None,
-            limit: 100_000,
-        })
+            PERIODS,
+            Some(hostname),
+            (from - Duration::days(MAX_PERIOD_DAYS)).timestamp_millis(),
+            to.timestamp_millis(),
+            &Filter::all(),
+        )
         .await?;
-    let mut out = page
-        .records
+    let mut out = all
+        .items
         .into_iter()
         .map(|r| decode::<Period>(r.body))
         .collect::<Result<Vec<_>, _>>()?;
@@ -172,7 +143,7 @@ fn samples(minutes: i64) -> u64 {
 }
 
 pub async fn distribution(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
     st: Option<&State>,
@@ -187,7 +158,7 @@ pub async fn distribution(
             periods: Vec::new(),
         });
     };
-    let periods = periods(store, tenant, hostname, span.from, span.to).await?;
+    let periods = periods(app, tenant, hostname, span.from, span.to).await?;
     let mut per_verdict: BTreeMap<Verdict, u64> = BTreeMap::new();
     let mut per_cause: HashMap<(Verdict, String), u64> = HashMap::new();
     let total = samples(span.minutes());
@@ -243,7 +214,7 @@ fn shares(per_verdict: &BTreeMap<Verdict, u64>, total: u64) -> Vec<VerdictShare>
 
 /// The summary of a machine; 404 when it is unknown or has no measurement.
 pub async fn summary(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
     w: &Window,
@@ -256,15 +227,15 @@ pub async fn summary(
     };
     // The state exists for every measured machine: without it, the machine is unknown
     // (404 naming the machine) or has never been measured.
-    let Some(st) = state(store, tenant, hostname).await? else {
-        machine(store, tenant, hostname).await?;
+    let Some(st) = state(app, tenant, hostname).await? else {
+        app.docs.machine(tenant, hostname).await?;
         return Err(no_measurement());
     };
     // Independent reads, run side by side.
     let (latest, dist, alert) = tokio::try_join!(
-        latest(store, tenant, hostname, w.to),
-        distribution(store, tenant, hostname, Some(&st), w),
-        alert(store, tenant, st.open_alert.as_deref()),
+        latest(app, tenant, hostname, w.to),
+        distribution(app, tenant, hostname, Some(&st), w),
+        alert(app, tenant, st.open_alert.as_deref()),
     )?;
     let latest = latest.ok_or_else(no_measurement)?;
     let current = Current {
@@ -298,7 +269,7 @@ pub fn events_filter(sources: &[&'static str], q: Option<&str>) -> Filter {
 
 /// Notable events of the window (severity medium or worse), newest first.
 pub async fn notable_events(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
     w: &Window,
@@ -308,7 +279,8 @@ pub async fn notable_events(
         "severity",
         vec![json!("critical"), json!("high"), json!("medium")],
     ));
-    let page = store
+    let page = app
+        .series
         .scan(&SeriesQuery {
             tenant,
             series: EVENTS,
@@ -333,20 +305,20 @@ fn app_verdict(p: &Period, executable: &str) -> Verdict {
 
 /// The followed applications with their statistics over the window.
 pub async fn apps(
-    store: &DynStore,
+    app: &AppState,
     tenant: &str,
     hostname: &str,
     w: &Window,
 ) -> Result<Vec<App>, ApiError> {
-    machine(store, tenant, hostname).await?;
-    let defs: Vec<AppDef> = match store.get_doc(tenant, APPS, hostname).await? {
-        Some(d) => decode(d.body["apps"].clone())?,
+    app.docs.machine(tenant, hostname).await?;
+    let defs: Vec<AppDef> = match app.docs.get_as::<AppsDoc>(tenant, APPS, hostname).await? {
+        Some(d) => d.apps,
         None => return Ok(Vec::new()),
     };
-    let st = state(store, tenant, hostname).await?;
+    let st = state(app, tenant, hostname).await?;
     let span = Span::of(w, st.as_ref());
     let periods = match span {
-        Some(s) => periods(store, tenant, hostname, s.from, s.to).await?,
+        Some(s) => periods(app, tenant, hostname, s.from, s.to).await?,
         None => Vec::new(),
     };
     Ok(defs

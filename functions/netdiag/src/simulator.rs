@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use chrono::{Duration, Utc};
 use netops_shared::demo::TENANTS;
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{DynStore, Filter, Pred, Record};
+use netops_shared::store::{Filter, Pred, Record};
 use netops_shared::{ApiError, AppState};
 use rand::Rng;
 use serde_json::{Value, json};
@@ -25,7 +25,7 @@ pub fn worker(state: AppState) -> BoxFuture<'static, ()> {
         loop {
             tick.tick().await;
             for tenant in TENANTS {
-                if let Err(e) = complete_queued(&state.store, tenant.id).await {
+                if let Err(e) = complete_queued(&state, tenant.id).await {
                     tracing::warn!(cause = %e.message.en, tenant = tenant.id, "agent simulator");
                 }
             }
@@ -34,9 +34,9 @@ pub fn worker(state: AppState) -> BoxFuture<'static, ()> {
 }
 
 /// Completes the due actions of online machines of one tenant; returns how many.
-pub async fn complete_queued(store: &DynStore, tenant: &str) -> Result<usize, ApiError> {
+pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, ApiError> {
     let filter = Filter::all().and(Pred::Eq("status", json!("queued")));
-    let queued = store.list_docs(tenant, ACTIONS, &filter, None, 200).await?;
+    let queued = state.docs.list(tenant, ACTIONS, &filter, None, 200).await?;
     let now = Utc::now();
     let mut done = 0;
     for doc in queued {
@@ -46,7 +46,7 @@ pub async fn complete_queued(store: &DynStore, tenant: &str) -> Result<usize, Ap
         if now - action.requested_at < Duration::seconds(AGENT_DELAY) {
             continue;
         }
-        let Some(machine) = store.get_doc(tenant, MACHINES, &action.hostname).await? else {
+        let Some(machine) = state.docs.get(tenant, MACHINES, &action.hostname).await? else {
             continue;
         };
         if machine.body["status"] != "online" {
@@ -63,7 +63,8 @@ pub async fn complete_queued(store: &DynStore, tenant: &str) -> Result<usize, Ap
             "id": event_id, "at": now, "source": action.action, "severity": "info",
             "message": message, "details": details,
         });
-        store
+        state
+            .series_writes
             .append(
                 tenant,
                 EVENTS,
@@ -79,8 +80,9 @@ pub async fn complete_queued(store: &DynStore, tenant: &str) -> Result<usize, Ap
         action.completed_at = Some(now);
         action.event_id = Some(event_id);
         let value = serde_json::to_value(&action).map_err(|e| ApiError::internal(&e))?;
-        store
-            .put_docs(tenant, ACTIONS, vec![(doc.key, value)])
+        state
+            .docs
+            .put(tenant, ACTIONS, vec![(doc.key, value)])
             .await?;
         done += 1;
     }

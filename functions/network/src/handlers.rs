@@ -31,8 +31,8 @@ pub async fn list_sites(
 ) -> ApiResult<Vec<Site>> {
     let filter = Filter::all().and_some(q.q, |t| Pred::Contains(vec!["name", "city"], t));
     let docs = state
-        .store
-        .list_docs(&caller.tenant, SITES, &filter, None, 10_000)
+        .docs
+        .list(&caller.tenant, SITES, &filter, None, 10_000)
         .await?;
     ok(docs
         .into_iter()
@@ -71,8 +71,8 @@ pub async fn list_devices(
 
 async fn device(state: &AppState, caller: &Caller, id: i64) -> Result<DeviceDetail, ApiError> {
     let doc = state
-        .store
-        .get_doc(&caller.tenant, DEVICES, &key(id))
+        .docs
+        .get(&caller.tenant, DEVICES, &key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Équipement {id}"), format!("Device {id}")))?;
     decode(doc.body)
@@ -118,7 +118,7 @@ pub async fn get_device_metrics(
     let step_hours = ((hours + MAX_POINTS - 1) / MAX_POINTS).max(1);
     let step_ms = step_hours * 3_600_000;
     let page = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: METRICS,
@@ -190,8 +190,8 @@ pub async fn list_tunnels(
 ) -> ApiResult<Vec<Tunnel>> {
     let filter = Filter::all().and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
     let docs = state
-        .store
-        .list_docs(&caller.tenant, TUNNELS, &filter, None, 10_000)
+        .docs
+        .list(&caller.tenant, TUNNELS, &filter, None, 10_000)
         .await?;
     let tunnels: Vec<Tunnel> = docs
         .into_iter()
@@ -227,7 +227,7 @@ pub async fn list_alerts(
         Filter::all()
     };
     let page = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: ALERTS,
@@ -265,8 +265,8 @@ pub async fn list_ports(
         .and_some(q.port, |p| Pred::Eq("port", json!(p)))
         .and_some(q.state, |s| Pred::Eq("state", json!(s.as_str())));
     let docs = state
-        .store
-        .list_docs(&caller.tenant, PORTS, &filter, None, page.limit as usize)
+        .docs
+        .list(&caller.tenant, PORTS, &filter, None, page.limit as usize)
         .await?;
     let data = docs
         .into_iter()

@@ -590,20 +590,22 @@ fn ports(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<(Stri
 
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
-        let store = &ctx.store;
+        let stores = &ctx.stores;
         let tenant = ctx.tenant.id;
         let devices = devices(ctx);
         let mut rng = ctx.rng("network");
         let sites = sites(ctx, &devices);
-        store
-            .put_docs(
+        stores
+            .docs
+            .put(
                 tenant,
                 SITES,
                 sites.iter().map(|s| (key(s.id), to_value(s))).collect(),
             )
             .await?;
-        store
-            .put_docs(
+        stores
+            .docs
+            .put(
                 tenant,
                 DEVICES,
                 devices
@@ -613,20 +615,24 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             )
             .await?;
         let tunnels = tunnels(ctx, &devices);
-        store
-            .put_docs(
+        stores
+            .docs
+            .put(
                 tenant,
                 TUNNELS,
                 tunnels.iter().map(|t| (key(t.id), to_value(t))).collect(),
             )
             .await?;
-        store
-            .put_docs(tenant, PORTS, ports(ctx, &devices, &mut rng))
+        stores
+            .docs
+            .put(tenant, PORTS, ports(ctx, &devices, &mut rng))
             .await?;
-        store
+        stores
+            .series_writes
             .append(tenant, ALERTS, alerts(ctx, &devices, &tunnels, &mut rng))
             .await?;
-        store
+        stores
+            .series_writes
             .append(tenant, METRICS, metrics(ctx, &devices, &mut rng))
             .await?;
         Ok(())

@@ -21,8 +21,8 @@ async fn all<T: DeserializeOwned>(
     filter: &Filter,
 ) -> Result<Vec<T>, ApiError> {
     state
-        .store
-        .list_docs(tenant, collection, filter, None, usize::MAX)
+        .docs
+        .list(tenant, collection, filter, None, usize::MAX)
         .await?
         .into_iter()
         .map(|d| decode(d.body))
@@ -32,8 +32,8 @@ async fn all<T: DeserializeOwned>(
 /// Machines of the tenant (the probes a maintenance window can cover).
 async fn probe_names(state: &AppState, tenant: &str) -> Result<HashSet<String>, ApiError> {
     Ok(state
-        .store
-        .list_docs(tenant, "machines", &Filter::all(), None, usize::MAX)
+        .docs
+        .list(tenant, "machines", &Filter::all(), None, usize::MAX)
         .await?
         .into_iter()
         .map(|d| d.key)
@@ -210,8 +210,8 @@ pub async fn list_profiles(
 
 async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<ProfileDoc, ApiError> {
     let doc = state
-        .store
-        .get_doc(tenant, PROFILES, &num_key(id))
+        .docs
+        .get(tenant, PROFILES, &num_key(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Profil {id}"), format!("Profile {id}")))?;
     decode(doc.body)
@@ -338,8 +338,8 @@ pub async fn compare_profile_deployment(
     Path(id): Path<i64>,
 ) -> ApiResult<Comparison> {
     let doc = state
-        .store
-        .get_doc(&caller.tenant, DEPLOYMENTS, &num_key(id))
+        .docs
+        .get(&caller.tenant, DEPLOYMENTS, &num_key(id))
         .await?
         .ok_or_else(|| {
             ApiError::not_found(format!("Déploiement {id}"), format!("Deployment {id}"))

@@ -28,11 +28,14 @@ type ProfileDef = (
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
         let t = ctx.tenant.id;
-        ctx.store.put_docs(t, MAINTENANCE, maintenance(ctx)).await?;
-        ctx.store.put_docs(t, HEARTBEATS, heartbeats(ctx)).await?;
+        ctx.stores
+            .docs
+            .put(t, MAINTENANCE, maintenance(ctx))
+            .await?;
+        ctx.stores.docs.put(t, HEARTBEATS, heartbeats(ctx)).await?;
         let (profiles, deployments) = profiles(ctx);
-        ctx.store.put_docs(t, PROFILES, profiles).await?;
-        ctx.store.put_docs(t, DEPLOYMENTS, deployments).await
+        ctx.stores.docs.put(t, PROFILES, profiles).await?;
+        ctx.stores.docs.put(t, DEPLOYMENTS, deployments).await
     })
 }
 

@@ -36,7 +36,7 @@ async fn unpaged(
     filter: &Filter,
 ) -> Result<(Vec<Record>, Meta), ApiError> {
     let page = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series,
@@ -161,8 +161,8 @@ pub async fn list_risky_accounts(
     page: Page,
 ) -> ApiResult<Vec<RiskyAccount>> {
     let docs = state
-        .store
-        .list_docs(&caller.tenant, GRAPH, &Filter::all(), None, usize::MAX >> 1)
+        .docs
+        .list(&caller.tenant, GRAPH, &Filter::all(), None, usize::MAX >> 1)
         .await?;
     let ranked = rank(
         docs.iter().map(|d| (d.key.as_str(), &d.body)),
@@ -395,8 +395,8 @@ pub async fn list_security_incidents(
         filter = filter.and(Pred::Eq("status", json!(s)));
     }
     let docs = state
-        .store
-        .list_docs(&caller.tenant, INCIDENTS, &filter, None, usize::MAX >> 1)
+        .docs
+        .list(&caller.tenant, INCIDENTS, &filter, None, usize::MAX >> 1)
         .await?;
     let mut incidents: Vec<Incident> = docs
         .into_iter()
@@ -435,18 +435,18 @@ pub async fn get_security_incident(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<IncidentDetail> {
-    let mut doc = state.store.get_doc(&caller.tenant, INCIDENTS, &id).await?;
+    let mut doc = state.docs.get(&caller.tenant, INCIDENTS, &id).await?;
     if doc.is_none()
         && let Some(bare) = id.strip_prefix("siem-")
     {
-        doc = state.store.get_doc(&caller.tenant, INCIDENTS, bare).await?;
+        doc = state.docs.get(&caller.tenant, INCIDENTS, bare).await?;
     }
     let doc = doc.ok_or_else(|| {
         ApiError::not_found(format!("Incident « {id} »"), format!("Incident '{id}'"))
     })?;
     let incident: Incident = decode(doc.body)?;
     let page = state
-        .store
+        .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
             series: INCIDENT_EVENTS,
@@ -497,8 +497,8 @@ pub async fn list_security_rules(
 ) -> ApiResult<Vec<Rule>> {
     let mut rules = global_rules();
     let docs = state
-        .store
-        .list_docs(&caller.tenant, RULES, &Filter::all(), None, usize::MAX >> 1)
+        .docs
+        .list(&caller.tenant, RULES, &Filter::all(), None, usize::MAX >> 1)
         .await?;
     for d in docs {
         rules.push(decode(d.body)?);

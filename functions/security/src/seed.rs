@@ -381,21 +381,25 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .map(|r| (r.id.clone(), json(r)))
             .collect();
         let tenant = ctx.tenant.id;
-        let store = &ctx.store;
-        store
+        let stores = &ctx.stores;
+        stores
+            .series_writes
             .append(tenant, LOGONS, std::mem::take(&mut g.logons))
             .await?;
-        store
+        stores
+            .series_writes
             .append(tenant, LOCKOUTS, std::mem::take(&mut g.lockouts))
             .await?;
-        store
+        stores
+            .series_writes
             .append(tenant, CHANGES, std::mem::take(&mut g.changes))
             .await?;
-        store
+        stores
+            .series_writes
             .append(tenant, ANOMALIES, std::mem::take(&mut g.anomalies))
             .await?;
-        store.put_docs(tenant, GRAPH, graph).await?;
-        store.put_docs(tenant, RULES, rules).await
+        stores.docs.put(tenant, GRAPH, graph).await?;
+        stores.docs.put(tenant, RULES, rules).await
     })
 }
 

@@ -1,0 +1,138 @@
+//! The SDK client of the AWS adapters: configuration (timeouts, retries, trust roots), the
+//! count of requests sent, and errors as [`StoreError`]s.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
+
+use crate::store::StoreError;
+
+/// Counts requests sent to DynamoDB (every attempt, retries included).
+#[derive(Debug, Default)]
+pub(super) struct CallCounter(AtomicU64);
+
+impl CallCounter {
+    pub(super) fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Counting(pub(super) Arc<CallCounter>);
+
+impl Intercept for Counting {
+    fn name(&self) -> &'static str {
+        "netops-call-counter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.0.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// The HTTPS client shared by the AWS adapters: rustls over ring, hyper 1.
+pub fn http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
+    use aws_smithy_http_client::tls;
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(
+            tls::rustls_provider::CryptoMode::Ring,
+        ))
+        .build_https()
+}
+
+/// The SDK configuration: region, credentials and endpoint from the usual sources, with
+/// static test credentials when an endpoint override is given without any.
+///
+/// Timeouts and retries are chosen so that a store that does not answer fails a request
+/// well inside the function's 10 s timeout instead of hanging until Lambda kills it:
+/// connecting gets 1 s (a regional endpoint answers in milliseconds); one attempt 3 s (a 1 MB
+/// Query page takes tens of milliseconds, the slack is for a loaded test server); the whole
+/// operation, retries included, 6 s. Throttling and transient errors are retried in the
+/// SDK's standard mode, 3 attempts, backing off from 50 ms up to 1 s (AWS SDKs have long
+/// used a base delay of tens of milliseconds for DynamoDB; the standard 1 s would use up the
+/// request's budget on the first retry).
+pub(crate) async fn sdk_config(
+    region: Option<&str>,
+    endpoint: Option<&str>,
+) -> aws_config::SdkConfig {
+    use aws_config::retry::RetryConfig;
+    use aws_config::timeout::TimeoutConfig;
+    let timeouts = TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(1))
+        .operation_attempt_timeout(Duration::from_secs(3))
+        .operation_timeout(Duration::from_secs(6))
+        .build();
+    let retries = RetryConfig::standard()
+        .with_max_attempts(3)
+        .with_initial_backoff(Duration::from_millis(50))
+        .with_max_backoff(Duration::from_secs(1));
+    // Under Lambda every TLS peer is an AWS endpoint, all signed by Amazon Trust Services:
+    // trusting those five roots alone is the least trust, and spares every cold start the
+    // reading and parsing of the system's whole bundle (1.7 ms of a 4 ms init with Debian's
+    // 146 files). Elsewhere (the local process) the system's roots, which a company's own CA
+    // may have joined.
+    let http = if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+        use aws_smithy_http_client::tls;
+        let roots = tls::TrustStore::empty()
+            .with_native_roots(false)
+            .with_pem_certificate(include_bytes!("amazon-roots.pem").as_slice());
+        // (The builder cannot fail today; were it to, the default context is the system's.)
+        let context = tls::TlsContext::builder()
+            .with_trust_store(roots)
+            .build()
+            .unwrap_or_default();
+        aws_smithy_http_client::Builder::new()
+            .tls_provider(tls::Provider::Rustls(
+                tls::rustls_provider::CryptoMode::Ring,
+            ))
+            .tls_context(context)
+            .build_https()
+    } else {
+        http_client()
+    };
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(http)
+        .timeout_config(timeouts)
+        .retry_config(retries);
+    if let Some(r) = region {
+        loader = loader.region(aws_config::Region::new(r.to_owned()));
+    }
+    if let Some(url) = endpoint {
+        loader = loader.endpoint_url(url);
+        if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+            loader = loader.credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                "testing",
+                "testing",
+                None,
+                None,
+                "netops-endpoint-override",
+            ));
+        }
+        if region.is_none() && std::env::var_os("AWS_REGION").is_none() {
+            loader = loader.region(aws_config::Region::new("us-east-1"));
+        }
+    }
+    loader.load().await
+}
+
+pub(super) fn backend<E: std::fmt::Debug + ProvideErrorMetadata>(e: SdkError<E>) -> StoreError {
+    // The service's code and message when there is one; the SDK's detail otherwise.
+    match e.code() {
+        Some(code) => StoreError::Backend(format!("{code}: {}", e.message().unwrap_or(""))),
+        None => StoreError::Backend(format!("{e:?}")),
+    }
+}
+
+pub(super) fn is_condition_failed<E: ProvideErrorMetadata>(e: &SdkError<E>) -> bool {
+    e.code() == Some("ConditionalCheckFailedException")
+}

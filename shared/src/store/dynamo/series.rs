@@ -1,0 +1,248 @@
+//! Series in DynamoDB: records in one item collection of the data table per series and UTC
+//! day, the `by_partition` index reading one partition, and an extent item holding the first
+//! and last day a series has records for.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use async_trait::async_trait;
+
+use super::DynamoStore;
+use super::client::{backend, is_condition_failed};
+use super::item::{
+    Item, bucket_pk, day_of, extent_pk, get_json, get_n, get_s, item_sk, n, partition_pk,
+    record_sk, s, ts_key, ts_key_last,
+};
+use super::requests::each_item;
+use crate::store::{
+    Filter, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite, StoreError, StoreResult,
+};
+
+impl DynamoStore {
+    pub(super) fn series_item(&self, tenant: &str, series: &str, r: &Record) -> StoreResult<Item> {
+        let sk = item_sk(r.ts, &r.id, &r.partition);
+        let body = serde_json::to_string(&r.body).map_err(|e| StoreError::Data(e.to_string()))?;
+        Ok(HashMap::from([
+            ("pk".to_owned(), s(bucket_pk(tenant, series, day_of(r.ts)))),
+            ("sk".to_owned(), s(sk.clone())),
+            (
+                "gp".to_owned(),
+                s(partition_pk(tenant, series, &r.partition)),
+            ),
+            ("gs".to_owned(), s(sk)),
+            ("p".to_owned(), s(r.partition.clone())),
+            ("ts".to_owned(), n(r.ts)),
+            ("id".to_owned(), s(r.id.clone())),
+            ("b".to_owned(), s(body)),
+            (
+                "ttl".to_owned(),
+                n(r.ts.div_euclid(1000) + self.retention_secs),
+            ),
+        ]))
+    }
+
+    fn record_of(item: &Item) -> StoreResult<Record> {
+        Ok(Record {
+            partition: get_s(item, "p")?.to_owned(),
+            ts: get_n(item, "ts")?,
+            id: get_s(item, "id")?.to_owned(),
+            body: get_json(item, "b")?,
+        })
+    }
+
+    /// Reads newest first from one item collection (a day bucket, or one partition in the
+    /// `by_partition` index) until `want` records match or it is exhausted.
+    #[allow(clippy::too_many_arguments)]
+    async fn read_newest_first(
+        &self,
+        index: Option<&str>,
+        key_attr: &str,
+        key: String,
+        lo: String,
+        hi: String,
+        start: Option<Item>,
+        filter: &Filter,
+        want: usize,
+        out: &mut Vec<Record>,
+    ) -> StoreResult<()> {
+        let need = want.saturating_sub(out.len());
+        if need == 0 {
+            return Ok(());
+        }
+        let sk_attr = if index.is_some() { "gs" } else { "sk" };
+        let mut query = self
+            .client
+            .query()
+            .table_name(self.data.as_ref())
+            .set_index_name(index.map(str::to_owned))
+            .key_condition_expression("#k = :k AND #s BETWEEN :lo AND :hi")
+            .expression_attribute_names("#k", key_attr)
+            .expression_attribute_names("#s", sk_attr)
+            .expression_attribute_values(":k", s(key))
+            .expression_attribute_values(":lo", s(lo))
+            .expression_attribute_values(":hi", s(hi))
+            .scan_index_forward(false)
+            .set_exclusive_start_key(start);
+        // Without a predicate every item is taken: a page need hold no more than the rest.
+        if filter.0.is_empty() {
+            query = query.limit(need.min(1000) as i32);
+        }
+        if index.is_none() {
+            query = query.consistent_read(true);
+        }
+        each_item(query, |item| {
+            let record = Self::record_of(&item)?;
+            if filter.matches(&record.body) {
+                out.push(record);
+            }
+            Ok(match out.len() >= want {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            })
+        })
+        .await
+    }
+
+    /// Widens the days a series has records for to include `lo..=hi`: two conditional
+    /// updates, each a no-op when the bound already covers the day.
+    async fn widen_extent(&self, tenant: &str, series: &str, lo: i64, hi: i64) -> StoreResult<()> {
+        for (attr, day, cmp) in [("lo", lo, ">"), ("hi", hi, "<")] {
+            let out = self
+                .client
+                .update_item()
+                .table_name(self.data.as_ref())
+                .key("pk", s(extent_pk(tenant, series)))
+                .key("sk", s("extent"))
+                .update_expression(format!("SET {attr} = :d"))
+                .condition_expression(format!("attribute_not_exists({attr}) OR {attr} {cmp} :d"))
+                .expression_attribute_values(":d", n(day))
+                .send()
+                .await;
+            match out {
+                Ok(_) => {}
+                Err(e) if is_condition_failed(&e) => {}
+                Err(e) => return Err(backend(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The first and last day a series has records for, if it has any.
+    async fn extent(&self, tenant: &str, series: &str) -> StoreResult<Option<(i64, i64)>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(self.data.as_ref())
+            .key("pk", s(extent_pk(tenant, series)))
+            .key("sk", s("extent"))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(match out.item {
+            Some(item) => Some((get_n(&item, "lo")?, get_n(&item, "hi")?)),
+            None => None,
+        })
+    }
+}
+
+#[async_trait]
+impl SeriesRead for DynamoStore {
+    async fn scan(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
+        let want = q.limit.saturating_add(1);
+        let mut records = Vec::new();
+        // DynamoDB refuses a start key outside the key condition: a position newer than the
+        // window resumes from its top, one older than the window has nothing left.
+        let after = q.after.filter(|pos| pos.ts < q.to);
+        let exhausted = q.after.is_some_and(|pos| pos.ts < q.from);
+        if q.to > q.from && q.to > 0 && !exhausted {
+            let lo = ts_key(q.from);
+            let hi = ts_key_last(q.to - 1);
+            match q.partition {
+                Some(p) => {
+                    let gp = partition_pk(q.tenant, q.series, p);
+                    let start = after.map(|pos| {
+                        let sk = record_sk(pos.ts, &pos.id);
+                        HashMap::from([
+                            (
+                                "pk".to_owned(),
+                                s(bucket_pk(q.tenant, q.series, day_of(pos.ts))),
+                            ),
+                            ("sk".to_owned(), s(sk.clone())),
+                            ("gp".to_owned(), s(gp.clone())),
+                            ("gs".to_owned(), s(sk)),
+                        ])
+                    });
+                    self.read_newest_first(
+                        Some("by_partition"),
+                        "gp",
+                        gp,
+                        lo,
+                        hi,
+                        start,
+                        q.filter,
+                        want,
+                        &mut records,
+                    )
+                    .await?;
+                }
+                None => {
+                    // Day buckets from the newest, resuming inside the bucket of the position,
+                    // within the days the series has records for (a window opened to the
+                    // epoch or to the end of time reads those days only).
+                    let (oldest, latest) = self.extent(q.tenant, q.series).await?.unwrap_or((1, 0));
+                    let newest = match after {
+                        Some(pos) => pos.ts.min(q.to - 1),
+                        None => q.to - 1,
+                    };
+                    let mut day = day_of(newest).min(latest);
+                    let first = day_of(q.from.max(0)).max(oldest);
+                    while day >= first && records.len() < want {
+                        let pk = bucket_pk(q.tenant, q.series, day);
+                        let start = after.filter(|pos| day_of(pos.ts) == day).map(|pos| {
+                            HashMap::from([
+                                ("pk".to_owned(), s(pk.clone())),
+                                ("sk".to_owned(), s(record_sk(pos.ts, &pos.id))),
+                            ])
+                        });
+                        self.read_newest_first(
+                            None,
+                            "pk",
+                            pk,
+                            lo.clone(),
+                            hi.clone(),
+                            start,
+                            q.filter,
+                            want,
+                            &mut records,
+                        )
+                        .await?;
+                        day -= 1;
+                    }
+                }
+            }
+        }
+        Ok(SeriesPage::cut(records, q.limit))
+    }
+}
+
+#[async_trait]
+impl SeriesWrite for DynamoStore {
+    async fn append(&self, tenant: &str, series: &str, records: Vec<Record>) -> StoreResult<()> {
+        if let (Some(lo), Some(hi)) = (
+            records.iter().map(|r| day_of(r.ts)).min(),
+            records.iter().map(|r| day_of(r.ts)).max(),
+        ) {
+            self.widen_extent(tenant, series, lo, hi).await?;
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut requests = Vec::with_capacity(records.len());
+        // Later duplicates of one (partition, ts, id) replace earlier ones, as in the embedded store.
+        for r in records.iter().rev() {
+            if seen.insert((r.ts, r.id.as_str(), r.partition.as_str())) {
+                requests.push(Self::put_request(self.series_item(tenant, series, r)?)?);
+            }
+        }
+        self.batch_write(&self.data, requests).await
+    }
+}

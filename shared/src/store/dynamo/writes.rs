@@ -1,0 +1,151 @@
+//! The write log in DynamoDB: one item collection of the data table per tenant, each entry
+//! written in the `TransactWriteItems` of the changes it logs, coalesced refusals counted by
+//! `ADD`, expiry by TTL.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+
+use super::DynamoStore;
+use super::client::backend;
+use super::item::{Item, doc_pk, get_n, get_s, log_pk, n, s, ts_key};
+use super::requests::{each_item, tx_put};
+use crate::store::{Change, Expect, StoreError, StoreResult, WriteLog, WriteLogEntry};
+
+/// A stored entry, with its count and last time when it stands for coalesced refusals.
+fn entry_of(item: &Item, expires_at: i64) -> StoreResult<WriteLogEntry> {
+    let mut entry: WriteLogEntry =
+        serde_json::from_str(get_s(item, "e")?).map_err(|e| StoreError::Data(e.to_string()))?;
+    entry.expires_at = expires_at;
+    if item.contains_key("c") {
+        entry.count = Some(get_n(item, "c")?);
+        entry.last_at = Some(
+            chrono::DateTime::parse_from_rfc3339(get_s(item, "la")?)
+                .map_err(|e| StoreError::Data(e.to_string()))?
+                .to_utc(),
+        );
+    }
+    Ok(entry)
+}
+
+#[async_trait]
+impl WriteLog for DynamoStore {
+    async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
+        // One TransactWriteItems: the changes and the log entry land together or not at all.
+        if changes.len() > 99 {
+            return Err(StoreError::Backend(format!(
+                "{} changes exceed one transaction",
+                changes.len()
+            )));
+        }
+        let mut items = Vec::with_capacity(changes.len() + 1);
+        for change in changes {
+            match change {
+                Change::PutDoc {
+                    collection,
+                    key,
+                    body,
+                    expect,
+                } => {
+                    let text = serde_json::to_string(&body)
+                        .map_err(|e| StoreError::Data(e.to_string()))?;
+                    let mut update = Update::builder()
+                        .table_name(self.data.as_ref())
+                        .key("pk", s(doc_pk(&log.tenant, &collection)))
+                        .key("sk", s(key))
+                        .update_expression("SET b = :b ADD v :one")
+                        .expression_attribute_values(":b", s(text))
+                        .expression_attribute_values(":one", n(1));
+                    update = match expect {
+                        Expect::Any => update,
+                        Expect::Absent => update.condition_expression("attribute_not_exists(pk)"),
+                        Expect::Version(v) => update
+                            .condition_expression("v = :expected")
+                            .expression_attribute_values(":expected", n(v)),
+                    };
+                    let update = update
+                        .build()
+                        .map_err(|e| StoreError::Backend(e.to_string()))?;
+                    items.push(TransactWriteItem::builder().update(update).build());
+                }
+                Change::Append { series, record } => {
+                    items.push(tx_put(
+                        &self.data,
+                        self.series_item(&log.tenant, &series, &record)?,
+                        None,
+                    )?);
+                }
+            }
+        }
+        let entry = serde_json::to_string(&log).map_err(|e| StoreError::Data(e.to_string()))?;
+        let sk = format!(
+            "{}|{}|{:016x}",
+            ts_key(log.at.timestamp_micros()),
+            log.request_id,
+            rand::random::<u64>()
+        );
+        let item = HashMap::from([
+            ("pk".to_owned(), s(log_pk(&log.tenant))),
+            ("sk".to_owned(), s(sk)),
+            ("e".to_owned(), s(entry)),
+            ("ttl".to_owned(), n(log.expires_at)),
+        ]);
+        items.push(tx_put(&self.data, item, Some("attribute_not_exists(pk)"))?);
+        self.tx_write(items).await
+    }
+
+    /// One UpdateItem: the entry is written by the first refusal only, `ADD` counts them.
+    async fn coalesce(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        key: &str,
+        log: WriteLogEntry,
+    ) -> StoreResult<()> {
+        let entry = serde_json::to_string(&log).map_err(|e| StoreError::Data(e.to_string()))?;
+        self.client
+            .update_item()
+            .table_name(self.data.as_ref())
+            .key("pk", s(log_pk(&log.tenant)))
+            .key(
+                "sk",
+                s(format!("{}|~{key}", ts_key(since.timestamp_micros()))),
+            )
+            .update_expression("SET e = if_not_exists(e, :e), la = :la, #ttl = :ttl ADD c :one")
+            .expression_attribute_names("#ttl", "ttl")
+            .expression_attribute_values(":e", s(entry))
+            .expression_attribute_values(":la", s(log.at.to_rfc3339()))
+            .expression_attribute_values(":ttl", n(log.expires_at))
+            .expression_attribute_values(":one", n(1))
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    /// Entries whose TTL has passed are left out: DynamoDB deletes them some time later.
+    async fn entries(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
+        let now = chrono::Utc::now().timestamp();
+        let query = self
+            .client
+            .query()
+            .table_name(self.data.as_ref())
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", s(log_pk(tenant)))
+            .consistent_read(true);
+        let mut out = Vec::new();
+        each_item(query, |item| {
+            let expires_at = match item.get("ttl") {
+                Some(_) => get_n(&item, "ttl")?,
+                None => i64::MAX,
+            };
+            if expires_at > now {
+                out.push(entry_of(&item, expires_at)?);
+            }
+            Ok(ControlFlow::Continue(()))
+        })
+        .await?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,18 @@
+//! The rate-limit counters port.
+
+use async_trait::async_trait;
+
+use crate::store::StoreResult;
+
+/// How long a rate-limit counter is kept after its window ends, seconds.
+pub const COUNTER_GRACE_SECS: i64 = 3600;
+
+/// Rate-limit counters. Every store keeps them, so that all functions and instances share one
+/// count; the one local process counts in its own memory instead
+/// ([`crate::store::memory::ProcessCounters`]).
+#[async_trait]
+pub trait Counters: Send + Sync + 'static {
+    /// Adds one to `key` and returns the new value; the counter is dropped after `expires_at` (s)
+    /// plus [`COUNTER_GRACE_SECS`].
+    async fn incr(&self, key: &str, expires_at: i64) -> StoreResult<u64>;
+}
