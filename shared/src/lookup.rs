@@ -99,3 +99,76 @@ pub fn unknown_machine(hostname: &str) -> ApiError {
         format!("Machine '{hostname}'"),
     )
 }
+
+#[cfg(all(test, feature = "embedded"))]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::store::Stores;
+    use crate::store::sqlite::SqliteStore;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Site {
+        name: String,
+    }
+
+    #[tokio::test]
+    async fn a_document_is_read_as_its_type_or_the_404_of_the_caller() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let stores = Stores::of(SqliteStore::open(dir.path().join("t.db")).expect("open"));
+        let docs = &stores.docs;
+        docs.put(
+            "a",
+            "sites",
+            vec![
+                ("1".into(), json!({"name": "Paris"})),
+                ("2".into(), json!({"city": "Lyon"})),
+            ],
+        )
+        .await
+        .expect("put");
+        let missing = || ApiError::not_found("Site", "Site");
+        let site: Site = docs
+            .get_or_404("a", "sites", "1", missing)
+            .await
+            .expect("site");
+        assert_eq!(site.name, "Paris");
+        let versioned = docs
+            .get_versioned::<Site>("a", "sites", "1")
+            .await
+            .expect("read")
+            .expect("site");
+        assert_eq!(versioned.version, 1);
+        // Absent, or present in another tenant only: the caller's 404.
+        for (tenant, key) in [("a", "3"), ("b", "1")] {
+            let err = docs
+                .get_or_404::<Site>(tenant, "sites", key, missing)
+                .await
+                .expect_err("absent");
+            assert_eq!(err.code, ErrorCode::NotFound);
+            assert!(
+                docs.get_as::<Site>(tenant, "sites", key)
+                    .await
+                    .expect("read")
+                    .is_none()
+            );
+        }
+        // A body of another shape is an internal error, not a 404.
+        let err = docs
+            .get_or_404::<Site>("a", "sites", "2", missing)
+            .await
+            .expect_err("shape");
+        assert_eq!(err.code, ErrorCode::InternalError);
+        let err = docs
+            .all_as::<Site>("a", "sites", &Filter::all())
+            .await
+            .expect_err("shape");
+        assert_eq!(err.code, ErrorCode::InternalError);
+        let named = Filter::all().and(crate::store::Pred::Eq("name", json!("Paris")));
+        let paris: Vec<Site> = docs.all_as("a", "sites", &named).await.expect("sites");
+        assert_eq!(paris, vec![site]);
+    }
+}

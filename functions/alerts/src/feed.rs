@@ -2,7 +2,8 @@
 //! alerts mapped onto one item shape and one severity scale.
 
 use chrono::{DateTime, Utc};
-use netops_shared::store::{DateQuery, Doc, Filter, Pred, doc_time};
+use netops_shared::lookup::decode;
+use netops_shared::store::{DateQuery, Filter, Pred, doc_time};
 use netops_shared::{ApiError, AppState, Window};
 use serde_json::{Value, json};
 
@@ -102,18 +103,12 @@ fn open_or_resolved(open: bool) -> String {
     if open { "open" } else { "resolved" }.to_owned()
 }
 
-/// A monitor incident with its duration computed at `now`.
-pub fn monitor_incident_of(body: Value, now: DateTime<Utc>) -> Result<MonitorIncident, ApiError> {
-    let mut inc: MonitorIncident =
-        serde_json::from_value(body).map_err(|e| ApiError::internal(&e))?;
+/// A stored monitor incident with its duration computed at `now` (to `now` while it lasts).
+pub fn timed(mut inc: MonitorIncident, now: DateTime<Utc>) -> MonitorIncident {
     inc.duration_s = (inc.resolved_at.unwrap_or(now) - inc.started_at)
         .num_seconds()
         .max(0);
-    Ok(inc)
-}
-
-pub fn monitor_incident(doc: &Doc, now: DateTime<Utc>) -> Result<MonitorIncident, ApiError> {
-    monitor_incident_of(doc.body.clone(), now)
+    inc
 }
 
 pub fn monitor_item(inc: &MonitorIncident) -> AlertItem {
@@ -276,12 +271,8 @@ async fn candidates(
 
 fn build(c: Candidate, now: DateTime<Utc>) -> Result<Option<AlertItem>, ApiError> {
     Ok(match c.origin {
-        Origin::Hostmonitor => Some(monitor_item(&monitor_incident_of(c.body, now)?)),
-        Origin::Siem => {
-            let inc: SiemIncident =
-                serde_json::from_value(c.body).map_err(|e| ApiError::internal(&e))?;
-            Some(siem_item(&inc))
-        }
+        Origin::Hostmonitor => Some(monitor_item(&timed(decode(c.body)?, now))),
+        Origin::Siem => Some(siem_item(&decode::<SiemIncident>(c.body)?)),
         Origin::Netdiag => match serde_json::from_value::<NetdiagAlert>(c.body) {
             Ok(a) => Some(netdiag_item(a)),
             Err(e) => {

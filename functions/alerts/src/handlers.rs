@@ -12,7 +12,7 @@ use netops_shared::{
 };
 use serde_json::{Value, json};
 
-use crate::feed::{self, monitor_incident, monitor_item, siem_item};
+use crate::feed::{self, monitor_item, siem_item, timed};
 use crate::model::{
     AckBody, AlertItem, AlertsQuery, MONITOR_INCIDENTS, MONITORS, Monitor, MonitorDoc,
     MonitorIncident, MonitorsQuery, SIEM_INCIDENTS, SiemAction, SiemIncident, num_key,
@@ -212,12 +212,13 @@ pub async fn acknowledge_alert(
     let now = Utc::now();
     let item = match target {
         AckTarget::Monitor(n) => {
-            let doc = state
+            let key = num_key(n);
+            let stored = state
                 .docs
-                .get(&caller.tenant, MONITOR_INCIDENTS, &num_key(n))
+                .get_versioned::<MonitorIncident>(&caller.tenant, MONITOR_INCIDENTS, &key)
                 .await?
                 .ok_or_else(|| unknown_incident(&id))?;
-            let mut inc: MonitorIncident = monitor_incident(&doc, now)?;
+            let mut inc = timed(stored.value, now);
             match inc.status.as_str() {
                 "unresolved" => {}
                 "acknowledged" => return Err(already_acknowledged(&id, "acknowledged")),
@@ -234,22 +235,21 @@ pub async fn acknowledge_alert(
                 &state,
                 &caller,
                 MONITOR_INCIDENTS,
-                doc.key,
+                key,
                 body,
-                doc.version,
+                stored.version,
                 &id,
             )
             .await?;
             monitor_item(&inc)
         }
         AckTarget::Siem(sid) => {
-            let doc = state
+            let stored = state
                 .docs
-                .get(&caller.tenant, SIEM_INCIDENTS, &sid)
+                .get_versioned::<SiemIncident>(&caller.tenant, SIEM_INCIDENTS, &sid)
                 .await?
                 .ok_or_else(|| unknown_incident(&id))?;
-            let mut inc: SiemIncident =
-                serde_json::from_value(doc.body).map_err(|e| ApiError::internal(&e))?;
+            let mut inc = stored.value;
             match inc.status.as_str() {
                 "OPEN" => {}
                 "ACKNOWLEDGED" => return Err(already_acknowledged(&id, "ACKNOWLEDGED")),
@@ -268,9 +268,9 @@ pub async fn acknowledge_alert(
                 &state,
                 &caller,
                 SIEM_INCIDENTS,
-                doc.key,
+                sid,
                 body,
-                doc.version,
+                stored.version,
                 &id,
             )
             .await?;
@@ -278,10 +278,6 @@ pub async fn acknowledge_alert(
         }
     };
     Ok(Committed(StatusCode::OK, Envelope::new(item, Meta::new())))
-}
-
-fn monitor_doc(body: Value) -> Result<MonitorDoc, ApiError> {
-    serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
 }
 
 /// Parses `active`: `1` or `0`.
@@ -318,23 +314,17 @@ pub async fn list_monitors(
     let filter = Filter::all()
         .and_some(q.status.clone(), |s| Pred::Eq("status", json!(s)))
         .and_some(active, |a| Pred::Eq("active", json!(a)));
-    let docs = state
-        .docs
-        .list(&caller.tenant, MONITORS, &filter, None, usize::MAX)
-        .await?
-        .into_iter()
-        .map(|d| monitor_doc(d.body))
-        .collect::<Result<Vec<_>, _>>()?;
+    let docs: Vec<MonitorDoc> = state.docs.all_as(&caller.tenant, MONITORS, &filter).await?;
     ok(monitors::with_state(&state, &caller.tenant, docs, None, Utc::now()).await?)
 }
 
 async fn find_monitor(state: &AppState, caller: &Caller, id: i64) -> Result<MonitorDoc, ApiError> {
-    let doc = state
+    state
         .docs
-        .get(&caller.tenant, MONITORS, &num_key(id))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Moniteur {id}"), format!("Monitor {id}")))?;
-    monitor_doc(doc.body)
+        .get_or_404(&caller.tenant, MONITORS, &num_key(id), || {
+            ApiError::not_found(format!("Moniteur {id}"), format!("Monitor {id}"))
+        })
+        .await
 }
 
 /// Détail d'un moniteur
@@ -383,19 +373,17 @@ pub async fn list_monitor_incidents(
 ) -> ApiResult<Vec<MonitorIncident>> {
     find_monitor(&state, &caller, id).await?;
     let now = Utc::now();
-    let docs = state
+    let stored: Vec<MonitorIncident> = state
         .docs
-        .list(
+        .all_as(
             &caller.tenant,
             MONITOR_INCIDENTS,
             &Filter::all().and(Pred::Eq("monitor_id", json!(id))),
-            None,
-            usize::MAX,
         )
         .await?;
     let mut items = Vec::new();
-    for doc in &docs {
-        let inc = monitor_incident(doc, now)?;
+    for inc in stored {
+        let inc = timed(inc, now);
         let ongoing = inc.status != "resolved";
         let overlaps =
             inc.started_at < window.to && inc.resolved_at.is_none_or(|r| r >= window.from);

@@ -117,14 +117,13 @@ async fn availability(
 async fn ongoing(state: &AppState, tenant: &str) -> Result<HashMap<i64, String>, ApiError> {
     let docs = state
         .docs
-        .list(
+        .read_all(
             tenant,
             MONITOR_INCIDENTS,
             &Filter::all().and(Pred::Ne("status", json!("resolved"))),
-            None,
-            usize::MAX,
         )
-        .await?;
+        .await?
+        .items;
     let mut out = HashMap::new();
     for d in docs {
         if let (Some(m), Some(a)) = (d.body["monitor_id"].as_i64(), d.body["alert_id"].as_str()) {

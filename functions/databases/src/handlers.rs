@@ -21,12 +21,12 @@ fn parse_all<T: DeserializeOwned>(records: Vec<Record>) -> Result<Vec<T>, ApiErr
 
 /// The instance, or 404 in the caller's tenant.
 async fn instance(state: &AppState, caller: &Caller, id: i64) -> Result<Instance, ApiError> {
-    let doc = state
+    state
         .docs
-        .get(&caller.tenant, INSTANCES, &key(id))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Instance {id}"), format!("Instance {id}")))?;
-    decode(doc.body)
+        .get_or_404(&caller.tenant, INSTANCES, &key(id), || {
+            ApiError::not_found(format!("Instance {id}"), format!("Instance {id}"))
+        })
+        .await
 }
 
 /// Newest-first records of one partition (or all) in `[from, to)`, at most `limit`; the
@@ -77,20 +77,10 @@ pub async fn list_database_instances(
     State(state): State<AppState>,
     caller: Caller,
 ) -> ApiResult<Vec<Instance>> {
-    let docs = state
+    let data = state
         .docs
-        .list(
-            &caller.tenant,
-            INSTANCES,
-            &Filter::all(),
-            None,
-            usize::MAX >> 1,
-        )
+        .all_as(&caller.tenant, INSTANCES, &Filter::all())
         .await?;
-    let data = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, Meta::new()))
 }
 
@@ -155,17 +145,18 @@ pub async fn get_database_metrics(
     let mut acc: BTreeMap<i64, Acc> = BTreeMap::new();
     let bucket_ms = |b: i64| b * 1000;
     if raw {
-        let (records, _) = scan(
-            &state,
-            &caller,
-            METRICS,
-            Some(&id.to_string()),
-            window.from_ms(),
-            window.to_ms(),
-            &Filter::all(),
-            100_000,
-        )
-        .await?;
+        let records = state
+            .series
+            .read_all(
+                &caller.tenant,
+                METRICS,
+                Some(&id.to_string()),
+                window.from_ms(),
+                window.to_ms(),
+                &Filter::all(),
+            )
+            .await?
+            .items;
         for r in records {
             let a = acc
                 .entry(r.ts - r.ts.rem_euclid(bucket_ms(bucket)))
@@ -507,20 +498,10 @@ pub async fn list_database_checks(
     State(state): State<AppState>,
     caller: Caller,
 ) -> ApiResult<Vec<Check>> {
-    let docs = state
+    let data = state
         .docs
-        .list(
-            &caller.tenant,
-            CHECKS,
-            &Filter::all(),
-            None,
-            usize::MAX >> 1,
-        )
+        .all_as(&caller.tenant, CHECKS, &Filter::all())
         .await?;
-    let data = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
     Ok(Envelope::new(data, Meta::new()))
 }
 
@@ -542,9 +523,10 @@ pub async fn list_database_check_results(
 ) -> ApiResult<Vec<CheckResult>> {
     state
         .docs
-        .get(&caller.tenant, CHECKS, &key(id))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Contrôle {id}"), format!("Check {id}")))?;
+        .get_or_404::<Check>(&caller.tenant, CHECKS, &key(id), || {
+            ApiError::not_found(format!("Contrôle {id}"), format!("Check {id}"))
+        })
+        .await?;
     let (records, more) = scan(
         &state,
         &caller,

@@ -145,26 +145,25 @@ pub async fn list_threats(
     let filter = Filter::all().and_some(q.acknowledged, |f| {
         Pred::Eq("acknowledged", json!(f == Flag::Yes))
     });
-    let result = state
+    // A threat is stored at its last sighting: those seen since the window's start.
+    let seen = state
         .series
-        .scan(&SeriesQuery {
-            tenant: &caller.tenant,
-            series: THREATS,
-            partition: None,
-            from: window.from_ms(),
-            to: i64::MAX,
-            filter: &filter,
-            after: None,
-            limit: 10_000,
-        })
+        .read_all(
+            &caller.tenant,
+            THREATS,
+            None,
+            window.from_ms(),
+            i64::MAX,
+            &filter,
+        )
         .await?;
-    let mut data: Vec<DnsThreat> = result
-        .records
+    let mut data: Vec<DnsThreat> = seen
+        .items
         .into_iter()
         .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
     data.retain(|t| t.first_seen_at < window.to);
-    let truncated = data.len() > LIST_CAP;
+    let truncated = seen.cut || data.len() > LIST_CAP;
     data.truncate(LIST_CAP);
     Ok(Envelope::new(
         data,
@@ -189,12 +188,12 @@ pub async fn list_server_queries(
     window: Window,
     Query(q): Query<ServerQueriesQuery>,
 ) -> ApiResult<Vec<ServerQuery>> {
-    let collection: Collection = match state
+    let collection = match state
         .docs
-        .get(&caller.tenant, COLLECTION, "servers")
+        .get_as::<Collection>(&caller.tenant, COLLECTION, "servers")
         .await?
     {
-        Some(doc) => decode(doc.body)?,
+        Some(c) => c,
         None => Collection {
             active: false,
             servers: Vec::new(),

@@ -64,17 +64,18 @@ pub async fn get_asset(
     Path(id): Path<i64>,
 ) -> ApiResult<AssetDetail> {
     let key = asset_key(id);
-    let not_found = || ApiError::not_found(format!("Actif {id}"), format!("Asset {id}"));
-    let doc = state
+    let asset: Asset = state
         .docs
-        .get(&caller.tenant, ASSETS, &key)
+        .get_or_404(&caller.tenant, ASSETS, &key, || {
+            ApiError::not_found(format!("Actif {id}"), format!("Asset {id}"))
+        })
+        .await?;
+    let mut software = state
+        .docs
+        .get_as::<AssetSoftwareDoc>(&caller.tenant, ASSET_SOFTWARE, &key)
         .await?
-        .ok_or_else(not_found)?;
-    let asset: Asset = decode(doc.body)?;
-    let mut software = match state.docs.get(&caller.tenant, ASSET_SOFTWARE, &key).await? {
-        Some(d) => decode::<AssetSoftwareDoc>(d.body)?.software,
-        None => Vec::new(),
-    };
+        .map(|d| d.software)
+        .unwrap_or_default();
     let mut meta = Meta::new();
     if software.len() > ASSET_SOFTWARE_MAX {
         software.truncate(ASSET_SOFTWARE_MAX);

@@ -30,14 +30,7 @@ pub async fn list_sites(
     Query(q): Query<SitesQuery>,
 ) -> ApiResult<Vec<Site>> {
     let filter = Filter::all().and_some(q.q, |t| Pred::Contains(vec!["name", "city"], t));
-    let docs = state
-        .docs
-        .list(&caller.tenant, SITES, &filter, None, 10_000)
-        .await?;
-    ok(docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?)
+    ok(state.docs.all_as(&caller.tenant, SITES, &filter).await?)
 }
 
 /// Équipements réseau
@@ -70,12 +63,12 @@ pub async fn list_devices(
 }
 
 async fn device(state: &AppState, caller: &Caller, id: i64) -> Result<DeviceDetail, ApiError> {
-    let doc = state
+    state
         .docs
-        .get(&caller.tenant, DEVICES, &key(id))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Équipement {id}"), format!("Device {id}")))?;
-    decode(doc.body)
+        .get_or_404(&caller.tenant, DEVICES, &key(id), || {
+            ApiError::not_found(format!("Équipement {id}"), format!("Device {id}"))
+        })
+        .await
 }
 
 /// Détail d'un équipement
@@ -189,14 +182,7 @@ pub async fn list_tunnels(
     Query(q): Query<TunnelsQuery>,
 ) -> ApiResult<Vec<Tunnel>> {
     let filter = Filter::all().and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
-    let docs = state
-        .docs
-        .list(&caller.tenant, TUNNELS, &filter, None, 10_000)
-        .await?;
-    let tunnels: Vec<Tunnel> = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
+    let tunnels: Vec<Tunnel> = state.docs.all_as(&caller.tenant, TUNNELS, &filter).await?;
     ok(tunnels
         .into_iter()
         .filter(|t| {

@@ -6,35 +6,20 @@ use std::collections::{HashMap, HashSet};
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::error::ErrorBody;
-use netops_shared::lookup::decode;
+use netops_shared::lookup::MACHINES;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Path, Query, ok};
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::model::*;
-
-async fn all<T: DeserializeOwned>(
-    state: &AppState,
-    tenant: &str,
-    collection: &str,
-    filter: &Filter,
-) -> Result<Vec<T>, ApiError> {
-    state
-        .docs
-        .list(tenant, collection, filter, None, usize::MAX)
-        .await?
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect()
-}
 
 /// Machines of the tenant (the probes a maintenance window can cover).
 async fn probe_names(state: &AppState, tenant: &str) -> Result<HashSet<String>, ApiError> {
     Ok(state
         .docs
-        .list(tenant, "machines", &Filter::all(), None, usize::MAX)
+        .read_all(tenant, MACHINES, &Filter::all())
         .await?
+        .items
         .into_iter()
         .map(|d| d.key)
         .collect())
@@ -102,7 +87,9 @@ pub async fn list_maintenance_windows(
     let now = Utc::now();
     let everything = Filter::all();
     let (docs, probes) = tokio::try_join!(
-        all::<MaintenanceDoc>(&state, &caller.tenant, MAINTENANCE, &everything),
+        state
+            .docs
+            .all_as::<MaintenanceDoc>(&caller.tenant, MAINTENANCE, &everything),
         probe_names(&state, &caller.tenant),
     )?;
     let mut items: Vec<MaintenanceWindow> = docs
@@ -151,7 +138,10 @@ pub async fn list_heartbeats(
     caller: Caller,
 ) -> ApiResult<Vec<Heartbeat>> {
     let now = Utc::now();
-    let docs: Vec<HeartbeatDoc> = all(&state, &caller.tenant, HEARTBEATS, &Filter::all()).await?;
+    let docs: Vec<HeartbeatDoc> = state
+        .docs
+        .all_as(&caller.tenant, HEARTBEATS, &Filter::all())
+        .await?;
     ok(docs.into_iter().map(|d| heartbeat(d, now)).collect())
 }
 
@@ -181,8 +171,12 @@ pub async fn list_profiles(
 ) -> ApiResult<Vec<ProfileSummary>> {
     let everything = Filter::all();
     let (profiles, deployments) = tokio::try_join!(
-        all::<ProfileDoc>(&state, &caller.tenant, PROFILES, &everything),
-        all::<DeploymentDoc>(&state, &caller.tenant, DEPLOYMENTS, &everything),
+        state
+            .docs
+            .all_as::<ProfileDoc>(&caller.tenant, PROFILES, &everything),
+        state
+            .docs
+            .all_as::<DeploymentDoc>(&caller.tenant, DEPLOYMENTS, &everything),
     )?;
     let mut by_profile: HashMap<i64, Vec<Deployment>> = HashMap::new();
     for d in deployments {
@@ -209,12 +203,12 @@ pub async fn list_profiles(
 }
 
 async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<ProfileDoc, ApiError> {
-    let doc = state
+    state
         .docs
-        .get(tenant, PROFILES, &num_key(id))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Profil {id}"), format!("Profile {id}")))?;
-    decode(doc.body)
+        .get_or_404(tenant, PROFILES, &num_key(id), || {
+            ApiError::not_found(format!("Profil {id}"), format!("Profile {id}"))
+        })
+        .await
 }
 
 /// Détail d'un profil
@@ -235,7 +229,10 @@ pub async fn get_profile(
 ) -> ApiResult<ProfileDetail> {
     let profile = find_profile(&state, &caller.tenant, id).await?;
     let filter = Filter::all().and(Pred::Eq("profile_id", json!(id)));
-    let deployments: Vec<DeploymentDoc> = all(&state, &caller.tenant, DEPLOYMENTS, &filter).await?;
+    let deployments: Vec<DeploymentDoc> = state
+        .docs
+        .all_as(&caller.tenant, DEPLOYMENTS, &filter)
+        .await?;
     ok(ProfileDetail {
         profile,
         deployments: deployments.into_iter().map(deployment).collect(),
@@ -337,14 +334,12 @@ pub async fn compare_profile_deployment(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> ApiResult<Comparison> {
-    let doc = state
+    let d: DeploymentDoc = state
         .docs
-        .get(&caller.tenant, DEPLOYMENTS, &num_key(id))
-        .await?
-        .ok_or_else(|| {
+        .get_or_404(&caller.tenant, DEPLOYMENTS, &num_key(id), || {
             ApiError::not_found(format!("Déploiement {id}"), format!("Deployment {id}"))
-        })?;
-    let d: DeploymentDoc = decode(doc.body)?;
+        })
+        .await?;
     let profile = find_profile(&state, &caller.tenant, d.profile_id).await?;
     let items: Vec<ItemComparison> = profile.items.iter().map(|i| compare_item(i, &d)).collect();
     let mut summary = CompareSummary::default();

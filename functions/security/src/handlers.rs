@@ -162,8 +162,9 @@ pub async fn list_risky_accounts(
 ) -> ApiResult<Vec<RiskyAccount>> {
     let docs = state
         .docs
-        .list(&caller.tenant, GRAPH, &Filter::all(), None, usize::MAX >> 1)
-        .await?;
+        .read_all(&caller.tenant, GRAPH, &Filter::all())
+        .await?
+        .items;
     let ranked = rank(
         docs.iter().map(|d| (d.key.as_str(), &d.body)),
         page.limit as usize,
@@ -394,14 +395,10 @@ pub async fn list_security_incidents(
     } else if let Some(s) = precise {
         filter = filter.and(Pred::Eq("status", json!(s)));
     }
-    let docs = state
+    let mut incidents: Vec<Incident> = state
         .docs
-        .list(&caller.tenant, INCIDENTS, &filter, None, usize::MAX >> 1)
+        .all_as(&caller.tenant, INCIDENTS, &filter)
         .await?;
-    let mut incidents: Vec<Incident> = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
     if !in_progress {
         incidents
             .retain(|i| i.opened_at < window.to && i.closed_at.is_none_or(|c| c >= window.from));
@@ -435,16 +432,18 @@ pub async fn get_security_incident(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<IncidentDetail> {
-    let mut doc = state.docs.get(&caller.tenant, INCIDENTS, &id).await?;
-    if doc.is_none()
+    let mut incident = state
+        .docs
+        .get_as::<Incident>(&caller.tenant, INCIDENTS, &id)
+        .await?;
+    if incident.is_none()
         && let Some(bare) = id.strip_prefix("siem-")
     {
-        doc = state.docs.get(&caller.tenant, INCIDENTS, bare).await?;
+        incident = state.docs.get_as(&caller.tenant, INCIDENTS, bare).await?;
     }
-    let doc = doc.ok_or_else(|| {
+    let incident = incident.ok_or_else(|| {
         ApiError::not_found(format!("Incident « {id} »"), format!("Incident '{id}'"))
     })?;
-    let incident: Incident = decode(doc.body)?;
     let page = state
         .series
         .scan(&SeriesQuery {
@@ -496,13 +495,12 @@ pub async fn list_security_rules(
     caller: Caller,
 ) -> ApiResult<Vec<Rule>> {
     let mut rules = global_rules();
-    let docs = state
-        .docs
-        .list(&caller.tenant, RULES, &Filter::all(), None, usize::MAX >> 1)
-        .await?;
-    for d in docs {
-        rules.push(decode(d.body)?);
-    }
+    rules.extend(
+        state
+            .docs
+            .all_as::<Rule>(&caller.tenant, RULES, &Filter::all())
+            .await?,
+    );
     let meta = Meta::new()
         .with(
             "global",

@@ -87,3 +87,72 @@ impl dyn SeriesRead {
         Ok(All::said(page.records, page.next.is_some(), tenant, series))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    fn docs(n: usize) -> Vec<Doc> {
+        (0..n)
+            .map(|i| Doc {
+                key: format!("{i:06}"),
+                version: 1,
+                body: Value::Null,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_list_past_the_bound_is_cut_to_it_and_says_so() {
+        let over = All::of_list(docs(READ_ALL + 1), "t", "c");
+        assert_eq!(over.items.len(), READ_ALL);
+        assert!(over.cut);
+        assert_eq!(over.items[READ_ALL - 1].key, format!("{:06}", READ_ALL - 1));
+        let at = All::of_list(docs(READ_ALL), "t", "c");
+        assert_eq!((at.items.len(), at.cut), (READ_ALL, false));
+        let few = All::of_list(docs(3), "t", "c");
+        assert_eq!((few.items.len(), few.cut), (3, false));
+    }
+
+    #[cfg(feature = "embedded")]
+    #[tokio::test]
+    async fn reads_of_everything_below_the_bound_take_everything_that_matches() {
+        use serde_json::json;
+
+        use crate::store::{Pred, SeriesWrite};
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = crate::store::sqlite::SqliteStore::open(dir.path().join("t.db")).expect("open");
+        let put: Vec<(String, Value)> = (0..1500)
+            .map(|i| (format!("k{i:04}"), json!({"even": i % 2 == 0})))
+            .collect();
+        crate::store::Documents::put(&store, "a", "c", put)
+            .await
+            .expect("put");
+        let records = (0..1200)
+            .map(|i| Record {
+                partition: format!("p{}", i % 2),
+                ts: i,
+                id: format!("{i:04}"),
+                body: json!({}),
+            })
+            .collect();
+        store.append("a", "s", records).await.expect("append");
+        let stores = crate::store::Stores::of(store);
+        let even = Filter::all().and(Pred::Eq("even", json!(true)));
+        let all = stores.docs.read_all("a", "c", &even).await.expect("docs");
+        assert_eq!((all.items.len(), all.cut), (750, false));
+        assert!(all.items.windows(2).all(|w| w[0].key < w[1].key));
+        let none = stores.docs.read_all("b", "c", &even).await.expect("docs");
+        assert_eq!((none.items.len(), none.cut), (0, false));
+        let part = stores
+            .series
+            .read_all("a", "s", Some("p1"), 0, 1000, &Filter::all())
+            .await
+            .expect("records");
+        assert_eq!((part.items.len(), part.cut), (500, false));
+        assert_eq!(part.items[0].ts, 999, "newest first");
+    }
+}

@@ -73,9 +73,6 @@ pub struct WriteLogEntry {
 
 /// The write-log partition of refusals without a known token: no tenant can have this id
 /// (tenant ids are `a-z`, `0-9`, `-` and `_`). `netops writes --unauthenticated` prints it.
-
-/// The write-log partition of refusals without a known token: no tenant can have this id
-/// (tenant ids are `a-z`, `0-9`, `-` and `_`). `netops writes --unauthenticated` prints it.
 pub const UNAUTHENTICATED: &str = "~unauthenticated";
 
 /// The write log and the conditional changes committed with it.

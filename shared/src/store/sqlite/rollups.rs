@@ -241,7 +241,7 @@ impl Rollups for SqliteStore {
         self.with(move |c| {
             let by: Vec<&str> = by.iter().map(String::as_str).collect();
             let mut groups = Groups::new(&by);
-            // As rollup_sums, and a key's grouping dimensions are picked from its text once.
+            // As sums_per_key, and a key's grouping dimensions are picked from its text once.
             each_rollup(c, &sql, args, |hour, key, r| {
                 groups.add(
                     hour,
@@ -306,7 +306,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn rollup_sums_add_up_per_key_within_the_window() {
+    async fn sums_per_key_add_up_within_the_window() {
         let (_d, s) = store();
         let row = |hour: i64, key: &str, proto: &str, m: &[(&str, f64)]| Rollup {
             hour,
@@ -381,7 +381,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn rollup_groups_add_up_keys_sharing_the_grouping_dimensions() {
+    async fn sums_per_group_add_up_keys_sharing_the_grouping_dimensions() {
         let (_d, s) = store();
         let row = |hour: i64, machine: &str, domain: &str, n: f64| Rollup {
             hour,

@@ -44,7 +44,7 @@ pub(super) fn json_path(field: &str) -> StoreResult<String> {
     Ok(format!("'$.{field}'"))
 }
 
-/// A row count bound as SQL (`usize::MAX` means no bound).
+/// A row count bound as SQL; a count past SQLite's integers (no bound) is clamped to the largest.
 pub(super) fn sql_limit(limit: usize) -> SqlValue {
     SqlValue::Integer(limit.min(i64::MAX as usize) as i64)
 }
