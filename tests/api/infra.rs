@@ -1,6 +1,7 @@
 //! The deployment descriptions cannot drift from the route table: the SAM template
-//! (`infra/template.yaml`), the `cargo lambda watch` router (root `Cargo.toml`) and the
-//! API Gateway events under `events/`.
+//! (`infra/template.yaml`: routes, build settings, alarms and logs, and IAM grants by key,
+//! checked against the keys each function really reaches), the `cargo lambda watch` router
+//! (root `Cargo.toml`) and the API Gateway events under `events/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -4,10 +4,17 @@
 //! memory (DECISIONS "MCP"): a batch holds at most 20 messages and only under 2025-03-26,
 //! every tool call counts against the quota, and an answer holds at most 8 MiB.
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http_body::{Frame, SizeHint};
 use netops_shared::error::ApiError;
 use netops_shared::extract::BODY_LIMIT;
 use netops_shared::http::{Quota, count_call};
@@ -56,7 +63,7 @@ pub async fn mcp(
     };
     let version = match protocol(&headers) {
         Ok(version) => version,
-        Err(refusal) => return reply(StatusCode::BAD_REQUEST, refusal.bytes),
+        Err(refusal) => return reply(StatusCode::BAD_REQUEST, refusal.into()),
     };
     let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
         let answer = error(
@@ -65,14 +72,14 @@ pub async fn mcp(
             "Parse error: the body is not JSON",
             None,
         );
-        return reply(StatusCode::BAD_REQUEST, answer.bytes);
+        return reply(StatusCode::BAD_REQUEST, answer.into());
     };
     let (messages, batch) = match message {
         Value::Array(batch) if !batch.is_empty() => (batch, true),
         single => (vec![single], false),
     };
     if batch && let Some(refusal) = refuse_batch(version, messages.len()) {
-        return reply(StatusCode::BAD_REQUEST, refusal.bytes);
+        return reply(StatusCode::BAD_REQUEST, refusal.into());
     }
     let mut ctx = Ctx {
         state: &state,
@@ -136,8 +143,8 @@ fn refuse_batch(version: &str, len: usize) -> Option<Answer> {
     })
 }
 
-fn reply(status: StatusCode, bytes: Vec<u8>) -> Response {
-    let mut res = (status, bytes).into_response();
+fn reply(status: StatusCode, body: Parts) -> Response {
+    let mut res = (status, Body::new(body)).into_response();
     res.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -147,6 +154,57 @@ fn reply(status: StatusCode, bytes: Vec<u8>) -> Response {
 
 fn accepted() -> Response {
     StatusCode::ACCEPTED.into_response()
+}
+
+/// A body sent as the pieces it was written in (each answer of a batch, its brackets and
+/// commas), never copied into one buffer: an answer of 8 MiB holds 8 MiB, not the 24 MiB a
+/// growing buffer takes while it doubles.
+#[derive(Default)]
+struct Parts {
+    parts: VecDeque<Bytes>,
+    left: u64,
+}
+
+impl Parts {
+    fn push(&mut self, part: impl Into<Bytes>) {
+        let part = part.into();
+        self.left += part.len() as u64;
+        self.parts.push_back(part);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+}
+
+impl From<Answer> for Parts {
+    fn from(answer: Answer) -> Parts {
+        let mut parts = Parts::default();
+        parts.push(answer.bytes);
+        parts
+    }
+}
+
+impl http_body::Body for Parts {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let part = self.parts.pop_front();
+        self.left -= part.as_ref().map_or(0, |p| p.len() as u64);
+        Poll::Ready(part.map(|p| Ok(Frame::data(p))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.left)
+    }
 }
 
 /// One serialized JSON-RPC response, with its error code if it is an error.
@@ -330,9 +388,9 @@ impl Ctx<'_> {
     /// The body holds at most [`MAX_ANSWER_BYTES`]: the first answer that does not fit is
     /// dropped for a [`too_large`] error, and so is every later request, which then neither
     /// runs nor counts.
-    async fn answer_all(&mut self, messages: &[Value], batch: bool) -> (Vec<u8>, Option<i64>) {
+    async fn answer_all(&mut self, messages: &[Value], batch: bool) -> (Parts, Option<i64>) {
         let (mut budget, reserves) = Budget::new(MAX_ANSWER_BYTES, messages, batch);
-        let mut out = Vec::new();
+        let mut out = Parts::default();
         let mut code = None;
         let mut full = false;
         for (message, reserve) in messages.iter().zip(reserves) {
@@ -351,14 +409,12 @@ impl Ctx<'_> {
             full = full || answer.code == Some(ANSWER_TOO_LARGE);
             code = answer.code;
             if batch {
-                out.push(if out.is_empty() { b'[' } else { b',' });
-                out.extend_from_slice(&answer.bytes);
-            } else {
-                out = answer.bytes;
+                out.push(Bytes::from_static(if out.is_empty() { b"[" } else { b"," }));
             }
+            out.push(answer.bytes);
         }
         if !out.is_empty() && batch {
-            out.push(b']');
+            out.push(Bytes::from_static(b"]"));
         }
         (out, code)
     }
@@ -453,7 +509,7 @@ impl Ctx<'_> {
             let body = refused.body(Lang::from_headers(self.headers)).to_string();
             let status = refused.code.status();
             let name = name.unwrap_or_default();
-            return result_with(id, body.len() * 2 + 96, |out| {
+            return result_with(id, tool_result_size(body.as_bytes()), |out| {
                 tool_result(name, status, body.as_bytes(), out);
             });
         }
@@ -505,10 +561,18 @@ impl Ctx<'_> {
             return too_large(id);
         };
         tracing::debug!(tool = name, status = status.as_u16(), "tool call");
-        result_with(id, bytes.len() * 2 + 96, |out| {
+        result_with(id, tool_result_size(&bytes), |out| {
             tool_result(name, status, &bytes, out);
         })
     }
+}
+
+/// The size of [`tool_result`] for a body of JSON text: the text escaped (each quote and
+/// backslash doubled; serde_json writes no raw control character), the text as is, and the
+/// fixed keys.
+fn tool_result_size(body: &[u8]) -> usize {
+    let escaped = body.iter().filter(|b| matches!(b, b'"' | b'\\')).count();
+    2 * body.len() + escaped + 96
 }
 
 /// The REST answer as a tool result, written to `out`: its JSON text, the same JSON as
