@@ -58,7 +58,7 @@ pub struct Config {
     pub store: StoreKind,
     /// `NETOPS_DYNAMODB_TABLE_PREFIX` (`netops-`), `NETOPS_DYNAMODB_ENDPOINT`,
     /// `NETOPS_AWS_REGION`, `NETOPS_TOKEN_CACHE_SECS` (30, at most 30),
-    /// `NETOPS_RETENTION_DAYS` (400): the DynamoDB adapter.
+    /// `NETOPS_RETENTION_DAYS` (400), `NETOPS_DYNAMODB_TIMEOUT_SECS` (6): the DynamoDB adapter.
     pub dynamodb: DynamoConfig,
     /// `NETOPS_SERIES_STORE=timestream` with `NETOPS_TIMESTREAM_DATABASE`,
     /// `NETOPS_TIMESTREAM_SERIES` and `NETOPS_TIMESTREAM_ENDPOINT`: series reads from
@@ -154,6 +154,9 @@ impl Config {
             region: var("NETOPS_AWS_REGION"),
             token_cache_secs,
             retention_days: parse("NETOPS_RETENTION_DAYS")?.unwrap_or(dd.retention_days),
+            timeout_secs: parse("NETOPS_DYNAMODB_TIMEOUT_SECS")?
+                .filter(|s| *s > 0)
+                .unwrap_or(dd.timeout_secs),
         };
         let timestream = match var("NETOPS_SERIES_STORE").as_deref() {
             None | Some("default") => None,

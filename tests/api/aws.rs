@@ -41,7 +41,7 @@ fn dynamo_config(endpoint: &str, prefix: &str, cache_secs: u64) -> DynamoConfig 
         endpoint: Some(endpoint.to_owned()),
         region: Some("us-east-1".into()),
         token_cache_secs: cache_secs,
-        retention_days: 400,
+        ..DynamoConfig::default()
     }
 }
 

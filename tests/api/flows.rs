@@ -604,7 +604,11 @@ async fn talkers_rank_machines_by_total_volume() {
     let capped = app
         .get("/flows/talkers?from=2026-01-01T00:00:00Z", &token)
         .await;
-    assert_eq!(capped.body["meta"]["window_capped"], true);
+    assert_eq!(
+        capped.body["meta"]["window_capped"], true,
+        "{}",
+        capped.body
+    );
 }
 
 #[tokio::test]

@@ -126,10 +126,18 @@ impl TestApp {
     }
 
     async fn build_sized(
-        config: Config,
+        mut config: Config,
         modules: Option<&'static [Function]>,
         size: SeedSize,
     ) -> TestApp {
+        // The test command gives moto, a single-threaded Python server whose reads of a big
+        // tenant take seconds, a longer budget than DynamoDB's requests need.
+        if let Some(secs) = std::env::var("NETOPS_DYNAMODB_TIMEOUT_SECS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            config.dynamodb.timeout_secs = secs;
+        }
         Self::build_at(config, modules, size, dynamo_test_endpoint()).await
     }
 

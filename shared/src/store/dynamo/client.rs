@@ -55,22 +55,23 @@ pub fn http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
 ///
 /// Timeouts and retries are chosen so that a store that does not answer fails a request
 /// well inside the function's 10 s timeout instead of hanging until Lambda kills it:
-/// connecting gets 1 s (a regional endpoint answers in milliseconds); one attempt 3 s (a 1 MB
-/// Query page takes tens of milliseconds, the slack is for a loaded test server); the whole
-/// operation, retries included, 6 s. Throttling and transient errors are retried in the
+/// connecting gets 1 s (a regional endpoint answers in milliseconds); the whole operation,
+/// retries included, `timeout` (6 s by default, `NETOPS_DYNAMODB_TIMEOUT_SECS`), and one
+/// attempt half of it (a 1 MB Query page takes tens of milliseconds). Throttling and transient errors are retried in the
 /// SDK's standard mode, 3 attempts, backing off from 50 ms up to 1 s (AWS SDKs have long
 /// used a base delay of tens of milliseconds for DynamoDB; the standard 1 s would use up the
 /// request's budget on the first retry).
 pub(crate) async fn sdk_config(
     region: Option<&str>,
     endpoint: Option<&str>,
+    timeout: Duration,
 ) -> aws_config::SdkConfig {
     use aws_config::retry::RetryConfig;
     use aws_config::timeout::TimeoutConfig;
     let timeouts = TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(1))
-        .operation_attempt_timeout(Duration::from_secs(3))
-        .operation_timeout(Duration::from_secs(6))
+        .operation_attempt_timeout(timeout / 2)
+        .operation_timeout(timeout)
         .build();
     let retries = RetryConfig::standard()
         .with_max_attempts(3)

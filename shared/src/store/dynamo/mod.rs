@@ -55,6 +55,9 @@ pub struct DynamoConfig {
     pub token_cache_secs: u64,
     /// Series and rollups expire (TTL) this many days after their time.
     pub retention_days: u32,
+    /// The most one DynamoDB operation may take, retries included (each attempt half of it):
+    /// past it the request answers 503 rather than wait (6 s, within the functions' 10 s).
+    pub timeout_secs: u64,
 }
 
 impl Default for DynamoConfig {
@@ -65,6 +68,7 @@ impl Default for DynamoConfig {
             region: None,
             token_cache_secs: 30,
             retention_days: 400,
+            timeout_secs: 6,
         }
     }
 }
@@ -84,7 +88,12 @@ impl DynamoStore {
     /// Connects to the tables named by the configuration (they must exist; see
     /// [`DynamoStore::ensure_tables`]). The SDK client is built here, once.
     pub async fn connect(config: &DynamoConfig) -> StoreResult<Self> {
-        let sdk = sdk_config(config.region.as_deref(), config.endpoint.as_deref()).await;
+        let sdk = sdk_config(
+            config.region.as_deref(),
+            config.endpoint.as_deref(),
+            Duration::from_secs(config.timeout_secs),
+        )
+        .await;
         let calls = Arc::new(CallCounter::default());
         let conf = aws_sdk_dynamodb::config::Builder::from(&sdk)
             .interceptor(Counting(calls.clone()))

@@ -31,6 +31,18 @@ pub(super) async fn each_item(
     Ok(())
 }
 
+/// The timeouts of a batch write. Batch writes load data in bulk (the seed, the day's rollups)
+/// rather than answer a caller, and a loaded table may take seconds for 25 items: each
+/// attempt gets 30 s and the operation a minute, in place of a request's 3 and 6 s
+/// ([`super::client::sdk_config`]).
+fn bulk_timeouts() -> aws_sdk_dynamodb::config::Builder {
+    let timeouts = aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder()
+        .operation_attempt_timeout(Duration::from_secs(30))
+        .operation_timeout(Duration::from_secs(60))
+        .build();
+    aws_sdk_dynamodb::config::Builder::default().timeout_config(timeouts)
+}
+
 impl DynamoStore {
     /// Writes items with `BatchWriteItem`, 25 per request, a few requests in flight,
     /// retrying what DynamoDB leaves unprocessed.
@@ -61,6 +73,8 @@ impl DynamoStore {
                     let out = client
                         .batch_write_item()
                         .request_items(&table, pending)
+                        .customize()
+                        .config_override(bulk_timeouts())
                         .send()
                         .await
                         .map_err(backend)?;

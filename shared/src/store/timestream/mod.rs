@@ -49,8 +49,14 @@ impl TimestreamSeries {
         others: Arc<dyn SeriesRead>,
         config: &TimestreamConfig,
     ) -> StoreResult<Self> {
-        let sdk =
-            super::dynamo::sdk_config(config.region.as_deref(), config.endpoint.as_deref()).await;
+        let timeout =
+            std::time::Duration::from_secs(super::dynamo::DynamoConfig::default().timeout_secs);
+        let sdk = super::dynamo::sdk_config(
+            config.region.as_deref(),
+            config.endpoint.as_deref(),
+            timeout,
+        )
+        .await;
         Ok(Self::with_client(others, Client::new(&sdk), config))
     }
 
