@@ -4,10 +4,13 @@
 //!
 //! The line names the function and the route (its `operationId`, so the dimension has one
 //! value per route of the table, never a raw path), the status and the latency; the metrics
-//! are `Latency` (ms) and `Fault` (1 for a 5xx), by function and by function and route.
+//! are `Latency` (ms), `Fault` (1 for a 5xx), and what the request cost DynamoDB:
+//! `DynamoCalls` (requests sent, retries included), `ReadUnits` and `WriteUnits` (capacity
+//! consumed, as DynamoDB reports it), by function and by function and route.
 
 use std::io::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use axum::extract::{Request, State};
@@ -25,6 +28,69 @@ pub const NAMESPACE: &str = "netops";
 /// The route dimension of a request that matches no route (unknown path or method).
 const NO_ROUTE: &str = "none";
 
+/// What one request cost its store so far: the DynamoDB adapter adds to the usage of the
+/// request it runs for ([`Usage::add_call`], [`Usage::add_units`]), which [`emit`] puts in
+/// scope around each request.
+#[derive(Debug, Default)]
+pub struct Usage {
+    calls: AtomicU64,
+    /// Capacity units in thousandths (DynamoDB reports halves and, for transactions, more).
+    read_milli: AtomicU64,
+    write_milli: AtomicU64,
+}
+
+tokio::task_local! {
+    static USAGE: Arc<Usage>;
+}
+
+impl Usage {
+    /// One request sent to DynamoDB by the request in scope (none: a background task).
+    pub fn add_call() {
+        let _ = USAGE.try_with(|u| u.calls.fetch_add(1, Ordering::Relaxed));
+    }
+
+    /// Capacity units consumed for the request in scope.
+    pub fn add_units(read: f64, write: f64) {
+        let milli = |units: f64| (units.max(0.0) * 1000.0).round() as u64;
+        let _ = USAGE.try_with(|u| {
+            u.read_milli.fetch_add(milli(read), Ordering::Relaxed);
+            u.write_milli.fetch_add(milli(write), Ordering::Relaxed);
+        });
+    }
+
+    /// `work`, counted for the request in scope here wherever it runs (a spawned task
+    /// leaves the scope of the task that spawns it).
+    pub fn carried<T>(work: impl Future<Output = T>) -> impl Future<Output = T> {
+        let usage = USAGE.try_with(Arc::clone).ok();
+        async move {
+            match usage {
+                Some(usage) => USAGE.scope(usage, work).await,
+                None => work.await,
+            }
+        }
+    }
+
+    /// Runs `work` with a usage of its own, and returns both.
+    pub async fn measure<T>(work: impl Future<Output = T>) -> (T, Counted) {
+        let usage = Arc::new(Usage::default());
+        let out = USAGE.scope(usage.clone(), work).await;
+        let counted = Counted {
+            calls: usage.calls.load(Ordering::Relaxed),
+            read_units: usage.read_milli.load(Ordering::Relaxed) as f64 / 1000.0,
+            write_units: usage.write_milli.load(Ordering::Relaxed) as f64 / 1000.0,
+        };
+        (out, counted)
+    }
+}
+
+/// A request's [`Usage`] once it is answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counted {
+    pub calls: u64,
+    pub read_units: f64,
+    pub write_units: f64,
+}
+
 /// What one request's line reports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Served<'a> {
@@ -35,6 +101,7 @@ pub struct Served<'a> {
     pub request_id: &'a str,
     /// Milliseconds since the epoch, when the answer was sent.
     pub at_ms: i64,
+    pub store: Counted,
 }
 
 /// The route table's name for a request, or [`NO_ROUTE`].
@@ -50,8 +117,6 @@ pub fn route_of(method: &Method, path: &str) -> &'static str {
 
 /// The EMF document of one request.
 pub fn line(s: &Served<'_>) -> Value {
-    // The DynamoDB calls and consumed read/write capacity of the request join this line (as
-    // metrics `DynamoCalls`, `ReadUnits`, `WriteUnits`) with the store's own accounting.
     json!({
         "_aws": {
             "Timestamp": s.at_ms,
@@ -61,6 +126,9 @@ pub fn line(s: &Served<'_>) -> Value {
                 "Metrics": [
                     {"Name": "Latency", "Unit": "Milliseconds"},
                     {"Name": "Fault", "Unit": "Count"},
+                    {"Name": "DynamoCalls", "Unit": "Count"},
+                    {"Name": "ReadUnits", "Unit": "Count"},
+                    {"Name": "WriteUnits", "Unit": "Count"},
                 ],
             }],
         },
@@ -68,6 +136,9 @@ pub fn line(s: &Served<'_>) -> Value {
         "Route": s.route,
         "Latency": (s.latency_ms * 1000.0).round() / 1000.0,
         "Fault": u8::from(s.status >= 500),
+        "DynamoCalls": s.store.calls,
+        "ReadUnits": s.store.read_units,
+        "WriteUnits": s.store.write_units,
         "status": s.status,
         "request_id": s.request_id,
     })
@@ -78,7 +149,7 @@ pub fn line(s: &Served<'_>) -> Value {
 pub async fn emit(State(function): State<Arc<str>>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = route_of(req.method(), req.uri().path());
-    let res = next.run(req).await;
+    let (res, store) = Usage::measure(next.run(req)).await;
     let request_id = res
         .headers()
         .get(X_REQUEST_ID)
@@ -91,6 +162,7 @@ pub async fn emit(State(function): State<Arc<str>>, req: Request, next: Next) ->
         latency_ms: started.elapsed().as_secs_f64() * 1000.0,
         request_id,
         at_ms: chrono::Utc::now().timestamp_millis(),
+        store,
     });
     // One write of the whole line, so lines of concurrent requests never interleave.
     let mut text = doc.to_string();
@@ -112,6 +184,11 @@ mod tests {
             latency_ms: 12.34567,
             request_id: "abc",
             at_ms: 1_700_000_000_000,
+            store: Counted {
+                calls: 3,
+                read_units: 1.5,
+                write_units: 1.0,
+            },
         });
         let spec = &doc["_aws"]["CloudWatchMetrics"][0];
         assert_eq!(spec["Namespace"], NAMESPACE);
@@ -130,6 +207,31 @@ mod tests {
         assert_eq!(doc["Fault"], 1);
         assert_eq!(doc["status"], 503);
         assert_eq!(doc["_aws"]["Timestamp"], 1_700_000_000_000_i64);
+        assert_eq!(doc["DynamoCalls"], 3);
+        assert_eq!(doc["ReadUnits"], 1.5);
+    }
+
+    #[tokio::test]
+    async fn usage_is_counted_for_the_request_in_scope_only() {
+        let ((), counted) = Usage::measure(async {
+            Usage::add_call();
+            Usage::add_units(0.5, 0.0);
+            Usage::add_call();
+            Usage::add_units(0.0, 2.0);
+        })
+        .await;
+        assert_eq!(
+            counted,
+            Counted {
+                calls: 2,
+                read_units: 0.5,
+                write_units: 2.0
+            }
+        );
+        // Outside a request (a background task) nothing is counted, and nothing fails.
+        Usage::add_call();
+        let ((), none) = Usage::measure(async {}).await;
+        assert_eq!(none, Counted::default());
     }
 
     #[test]

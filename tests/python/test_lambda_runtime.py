@@ -58,6 +58,36 @@ def test_fleet_function_answers_api_gateway_events():
             assert m["request_id"] == "cold-start-1" and m["Latency"] >= 0
 
 
+def test_the_metrics_line_counts_what_each_request_cost_dynamodb():
+    endpoint = os.environ.get("NETOPS_TEST_DYNAMODB_ENDPOINT")
+    if not endpoint:
+        if os.environ.get("NETOPS_REQUIRE_AWS_TESTS"):
+            pytest.fail("NETOPS_TEST_DYNAMODB_ENDPOINT is required")
+        pytest.skip("no DynamoDB-protocol server (NETOPS_TEST_DYNAMODB_ENDPOINT)")
+    env = dict(os.environ, NETOPS_STORE="dynamodb", NETOPS_DYNAMODB_ENDPOINT=endpoint,
+               NETOPS_DYNAMODB_TABLE_PREFIX=f"emf{os.getpid()}-")
+    # The tables (created by the CLI when missing) and a token, as an operator makes them.
+    token = subprocess.run(
+        [str(BINARY), "token", "create", "--tenant", "acme", "--name", "emf", "--scopes", "all"],
+        check=True, capture_output=True, text=True, env=env,
+    ).stdout.strip()
+    events = [apigw_event("/api/v1/me", token), apigw_event("/api/v1/me", "nop_" + "x" * 40)]
+    _, api = run_function(FLEET, events, {k: env[k] for k in env if k.startswith("NETOPS_")})
+    assert not api.errors, api.errors
+    assert api.responses["req-0"][1]["statusCode"] == 200
+    lines = [json.loads(line) for line in api.stdout.splitlines() if line.startswith("{")]
+    assert [m["status"] for m in lines] == [200, 401]
+    ok, refused = lines
+    names = {m["Name"] for m in ok["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
+    assert {"DynamoCalls", "ReadUnits", "WriteUnits"} <= names
+    # A known token: its lookup (a read) and the count of the call (a write), at least.
+    assert ok["DynamoCalls"] >= 2, ok
+    assert ok["ReadUnits"] > 0 and ok["WriteUnits"] > 0, ok
+    # An unknown token is looked up, and its refusal logged: it costs its own calls, and
+    # none of the first request's.
+    assert 1 <= refused["DynamoCalls"] < ok["DynamoCalls"] + 3, refused
+
+
 # One route of every function (method, path, JSON body), called through the watch router.
 ONE_ROUTE = {
     "fleet": ("GET", "/api/v1/me", None),

@@ -1,17 +1,34 @@
 //! The SDK client of the AWS adapters: configuration (timeouts, retries, trust roots), the
-//! count of requests sent, and errors as [`StoreError`]s.
+//! count of requests sent and of the capacity they consumed, and errors as [`StoreError`]s.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::interceptors::{
+    AfterDeserializationInterceptorContextRef, BeforeSerializationInterceptorContextMut,
+    BeforeTransmitInterceptorContextRef,
+};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::{
+    batch_write_item::{BatchWriteItemInput, BatchWriteItemOutput},
+    delete_item::{DeleteItemInput, DeleteItemOutput},
+    get_item::{GetItemInput, GetItemOutput},
+    put_item::{PutItemInput, PutItemOutput},
+    query::{QueryInput, QueryOutput},
+    scan::{ScanInput, ScanOutput},
+    transact_write_items::{TransactWriteItemsInput, TransactWriteItemsOutput},
+    update_item::{UpdateItemInput, UpdateItemOutput},
+};
+use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 
+use crate::metrics::Usage;
 use crate::store::StoreError;
 
-/// Counts requests sent to DynamoDB (every attempt, retries included).
+/// Counts requests sent to DynamoDB (every attempt, retries included), in all and for the
+/// request being served ([`Usage`]), and the capacity each operation reports it consumed:
+/// every operation the adapters send asks for its total (`ReturnConsumedCapacity`).
 #[derive(Debug, Default)]
 pub(super) struct CallCounter(AtomicU64);
 
@@ -29,6 +46,33 @@ impl Intercept for Counting {
         "netops-call-counter"
     }
 
+    fn modify_before_serialization(
+        &self,
+        context: &mut BeforeSerializationInterceptorContextMut<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let input = context.input_mut();
+        macro_rules! ask_total {
+            ($($input:ty),*) => {$(
+                if let Some(i) = input.downcast_mut::<$input>() {
+                    i.return_consumed_capacity = Some(ReturnConsumedCapacity::Total);
+                }
+            )*};
+        }
+        ask_total!(
+            QueryInput,
+            GetItemInput,
+            ScanInput,
+            PutItemInput,
+            UpdateItemInput,
+            DeleteItemInput,
+            BatchWriteItemInput,
+            TransactWriteItemsInput
+        );
+        Ok(())
+    }
+
     fn read_before_transmit(
         &self,
         _context: &BeforeTransmitInterceptorContextRef<'_>,
@@ -36,7 +80,54 @@ impl Intercept for Counting {
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         self.0.0.fetch_add(1, Ordering::Relaxed);
+        Usage::add_call();
         Ok(())
+    }
+
+    fn read_after_deserialization(
+        &self,
+        context: &AfterDeserializationInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Ok(output) = context.output_or_error() else {
+            return Ok(());
+        };
+        // Reads report read units and writes write units; DynamoDB gives the split itself
+        // where it has one (a transaction's condition checks), else only the total.
+        macro_rules! add_units {
+            ($reads:expr, $($output:ty),*) => {$(
+                if let Some(o) = output.downcast_ref::<$output>() {
+                    add_consumed(o.consumed_capacity.iter(), $reads);
+                }
+            )*};
+        }
+        add_units!(true, QueryOutput, GetItemOutput, ScanOutput);
+        add_units!(false, PutItemOutput, UpdateItemOutput, DeleteItemOutput);
+        macro_rules! add_all_units {
+            ($($output:ty),*) => {$(
+                if let Some(o) = output.downcast_ref::<$output>() {
+                    add_consumed(o.consumed_capacity.iter().flatten(), false);
+                }
+            )*};
+        }
+        add_all_units!(BatchWriteItemOutput, TransactWriteItemsOutput);
+        Ok(())
+    }
+}
+
+/// Adds the capacity of `consumed` to the request's [`Usage`]: its read and write units when
+/// DynamoDB splits them, else its total as reads (`reads`) or writes.
+fn add_consumed<'a>(consumed: impl Iterator<Item = &'a ConsumedCapacity>, reads: bool) {
+    for c in consumed {
+        let (read, write) = match (c.read_capacity_units, c.write_capacity_units) {
+            (None, None) => {
+                let total = c.capacity_units.unwrap_or(0.0);
+                if reads { (total, 0.0) } else { (0.0, total) }
+            }
+            (read, write) => (read.unwrap_or(0.0), write.unwrap_or(0.0)),
+        };
+        Usage::add_units(read, write);
     }
 }
 

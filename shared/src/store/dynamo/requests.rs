@@ -12,6 +12,7 @@ use tokio::task::JoinSet;
 use super::DynamoStore;
 use super::client::backend;
 use super::item::Item;
+use crate::metrics::Usage;
 use crate::store::{StoreError, StoreResult};
 
 /// Hands `each` the items of a Query in order, page after page, until it breaks or the pages
@@ -67,7 +68,7 @@ impl DynamoStore {
             }
             let client = self.client.clone();
             let table = table.to_owned();
-            tasks.spawn(async move {
+            tasks.spawn(Usage::carried(async move {
                 let mut pending = chunk;
                 for attempt in 0..12u32 {
                     let out = client
@@ -90,7 +91,7 @@ impl DynamoStore {
                 Err(StoreError::Backend(
                     "batch write left items unprocessed".into(),
                 ))
-            });
+            }));
         }
         while let Some(done) = tasks.join_next().await {
             done.map_err(|e| StoreError::Backend(e.to_string()))??;
