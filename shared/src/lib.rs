@@ -16,6 +16,7 @@ pub mod lang;
 pub mod lookup;
 pub mod metrics;
 pub mod module;
+pub mod network;
 pub mod paging;
 pub mod routes;
 pub mod scope;

@@ -14,7 +14,6 @@ use netops_shared::routes::BASE_PATH;
 use netops_shared::{AppState, Caller};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
-use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::{In, Tool, path_params};
 
@@ -28,11 +27,7 @@ fn inner_app(state: &AppState) -> Router {
     if let Some((_, app)) = apps.iter().find(|(k, _)| *k == key) {
         return app.clone();
     }
-    let mut router = OpenApiRouter::new();
-    for module in netops_docs::MODULES {
-        router = router.merge((module.routes)());
-    }
-    let (router, _) = router.split_for_parts();
+    let (router, _) = netops_api::router().split_for_parts();
     let app = netops_shared::http::app(router, state.clone());
     apps.push((key, app.clone()));
     app
