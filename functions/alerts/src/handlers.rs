@@ -4,6 +4,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use chrono::Utc;
 use http::StatusCode;
+use netops_shared::RequestCtx;
 use netops_shared::error::ErrorBody;
 use netops_shared::store::{Change, Expect, Filter, Pred};
 use netops_shared::write::{CommitError, Committed, commit};
@@ -157,6 +158,7 @@ fn unknown_incident(id: &str) -> ApiError {
 async fn commit_put(
     state: &AppState,
     caller: &Caller,
+    request: &RequestCtx,
     collection: &str,
     key: String,
     body: Value,
@@ -169,7 +171,7 @@ async fn commit_put(
         body,
         expect: Expect::Version(version),
     };
-    match commit(state, caller, StatusCode::OK, vec![change]).await {
+    match commit(state, caller, request, StatusCode::OK, vec![change]).await {
         Ok(()) => Ok(()),
         Err(CommitError::Conflict) => Err(ApiError::conflict(
             format!(
@@ -204,6 +206,7 @@ async fn commit_put(
 pub async fn acknowledge_alert(
     State(state): State<AppState>,
     caller: Caller,
+    request: RequestCtx,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Committed<AlertItem>, ApiError> {
@@ -234,6 +237,7 @@ pub async fn acknowledge_alert(
             commit_put(
                 &state,
                 &caller,
+                &request,
                 MONITOR_INCIDENTS,
                 key,
                 body,
@@ -267,6 +271,7 @@ pub async fn acknowledge_alert(
             commit_put(
                 &state,
                 &caller,
+                &request,
                 SIEM_INCIDENTS,
                 sid,
                 body,

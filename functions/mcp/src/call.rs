@@ -158,6 +158,7 @@ pub struct TooLarge;
 pub async fn send(
     state: &AppState,
     caller: &Caller,
+    request_id: &str,
     uri: &str,
     outer: &HeaderMap,
     limit: usize,
@@ -165,7 +166,10 @@ pub async fn send(
     let mut req = Request::builder()
         .method(Method::GET)
         .uri(uri)
-        .extension(OnBehalfOf(caller.clone()));
+        .extension(OnBehalfOf {
+            caller: caller.clone(),
+            request_id: request_id.to_owned(),
+        });
     for name in [header::AUTHORIZATION, header::ACCEPT_LANGUAGE] {
         if let Some(v) = outer.get(&name) {
             req = req.header(name, v.clone());
