@@ -154,23 +154,24 @@ fn unknown_incident(id: &str) -> ApiError {
     ApiError::not_found(format!("Incident « {id} »"), format!("Incident '{id}'"))
 }
 
+/// The incident `body` in place of its `version` under `key` of `collection`.
+fn replace(collection: &str, key: String, body: Value, version: u64) -> Change {
+    Change::PutDoc {
+        collection: collection.to_owned(),
+        key,
+        body,
+        expect: Expect::Version(version),
+    }
+}
+
 /// Commits one conditional put; a lost race is a 409 (someone else changed the incident).
 async fn commit_put(
     state: &AppState,
     caller: &Caller,
     request: &RequestCtx,
-    collection: &str,
-    key: String,
-    body: Value,
-    version: u64,
+    change: Change,
     id: &str,
 ) -> Result<(), ApiError> {
-    let change = Change::PutDoc {
-        collection: collection.to_owned(),
-        key,
-        body,
-        expect: Expect::Version(version),
-    };
     match commit(state, caller, request, StatusCode::OK, vec![change]).await {
         Ok(()) => Ok(()),
         Err(CommitError::Conflict) => Err(ApiError::conflict(
@@ -238,10 +239,7 @@ pub async fn acknowledge_alert(
                 &state,
                 &caller,
                 &request,
-                MONITOR_INCIDENTS,
-                key,
-                body,
-                stored.version,
+                replace(MONITOR_INCIDENTS, key, body, stored.version),
                 &id,
             )
             .await?;
@@ -272,10 +270,7 @@ pub async fn acknowledge_alert(
                 &state,
                 &caller,
                 &request,
-                SIEM_INCIDENTS,
-                sid,
-                body,
-                stored.version,
+                replace(SIEM_INCIDENTS, sid, body, stored.version),
                 &id,
             )
             .await?;
