@@ -1,6 +1,8 @@
 //! Our own `Query`, `Json` and `Path` extractors: every rejection becomes the API's error
 //! shape, naming the parameter or field at fault.
 
+use std::sync::Arc;
+
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use bytes::Bytes;
 use http::request::Parts;
@@ -11,37 +13,50 @@ use crate::error::ApiError;
 /// Maximum request body (DECISIONS "Errors").
 pub const BODY_LIMIT: usize = 64 * 1024;
 
-/// Decoded `name=value` pairs of a query string; empty values count as absent.
-pub fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
-    form_pairs(query.unwrap_or("").as_bytes())
-}
+/// The query string of a request, decoded once: the first extractor that reads a parameter
+/// (the page, the window, the route's own [`Query`]) decodes it and keeps it in the request,
+/// and every later one reads the same pairs.
+#[derive(Debug, Clone, Default)]
+pub struct Params(Arc<Vec<(String, String)>>);
 
-/// The value of the parameter `name`, which may be given at most once: 400 when it is
-/// repeated (`limit=5&limit=500` is ambiguous, never silently resolved). An empty value is
-/// returned as given.
-pub fn param_once(query: Option<&str>, name: &str) -> Result<Option<String>, ApiError> {
-    let mut found = None;
-    for (key, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
-        if key == name {
-            if found.is_some() {
-                return Err(ApiError::invalid_parameter(
-                    name,
-                    "donné plusieurs fois",
-                    "given more than once",
-                ));
-            }
-            found = Some(value.into_owned());
-        }
+impl Params {
+    pub fn parse(query: Option<&str>) -> Params {
+        let pairs = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        Params(Arc::new(pairs))
     }
-    Ok(found)
-}
 
-fn form_pairs(raw: &[u8]) -> Vec<(String, String)> {
-    serde_urlencoded::from_bytes::<Vec<(String, String)>>(raw)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .collect()
+    /// The request's parameters, decoded on first use.
+    pub fn of(parts: &mut Parts) -> Params {
+        if let Some(params) = parts.extensions.get::<Params>() {
+            return params.clone();
+        }
+        let params = Params::parse(parts.uri.query());
+        parts.extensions.insert(params.clone());
+        params
+    }
+
+    /// The value of the parameter `name`, which may be given at most once: 400 when it is
+    /// repeated (`limit=5&limit=500` is ambiguous, never silently resolved). An empty value
+    /// is returned as given.
+    pub fn once(&self, name: &str) -> Result<Option<&str>, ApiError> {
+        let mut values = self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v);
+        let found = values.next();
+        if values.next().is_some() {
+            return Err(ApiError::invalid_parameter(
+                name,
+                "donné plusieurs fois",
+                "given more than once",
+            ));
+        }
+        Ok(found.map(String::as_str))
+    }
+
+    /// The parameters with a value (an empty value counts as absent).
+    fn given(&self) -> impl Iterator<Item = &(String, String)> {
+        self.0.iter().filter(|(_, v)| !v.is_empty())
+    }
 }
 
 /// Turns serde's English reason into a short French one.
@@ -78,9 +93,12 @@ fn french_reason(en: &str) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Query<T>(pub T);
 
-pub fn parse_query<T: DeserializeOwned>(query: Option<&str>) -> Result<T, ApiError> {
-    let pairs = query_pairs(query);
-    let encoded = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+/// The parameters given deserialized into `T` (serde_urlencoded reads them back from their
+/// form encoding, the one input it takes).
+pub fn parse_query<T: DeserializeOwned>(params: &Params) -> Result<T, ApiError> {
+    let encoded = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(params.given())
+        .finish();
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
     serde_path_to_error::deserialize(de).map_err(|e| {
         let name = e.path().to_string();
@@ -99,7 +117,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        parse_query(parts.uri.query()).map(Query)
+        parse_query(&Params::of(parts)).map(Query)
     }
 }
 
@@ -209,20 +227,40 @@ mod tests {
     }
 
     #[test]
+    fn the_query_is_decoded_once_and_a_parameter_given_twice_is_refused() {
+        let (mut parts, ()) = http::Request::builder()
+            .uri("/x?limit=5&q=%C3%89chec&limit=500&cursor=")
+            .body(())
+            .expect("request")
+            .into_parts();
+        let first = Params::of(&mut parts);
+        let again = Params::of(&mut parts);
+        assert!(Arc::ptr_eq(&first.0, &again.0), "decoded once, then shared");
+        assert_eq!(first.once("q").expect("once"), Some("Échec"));
+        assert_eq!(first.once("cursor").expect("once"), Some(""));
+        assert_eq!(first.once("period").expect("once"), None);
+        let e = first.once("limit").expect_err("twice");
+        assert_eq!(e.extra["parameter"], "limit");
+    }
+
+    #[test]
     fn names_the_bad_parameter_in_both_languages() {
-        let q: Q =
-            parse_query(Some("status=online&remote_port=443&protocol=TCP&other=1")).expect("q");
+        let q: Q = parse_query(&Params::parse(Some(
+            "status=online&remote_port=443&protocol=TCP&other=1",
+        )))
+        .expect("q");
         assert_eq!(q.status.as_deref(), Some("online"));
         assert_eq!(q.remote_port, Some(443));
         assert_eq!(q.protocol, Some(Proto::Tcp));
-        let e = parse_query::<Q>(Some("remote_port=abc")).expect_err("bad");
+        let e = parse_query::<Q>(&Params::parse(Some("remote_port=abc"))).expect_err("bad");
         assert_eq!(e.extra["parameter"], "remote_port");
         assert!(e.message.fr.contains("entier"));
-        let e = parse_query::<Q>(Some("protocol=ICMP")).expect_err("bad");
+        let e = parse_query::<Q>(&Params::parse(Some("protocol=ICMP"))).expect_err("bad");
         assert!(e.message.fr.contains("TCP, UDP"), "{}", e.message.fr);
-        let q: Q = parse_query(Some("status=&remote_port=")).expect("empty values are absent");
+        let q: Q = parse_query(&Params::parse(Some("status=&remote_port=")))
+            .expect("empty values are absent");
         assert!(q.status.is_none() && q.remote_port.is_none());
-        let q: Q = parse_query(Some("status=a%20b%2Bc")).expect("decoded");
+        let q: Q = parse_query(&Params::parse(Some("status=a%20b%2Bc"))).expect("decoded");
         assert_eq!(q.status.as_deref(), Some("a b+c"));
     }
 }

@@ -12,7 +12,7 @@ use crate::auth::Caller;
 use crate::cursor::{CursorCodec, fingerprint};
 use crate::envelope::Meta;
 use crate::error::ApiError;
-use crate::extract::param_once;
+use crate::extract::Params;
 use crate::request::RequestCtx;
 use crate::state::AppState;
 use crate::store::{Doc, Filter, Position, Record, SeriesQuery};
@@ -61,20 +61,19 @@ impl FromRequestParts<AppState> for Page {
         let rule = request.route.paging.ok_or_else(|| {
             ApiError::internal(&format!("route {} has no paging rule", request.route.op))
         })?;
-        let query = parts.uri.query();
-        let limit = parse_limit(
-            param_once(query, "limit")?.as_deref(),
-            rule.default,
-            rule.max,
-        )?;
+        let params = Params::of(parts);
+        let limit = parse_limit(params.once("limit")?, rule.default, rule.max)?;
         // On routes without cursor paging, `cursor` is an unknown parameter: ignored. An empty
         // cursor asks for the first page (what a client sends back from a null next_cursor).
         let cursor = match rule.cursor {
-            true => param_once(query, "cursor")?.filter(|c| !c.is_empty()),
+            true => params
+                .once("cursor")?
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned),
             false => None,
         };
         let window = match request.route.window {
-            Some(_) => Some(window_params(query)?),
+            Some(_) => Some(window_params(&params)?),
             None => None,
         };
         Ok(Page {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
-use crate::extract::param_once;
+use crate::extract::Params;
 use crate::request::RequestCtx;
 use crate::routes::WindowRule;
 
@@ -124,8 +124,12 @@ impl Window {
 }
 
 /// `period`, `from` and `to` as given, each at most once; an empty value counts as absent.
-pub fn window_params(query: Option<&str>) -> Result<[Option<String>; 3], ApiError> {
-    let get = |name| param_once(query, name).map(|v| v.filter(|v| !v.is_empty()));
+pub fn window_params(params: &Params) -> Result<[Option<String>; 3], ApiError> {
+    let get = |name| {
+        params
+            .once(name)
+            .map(|v| v.filter(|v| !v.is_empty()).map(str::to_owned))
+    };
     Ok([get("period")?, get("from")?, get("to")?])
 }
 
@@ -138,7 +142,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Window {
         let rule = request.route.window.ok_or_else(|| {
             ApiError::internal(&format!("route {} has no window rule", request.route.op))
         })?;
-        let [period, from, to] = window_params(parts.uri.query())?;
+        let [period, from, to] = window_params(&Params::of(parts))?;
         Window::resolve(
             period.as_deref(),
             from.as_deref(),
