@@ -10,13 +10,12 @@ use netops_shared::routes::Function;
 use netops_shared::store::dynamo::DynamoStore;
 use netops_shared::store::{StoreResult, Stores};
 use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
 
 pub mod server;
 
 /// Every module served by the local process.
 pub fn modules() -> Vec<&'static Module> {
-    let mut all: Vec<&'static Module> = netops_docs::MODULES.to_vec();
+    let mut all: Vec<&'static Module> = netops_api::MODULES.to_vec();
     all.push(&netops_docs::MODULE);
     all.push(&netops_mcp::MODULE);
     all
@@ -44,11 +43,10 @@ const SEEDERS: [(Function, Seeder); 12] = [
 
 /// The whole API, every module mounted under `/api/v1`.
 pub fn app(state: AppState) -> Router {
-    let mut router = OpenApiRouter::new();
-    for module in modules() {
-        router = router.merge((module.routes)());
-    }
-    let (router, _) = router.split_for_parts();
+    let (router, _) = netops_api::router()
+        .merge(netops_docs::routes())
+        .merge(netops_mcp::routes())
+        .split_for_parts();
     netops_shared::http::app(router, state)
 }
 

@@ -9,7 +9,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
-use crate::routes::Route;
 use crate::scope::Scope;
 use crate::store::{StoreError, TokenRecord, Tokens};
 
@@ -60,9 +59,10 @@ pub async fn create_token(
     Ok((secret, record))
 }
 
-/// The authenticated caller of a route, placed in the request by the auth layer after the
-/// token, rate-limit and scope checks. Handlers take it to learn their tenant: no tenant
-/// data can be read without it.
+/// Who calls: the token's tenant, name and scopes, placed in the request by the gate after the
+/// token, rate-limit and scope checks (what the request is, route and body, is apart:
+/// [`crate::request::RequestCtx`]). Handlers take it to learn their tenant: no tenant data
+/// can be read without it.
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub tenant: String,
@@ -70,12 +70,6 @@ pub struct Caller {
     pub token_hash: String,
     pub scopes: Vec<Scope>,
     pub expires_at: DateTime<Utc>,
-    pub route: &'static Route,
-    pub request_id: String,
-    /// The request path, as logged for writes.
-    pub path: String,
-    /// The body of a write request (empty for reads).
-    pub body: crate::write::WriteBody,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {

@@ -18,10 +18,11 @@ use crate::auth::{Caller, authenticate};
 use crate::error::{ApiError, Rendered};
 use crate::extract::BODY_LIMIT;
 use crate::lang::Lang;
+use crate::request::{RequestCtx, WriteBody};
 use crate::routes::{self, Access, BASE_PATH, Kind, Match, Route};
 use crate::state::AppState;
 use crate::store::{TokenRecord, UNAUTHENTICATED};
-use crate::write::{Logged, Sender, Source, WriteBody, log_refusal};
+use crate::write::{Logged, Sender, Source, log_refusal};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
@@ -44,7 +45,11 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
 /// neither authenticates nor counts it again; route, scope, validation and the write log apply
 /// as for any request. Only code in the process can set it: extensions never come from the wire.
 #[derive(Debug, Clone)]
-pub struct OnBehalfOf(pub Caller);
+pub struct OnBehalfOf {
+    pub caller: Caller,
+    /// The outer request's id, which the inner one shares.
+    pub request_id: String,
+}
 
 /// A write refused before its token was accepted (401, or 429 counted per client address),
 /// kept by the gate to log it: under the token's tenant when the token is known (expired or
@@ -91,8 +96,8 @@ pub struct Quota {
 
 fn request_id(req: &Request) -> String {
     // A call made on behalf of a caller keeps the request id of the message that carried it.
-    if let Some(OnBehalfOf(c)) = req.extensions().get::<OnBehalfOf>() {
-        return c.request_id.clone();
+    if let Some(on_behalf) = req.extensions().get::<OnBehalfOf>() {
+        return on_behalf.request_id.clone();
     }
     // Under Lambda, API Gateway's request id ties our log to its own.
     if let Some(ctx) = req
@@ -115,6 +120,7 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
         let now = Utc::now();
         let (outcome, quota) = admit(&state, &mut req, &id, now).await;
         let caller = req.extensions().get::<Caller>().cloned();
+        let request = req.extensions().get::<RequestCtx>().cloned();
         let unauthenticated = req.extensions_mut().remove::<Unauthenticated>();
         let mut res = match outcome {
             Ok(()) => next.run(req).await,
@@ -122,11 +128,11 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
         };
         // A handler that counted more calls (an MCP batch) answers with the latest count.
         let quota = res.extensions().get::<Quota>().copied().or(quota);
-        if let Some(c) = &caller
-            && c.route.kind == Kind::Write
+        if let (Some(c), Some(r)) = (&caller, &request)
+            && r.route.kind == Kind::Write
             && res.extensions().get::<Logged>().is_none()
         {
-            log_refusal(&state, &Sender::caller(c), Some(&c.body), res.status()).await;
+            log_refusal(&state, &Sender::caller(c, r), Some(&r.body), res.status()).await;
         } else if let Some(u) = &unauthenticated {
             log_refusal(&state, &u.sender(&id), None, res.status()).await;
         }
@@ -189,7 +195,7 @@ async fn admit(
     }
     let (token, quota) = match req.extensions_mut().remove::<OnBehalfOf>() {
         // An in-process call (an MCP tool) already admitted and counted by its caller.
-        Some(OnBehalfOf(c)) => {
+        Some(OnBehalfOf { caller: c, .. }) => {
             let token = crate::store::TokenRecord {
                 hash: c.token_hash,
                 tenant: c.tenant,
@@ -291,6 +297,8 @@ async fn admit(
         token_hash: token.hash,
         scopes: token.scopes,
         expires_at,
+    });
+    req.extensions_mut().insert(RequestCtx {
         route,
         request_id: request_id.to_owned(),
         path,

@@ -13,6 +13,7 @@ use crate::cursor::{CursorCodec, fingerprint};
 use crate::envelope::Meta;
 use crate::error::ApiError;
 use crate::extract::param_once;
+use crate::request::RequestCtx;
 use crate::state::AppState;
 use crate::store::{Doc, Filter, Position, Record, SeriesQuery};
 use crate::window::{Window, window_params};
@@ -56,8 +57,9 @@ impl FromRequestParts<AppState> for Page {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        let rule = caller.route.paging.ok_or_else(|| {
-            ApiError::internal(&format!("route {} has no paging rule", caller.route.op))
+        let request = RequestCtx::from_request_parts(parts, state).await?;
+        let rule = request.route.paging.ok_or_else(|| {
+            ApiError::internal(&format!("route {} has no paging rule", request.route.op))
         })?;
         let query = parts.uri.query();
         let limit = parse_limit(
@@ -71,7 +73,7 @@ impl FromRequestParts<AppState> for Page {
             true => param_once(query, "cursor")?.filter(|c| !c.is_empty()),
             false => None,
         };
-        let window = match caller.route.window {
+        let window = match request.route.window {
             Some(_) => Some(window_params(query)?),
             None => None,
         };
@@ -80,7 +82,7 @@ impl FromRequestParts<AppState> for Page {
             cursor,
             codec: state.cursors.clone(),
             tenant: caller.tenant,
-            op: caller.route.op,
+            op: request.route.op,
             window,
         })
     }

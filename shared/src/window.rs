@@ -6,9 +6,9 @@ use http::request::Parts;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::param_once;
+use crate::request::RequestCtx;
 use crate::routes::WindowRule;
 
 /// The sliding periods of W.
@@ -134,9 +134,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Window {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let caller = Caller::from_request_parts(parts, state).await?;
-        let rule = caller.route.window.ok_or_else(|| {
-            ApiError::internal(&format!("route {} has no window rule", caller.route.op))
+        let request = RequestCtx::from_request_parts(parts, state).await?;
+        let rule = request.route.window.ok_or_else(|| {
+            ApiError::internal(&format!("route {} has no window rule", request.route.op))
         })?;
         let [period, from, to] = window_params(parts.uri.query())?;
         Window::resolve(

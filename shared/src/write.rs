@@ -15,7 +15,6 @@
 //! process log instead, and the store is not asked again.
 
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use http::StatusCode;
 use serde::Serialize;
@@ -24,6 +23,7 @@ use serde_json::Value;
 use crate::auth::{Caller, sha256_hex};
 use crate::envelope::Envelope;
 use crate::error::ApiError;
+use crate::request::{RequestCtx, WriteBody};
 use crate::state::AppState;
 use crate::store::{Change, StoreError, WriteLogEntry};
 
@@ -46,23 +46,6 @@ pub fn entry_bound(names: usize) -> usize {
 /// Marks a response whose write-log entry was committed by the handler.
 #[derive(Clone, Copy)]
 pub struct Logged;
-
-/// The body of a write request, read by the gate for the log (at most 64 KiB).
-#[derive(Clone, Debug)]
-pub enum WriteBody {
-    Read(Bytes),
-    /// Over the limit, refused with 413: its length as declared, or for a body sent without
-    /// a length, the bytes received when the limit was passed (it was at least that long).
-    TooLarge {
-        length: u64,
-    },
-}
-
-impl Default for WriteBody {
-    fn default() -> Self {
-        WriteBody::Read(Bytes::new())
-    }
-}
 
 /// A body as the log keeps it: the value, and the whole length and digest when the value is
 /// not all of it.
@@ -143,17 +126,23 @@ fn expiry(state: &AppState, at: DateTime<Utc>) -> i64 {
     at.timestamp() + i64::from(state.config.write_log_days) * 86_400
 }
 
-/// The entry of `caller`'s write answered with `status`, its body kept as the log keeps it.
-pub fn entry(state: &AppState, caller: &Caller, status: StatusCode) -> WriteLogEntry {
+/// The entry of `caller`'s write `request` answered with `status`, its body kept as the log
+/// keeps it.
+pub fn entry(
+    state: &AppState,
+    caller: &Caller,
+    request: &RequestCtx,
+    status: StatusCode,
+) -> WriteLogEntry {
     let at = Utc::now();
-    let kept = caller.body.kept();
+    let kept = request.body.kept();
     WriteLogEntry {
         tenant: caller.tenant.clone(),
         at,
-        request_id: caller.request_id.clone(),
+        request_id: request.request_id.clone(),
         token_name: caller.token_name.clone(),
-        method: caller.route.method.to_string(),
-        path: fit(&caller.path, LOGGED_PATH_MAX).to_owned(),
+        method: request.route.method.to_string(),
+        path: fit(&request.path, LOGGED_PATH_MAX).to_owned(),
         body: kept.body,
         status: status.as_u16(),
         body_length: kept.length,
@@ -175,12 +164,13 @@ pub enum CommitError {
 pub async fn commit(
     state: &AppState,
     caller: &Caller,
+    request: &RequestCtx,
     status: StatusCode,
     changes: Vec<Change>,
 ) -> Result<(), CommitError> {
     match state
         .writes
-        .commit(entry(state, caller, status), changes)
+        .commit(entry(state, caller, request, status), changes)
         .await
     {
         Ok(()) => Ok(()),
@@ -224,17 +214,17 @@ pub enum Source<'a> {
 }
 
 impl<'a> Sender<'a> {
-    /// A caller admitted by the gate (its token valid).
-    pub fn caller(c: &'a Caller) -> Self {
+    /// A caller admitted by the gate (its token valid), sending `r`.
+    pub fn caller(c: &'a Caller, r: &'a RequestCtx) -> Self {
         Sender {
             tenant: &c.tenant,
             token_name: &c.token_name,
             source: Source::Token {
                 hash: &c.token_hash,
             },
-            method: c.route.method.as_str(),
-            path: &c.path,
-            request_id: &c.request_id,
+            method: r.route.method.as_str(),
+            path: &r.path,
+            request_id: &r.request_id,
         }
     }
 }
@@ -316,6 +306,8 @@ fn coalescing_address(address: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
+
     use super::*;
 
     #[test]

@@ -4,6 +4,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use chrono::Utc;
 use http::StatusCode;
+use netops_shared::RequestCtx;
 use netops_shared::error::ErrorBody;
 use netops_shared::store::{Change, Expect, Filter, Pred};
 use netops_shared::write::{CommitError, Committed, commit};
@@ -153,23 +154,25 @@ fn unknown_incident(id: &str) -> ApiError {
     ApiError::not_found(format!("Incident « {id} »"), format!("Incident '{id}'"))
 }
 
-/// Commits one conditional put; a lost race is a 409 (someone else changed the incident).
-async fn commit_put(
-    state: &AppState,
-    caller: &Caller,
-    collection: &str,
-    key: String,
-    body: Value,
-    version: u64,
-    id: &str,
-) -> Result<(), ApiError> {
-    let change = Change::PutDoc {
+/// The incident `body` in place of its `version` under `key` of `collection`.
+fn replace(collection: &str, key: String, body: Value, version: u64) -> Change {
+    Change::PutDoc {
         collection: collection.to_owned(),
         key,
         body,
         expect: Expect::Version(version),
-    };
-    match commit(state, caller, StatusCode::OK, vec![change]).await {
+    }
+}
+
+/// Commits one conditional put; a lost race is a 409 (someone else changed the incident).
+async fn commit_put(
+    state: &AppState,
+    caller: &Caller,
+    request: &RequestCtx,
+    change: Change,
+    id: &str,
+) -> Result<(), ApiError> {
+    match commit(state, caller, request, StatusCode::OK, vec![change]).await {
         Ok(()) => Ok(()),
         Err(CommitError::Conflict) => Err(ApiError::conflict(
             format!(
@@ -204,6 +207,7 @@ async fn commit_put(
 pub async fn acknowledge_alert(
     State(state): State<AppState>,
     caller: Caller,
+    request: RequestCtx,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Committed<AlertItem>, ApiError> {
@@ -234,10 +238,8 @@ pub async fn acknowledge_alert(
             commit_put(
                 &state,
                 &caller,
-                MONITOR_INCIDENTS,
-                key,
-                body,
-                stored.version,
+                &request,
+                replace(MONITOR_INCIDENTS, key, body, stored.version),
                 &id,
             )
             .await?;
@@ -267,10 +269,8 @@ pub async fn acknowledge_alert(
             commit_put(
                 &state,
                 &caller,
-                SIEM_INCIDENTS,
-                sid,
-                body,
-                stored.version,
+                &request,
+                replace(SIEM_INCIDENTS, sid, body, stored.version),
                 &id,
             )
             .await?;

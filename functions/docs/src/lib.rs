@@ -1,9 +1,6 @@
 //! Self-description (spec 4.16): the OpenAPI document, generated from the code of every
-//! module, and the documentation page. This crate also holds [`MODULES`], the list of every
-//! data module, which the local process and the MCP function mount.
+//! module when this crate is built, and the documentation page.
 
-mod modules;
-mod openapi;
 mod page;
 
 use netops_shared::routes::Function;
@@ -11,10 +8,7 @@ use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub use modules::MODULES;
-pub use openapi::openapi;
-
-/// The OpenAPI document as [`openapi`] makes it, generated when this crate is built
+/// The OpenAPI document as `netops_api::openapi` makes it, written when this crate is built
 /// (`build.rs`): the docs function serves it without linking the module crates, which keeps
 /// its package small.
 pub static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));

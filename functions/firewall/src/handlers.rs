@@ -331,7 +331,7 @@ pub async fn get_report(
         rollups.rows(tenant, BLOCKED, lo, hi, &all),
         rollups.rows(tenant, TUNNEL_EVENTS, lo, hi, &all),
         docs.read_all(tenant, DEVICES, &all),
-        docs.read_all(tenant, netops_network::model::TUNNELS, &all),
+        docs.read_all(tenant, netops_shared::network::TUNNELS, &all),
     )?;
     let (first, end) = threat_days(from, to);
     let threats: Vec<Threat> = state

@@ -6,9 +6,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use netops_network::model::DeviceDetail;
 use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
 use netops_shared::module::BoxFuture;
+use netops_shared::network::DeviceDetail;
 use netops_shared::store::{Record, Rollup, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -928,11 +928,11 @@ fn is_internal(ip: &str) -> bool {
 
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
-        let net = netops_network::seed::devices(ctx);
+        let net = netops_shared::demo::network::devices(ctx);
         let devices = devices(ctx, &net);
         let tenant = ctx.tenant.id;
         let mut rng = ctx.rng("firewall");
-        let tunnels: Vec<(i64, String)> = netops_network::seed::tunnels(ctx, &net)
+        let tunnels: Vec<(i64, String)> = netops_shared::demo::network::tunnels(ctx, &net)
             .into_iter()
             .map(|t| (t.local.device_id, t.name))
             .collect();

@@ -12,7 +12,6 @@ use netops_shared::config::Config;
 use netops_shared::store::Stores;
 use netops_shared::{AppState, Scope};
 use tower::ServiceExt;
-use utoipa_axum::router::OpenApiRouter;
 
 fn percentile(v: &mut [Duration], p: f64) -> Duration {
     v.sort();
@@ -42,11 +41,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         chrono_days(),
     )
     .await?;
-    let mut router = OpenApiRouter::new().merge(netops_mcp::routes());
-    for module in netops_docs::MODULES {
-        router = router.merge((module.routes)());
-    }
-    let (router, _) = router.split_for_parts();
+    let (router, _) = netops_api::router()
+        .merge(netops_mcp::routes())
+        .split_for_parts();
     let app = netops_shared::http::app(router, state);
     let auth = format!("Bearer {secret}");
 

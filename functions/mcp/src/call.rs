@@ -14,7 +14,6 @@ use netops_shared::routes::BASE_PATH;
 use netops_shared::{AppState, Caller};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
-use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::{In, Tool, path_params};
 
@@ -28,11 +27,7 @@ fn inner_app(state: &AppState) -> Router {
     if let Some((_, app)) = apps.iter().find(|(k, _)| *k == key) {
         return app.clone();
     }
-    let mut router = OpenApiRouter::new();
-    for module in netops_docs::MODULES {
-        router = router.merge((module.routes)());
-    }
-    let (router, _) = router.split_for_parts();
+    let (router, _) = netops_api::router().split_for_parts();
     let app = netops_shared::http::app(router, state.clone());
     apps.push((key, app.clone()));
     app
@@ -163,6 +158,7 @@ pub struct TooLarge;
 pub async fn send(
     state: &AppState,
     caller: &Caller,
+    request_id: &str,
     uri: &str,
     outer: &HeaderMap,
     limit: usize,
@@ -170,7 +166,10 @@ pub async fn send(
     let mut req = Request::builder()
         .method(Method::GET)
         .uri(uri)
-        .extension(OnBehalfOf(caller.clone()));
+        .extension(OnBehalfOf {
+            caller: caller.clone(),
+            request_id: request_id.to_owned(),
+        });
     for name in [header::AUTHORIZATION, header::ACCEPT_LANGUAGE] {
         if let Some(v) = outer.get(&name) {
             req = req.header(name, v.clone());

@@ -19,7 +19,7 @@ use netops_shared::error::ApiError;
 use netops_shared::extract::BODY_LIMIT;
 use netops_shared::http::{Quota, count_call};
 use netops_shared::lang::Lang;
-use netops_shared::{AppState, Caller};
+use netops_shared::{AppState, Caller, RequestCtx};
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
@@ -55,6 +55,7 @@ Une erreur REST revient avec isError et le corps {error, message}.";
 pub async fn mcp(
     State(state): State<AppState>,
     caller: Caller,
+    request: RequestCtx,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -84,6 +85,7 @@ pub async fn mcp(
     let mut ctx = Ctx {
         state: &state,
         caller: &caller,
+        request_id: &request.request_id,
         headers: &headers,
         tool_calls: 0,
         quota: None,
@@ -375,6 +377,8 @@ impl Budget {
 struct Ctx<'a> {
     state: &'a AppState,
     caller: &'a Caller,
+    /// The POST's request id, which each tool call's REST request shares.
+    request_id: &'a str,
     headers: &'a HeaderMap,
     /// The tool calls met so far in this POST.
     tool_calls: usize,
@@ -555,7 +559,15 @@ impl Ctx<'_> {
         };
         // The result holds the REST body twice (as text and as structured content): a body
         // over half the room cannot fit, and is dropped as it is read.
-        let sent = call::send(self.state, self.caller, &uri, self.headers, room / 2).await;
+        let sent = call::send(
+            self.state,
+            self.caller,
+            self.request_id,
+            &uri,
+            self.headers,
+            room / 2,
+        )
+        .await;
         let Ok((status, bytes)) = sent else {
             tracing::warn!(tool = name, room, "tool result dropped: answer too large");
             return too_large(id);

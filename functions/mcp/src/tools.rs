@@ -97,7 +97,8 @@ impl Tool {
 /// Every tool, built once per process from the route table and the OpenAPI document.
 pub fn catalog() -> &'static [Tool] {
     static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
-    TOOLS.get_or_init(|| build(&netops_docs::openapi()))
+    // The document without the docs page's operations, which are no tools.
+    TOOLS.get_or_init(|| build(&netops_api::openapi(Default::default())))
 }
 
 pub fn find(name: &str) -> Option<&'static Tool> {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
+use netops_shared::RequestCtx;
 use netops_shared::envelope::Meta;
 use netops_shared::paging::{SeriesSpec, series_page};
 use netops_shared::store::{Change, Expect, Filter, Pred};
@@ -303,6 +304,7 @@ const SETTINGS_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(5
 pub async fn update_netdiag_settings(
     State(state): State<AppState>,
     caller: Caller,
+    request: RequestCtx,
     Path(hostname): Path<String>,
     Json(body): Json<Map<String, Value>>,
 ) -> Result<Committed<Settings>, ApiError> {
@@ -328,7 +330,7 @@ pub async fn update_netdiag_settings(
             body: serde_json::to_value(&merged).map_err(|e| ApiError::internal(&e))?,
             expect,
         };
-        match commit(&state, &caller, StatusCode::OK, vec![change]).await {
+        match commit(&state, &caller, &request, StatusCode::OK, vec![change]).await {
             Ok(()) => {
                 return Ok(Committed(
                     StatusCode::OK,
@@ -365,6 +367,7 @@ pub async fn update_netdiag_settings(
 pub async fn start_netdiag_action(
     State(state): State<AppState>,
     caller: Caller,
+    ctx: RequestCtx,
     Path(hostname): Path<String>,
     Json(body): Json<Map<String, Value>>,
 ) -> Result<Committed<Action>, ApiError> {
@@ -387,7 +390,7 @@ pub async fn start_netdiag_action(
         body: serde_json::to_value(&action).map_err(|e| ApiError::internal(&e))?,
         expect: Expect::Absent,
     };
-    commit(&state, &caller, StatusCode::ACCEPTED, vec![change])
+    commit(&state, &caller, &ctx, StatusCode::ACCEPTED, vec![change])
         .await
         .map_err(commit_error)?;
     Ok(Committed(

@@ -2,6 +2,8 @@
 //! and accounts. Each module crate writes its own data from this roster, so the same hosts
 //! and accounts appear in every module. Times are relative to `now`.
 
+pub mod network;
+
 use chrono::{DateTime, Duration, Utc};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -1,5 +1,4 @@
-//! The list of the API's data modules (also compiled into `build.rs`, which writes the
-//! OpenAPI document from it).
+//! The list of the API's data modules.
 
 use netops_shared::Module;
 

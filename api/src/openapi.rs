@@ -10,10 +10,10 @@ use netops_shared::routes::{
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 use utoipa::PartialSchema;
-use utoipa::openapi::path::PathsBuilder;
+use utoipa::openapi::path::Paths;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::{MODULES, page};
+use crate::router;
 
 const DESCRIPTION: &str = "Interface HTTP/JSON des données d'un produit de supervision d'infrastructure : \
 parc d'ordinateurs équipés de l'agent, diagnostic réseau par poste (NetDiag), flux réseau, alertes et moniteurs \
@@ -240,25 +240,14 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
     op.insert("x-scope".into(), json!(scope.unwrap_or("")));
 }
 
-/// The whole document, as JSON.
-pub fn openapi() -> Value {
-    // This function's own routes from their annotations alone, not their handlers: the MCP
-    // function and `build.rs` make this document without linking the page and its files.
-    // (Their tag is set here: only the router reads it from the annotation.)
-    let mut own = PathsBuilder::new()
-        .path_from::<page::__path_get_openapi>()
-        .path_from::<page::__path_get_docs>()
-        .path_from::<page::__path_get_docs_asset>()
-        .build();
-    for op in own.paths.values_mut().filter_map(|item| item.get.as_mut()) {
-        op.tags = Some(vec!["docs".into()]);
-    }
+/// The whole document, as JSON: every data module's operations, `own` (the docs function's
+/// page, from its annotations: its build script passes them, and the MCP function, which has
+/// no tool for them, passes none), and `POST /mcp`.
+pub fn openapi(own: Paths) -> Value {
     let own = utoipa::openapi::OpenApiBuilder::new().paths(own).build();
-    let mut router = OpenApiRouter::with_openapi(own);
-    for module in MODULES {
-        router = router.merge((module.routes)());
-    }
-    let (_, api) = router.split_for_parts();
+    let (_, api) = OpenApiRouter::with_openapi(own)
+        .merge(router())
+        .split_for_parts();
     let mut doc = serde_json::to_value(api).unwrap_or_default();
     doc["info"] = json!({
         "title": "Network Operations Public API",
@@ -310,6 +299,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::MODULES;
 
     /// Components are merged by name: two modules declaring different schemas under one name
     /// would silently document one of them for both.

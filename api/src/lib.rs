@@ -1,0 +1,22 @@
+//! The API as a whole, written once: [`MODULES`], the list of its data modules; [`router`],
+//! their routes merged; [`openapi`], the document generated from them and the route table.
+//! The local process, the MCP function (which runs every module's router) and the docs
+//! function's build script (which writes the document) all take them from here, so no
+//! function crate depends on another.
+
+mod modules;
+mod openapi;
+
+use netops_shared::AppState;
+use utoipa_axum::router::OpenApiRouter;
+
+pub use modules::MODULES;
+pub use openapi::openapi;
+
+/// Every data module's routes, merged (the docs and MCP functions' own routes are not among
+/// them).
+pub fn router() -> OpenApiRouter<AppState> {
+    MODULES.iter().fold(OpenApiRouter::new(), |router, module| {
+        router.merge((module.routes)())
+    })
+}
