@@ -2,8 +2,16 @@
 //!
 //! Every route's method, path, Lambda function, scope, paging rule and window rule live
 //! here. The auth layer enforces scopes from it, the paging and window extractors read
-//! their defaults and caps from it, the OpenAPI document, the MCP tool list, the SAM
-//! template and the `cargo lambda watch` router are checked against it by tests.
+//! their defaults and caps from it, the OpenAPI document and the MCP tool list are checked
+//! against it by tests, and `cargo xtask routes` writes the SAM template's events and scopes
+//! and the `cargo lambda watch` router from it.
+//!
+//! A crate of its own, re-exported by netops-shared as `routes` and `scope`, so that the
+//! generator (`xtask/`) reads the table without building netops-shared, whose AWS SDK and
+//! axum stack take minutes to compile: this crate needs only `http` (and `serde` for
+//! [`Scope`], behind the `serde` feature that netops-shared turns on).
+
+pub mod scope;
 
 use http::Method;
 

@@ -1,11 +1,10 @@
 //! Token scopes (spec 5.2). Never strings in handlers: a route's scope is a [`Scope`].
 
-use serde::{Deserialize, Serialize};
-
 macro_rules! scopes {
     ($($variant:ident => $s:literal,)*) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum Scope { $(#[serde(rename = $s)] $variant),* }
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        pub enum Scope { $(#[cfg_attr(feature = "serde", serde(rename = $s))] $variant),* }
 
         impl Scope {
             pub const ALL: &'static [Scope] = &[$(Scope::$variant),*];

@@ -1,0 +1,421 @@
+//! `cargo xtask routes`: the route lists that the deployment files repeat, written from the
+//! route table (`netops_routes::ROUTES`), so that a new route is declared once.
+//!
+//! Each file marks what is written with a pair of comment lines, the same in TOML and YAML:
+//!
+//! ```text
+//! # BEGIN generated: fleet events
+//! ...
+//! # END generated: fleet events
+//! ```
+//!
+//! The lines between a pair are replaced (indented as the BEGIN line is); every other byte
+//! of the file is kept. Written, in the table's order:
+//!
+//! - `Cargo.toml`, region `watch router`: the `cargo lambda watch` router, one key per path
+//!   listing its methods with their function;
+//! - `infra/template.yaml`, for each function, region `<function> scopes` (`Metadata.Scopes`:
+//!   what each route requires, `public`, `token` or its scope) and region `<function> events`
+//!   (`Properties.Events`: one `HttpApi` event per route, named after its operation id in
+//!   CamelCase).
+
+use std::fmt;
+use std::path::Path;
+
+use netops_routes::{Access, BASE_PATH, Function, ROUTES, Route};
+
+/// The command that writes the files, for messages.
+pub const COMMAND: &str = "cargo xtask routes";
+/// The comment opening a generated region, followed by the region's name.
+pub const BEGIN: &str = "# BEGIN generated: ";
+/// The comment closing it, followed by the same name.
+pub const END: &str = "# END generated: ";
+
+/// The lines of a region, unindented; `None`: the file has no region of that name.
+type Rendered = Result<Option<Vec<String>>, Error>;
+
+/// A file holding generated regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    CargoToml,
+    Template,
+}
+
+impl Target {
+    pub const ALL: &'static [Target] = &[Target::CargoToml, Target::Template];
+
+    /// Relative to the workspace root.
+    pub fn path(self) -> &'static str {
+        match self {
+            Target::CargoToml => "Cargo.toml",
+            Target::Template => "infra/template.yaml",
+        }
+    }
+
+    /// The regions the file must hold, each once.
+    fn regions(self) -> Vec<String> {
+        match self {
+            Target::CargoToml => vec!["watch router".to_owned()],
+            Target::Template => Function::ALL
+                .iter()
+                .flat_map(|f| {
+                    [
+                        format!("{} scopes", f.name()),
+                        format!("{} events", f.name()),
+                    ]
+                })
+                .collect(),
+        }
+    }
+
+    /// The lines of `region`.
+    fn render(self, region: &str) -> Rendered {
+        if self == Target::CargoToml {
+            return (region == "watch router").then(watch_router).transpose();
+        }
+        let Some((name, part)) = region.split_once(' ') else {
+            return Ok(None);
+        };
+        let Some(function) = Function::ALL.iter().copied().find(|f| f.name() == name) else {
+            return Ok(None);
+        };
+        let routes = ROUTES.iter().filter(|r| r.function == function);
+        match part {
+            "scopes" => Ok(Some(
+                routes
+                    .map(|r| format!("{}: {}", camel(r.op), requirement(r)))
+                    .collect(),
+            )),
+            "events" => {
+                let mut lines = Vec::new();
+                for r in routes {
+                    lines.extend([
+                        format!("{}:", camel(r.op)),
+                        "  Type: HttpApi".to_owned(),
+                        "  Properties:".to_owned(),
+                        "    ApiId: !Ref HttpApi".to_owned(),
+                        format!("    Method: {}", r.method.as_str()),
+                        format!("    Path: {}", full_path(r)?),
+                    ]);
+                }
+                Ok(Some(lines))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The `cargo lambda watch` router: a path served by several methods is one key.
+fn watch_router() -> Result<Vec<String>, Error> {
+    let mut paths: Vec<(String, Vec<&Route>)> = Vec::new();
+    for route in ROUTES {
+        let path = full_path(route)?;
+        match paths.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, routes)) => routes.push(route),
+            None => paths.push((path, vec![route])),
+        }
+    }
+    Ok(paths
+        .into_iter()
+        .map(|(path, routes)| {
+            let targets: Vec<String> = routes
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{{ method = \"{}\", function = \"{}\" }}",
+                        r.method.as_str(),
+                        r.function.name()
+                    )
+                })
+                .collect();
+            format!("\"{path}\" = [{}]", targets.join(", "))
+        })
+        .collect())
+}
+
+/// The route's path under the base, checked to need no quoting in YAML nor escaping in a
+/// TOML string.
+fn full_path(route: &Route) -> Result<String, Error> {
+    let path = format!("{BASE_PATH}{}", route.path);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/{}_-.".contains(c);
+    if !path.starts_with('/') || !path.chars().all(plain) {
+        return Err(Error(format!(
+            "route {}: the path {path:?} has characters the generator does not write",
+            route.op
+        )));
+    }
+    Ok(path)
+}
+
+/// What a route requires, as the template's `Scopes` say it.
+fn requirement(route: &Route) -> &'static str {
+    match route.access {
+        Access::Public => "public",
+        Access::Token => "token",
+        Access::Scoped(scope) => scope.as_str(),
+    }
+}
+
+/// `list_machines` → `ListMachines`: the template's names of events and resources.
+pub fn camel(op: &str) -> String {
+    op.split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Why a file could not be written: a region missing, unknown, repeated or not closed.
+#[derive(Debug)]
+pub struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// One file as committed and as the generator writes it.
+#[derive(Debug)]
+pub struct File {
+    pub path: &'static str,
+    pub committed: String,
+    pub generated: String,
+}
+
+impl File {
+    /// `None` if the file is as the generator writes it; else where it first differs.
+    pub fn difference(&self) -> Option<String> {
+        if self.committed == self.generated {
+            return None;
+        }
+        let (mut committed, mut generated) = (self.committed.lines(), self.generated.lines());
+        let mut line = 1;
+        loop {
+            match (committed.next(), generated.next()) {
+                (a, b) if a == b && a.is_some() => line += 1,
+                (a, b) => {
+                    let show = |l: Option<&str>| {
+                        l.map_or("(end of file)".to_owned(), |l| format!("{l:?}"))
+                    };
+                    return Some(format!(
+                        "{}:{line} differs from what `{COMMAND}` writes\n  file:      {}\n  generator: {}",
+                        self.path,
+                        show(a),
+                        show(b)
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Every file with generated regions, read from the workspace at `root`, with what the
+/// generator writes in its place.
+pub fn generate(root: &Path) -> Result<Vec<File>, Error> {
+    Target::ALL
+        .iter()
+        .map(|&target| {
+            let path = target.path();
+            let committed = std::fs::read_to_string(root.join(path))
+                .map_err(|e| Error(format!("{path}: {e}")))?;
+            let generated = rewrite(path, &committed, &target.regions(), &|region| {
+                target.render(region)
+            })?;
+            Ok(File {
+                path,
+                committed,
+                generated,
+            })
+        })
+        .collect()
+}
+
+/// `text` with the lines of each region replaced by what `render` gives for its name
+/// (`None`: no such region); `required` are the regions that must be there.
+fn rewrite(
+    path: &str,
+    text: &str,
+    required: &[String],
+    render: &dyn Fn(&str) -> Rendered,
+) -> Result<String, Error> {
+    let fail = |n: usize, what: String| Err(Error(format!("{path}:{n}: {what}")));
+    let mut out = String::with_capacity(text.len());
+    // The region being replaced and the line of its BEGIN.
+    let mut open: Option<(&str, usize)> = None;
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let n = i + 1;
+        let content = line.trim_end_matches(['\n', '\r']);
+        let trimmed = content.trim_start();
+        if let Some((name, start)) = open {
+            if let Some(end) = trimmed.strip_prefix(END) {
+                if end.trim_end() != name {
+                    return fail(
+                        n,
+                        format!("`{END}{end}` ends `{BEGIN}{name}` of line {start}"),
+                    );
+                }
+                out.push_str(line);
+                open = None;
+            } else if trimmed.starts_with(BEGIN) {
+                return fail(n, format!("a region begins inside `{name}` (line {start})"));
+            }
+            // Any other line of an open region is the previous output: replaced.
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix(BEGIN) {
+            let name = name.trim_end();
+            if seen.contains(&name) {
+                return fail(n, format!("the region `{name}` is there twice"));
+            }
+            let Some(lines) = render(name)? else {
+                return fail(
+                    n,
+                    format!(
+                        "no region `{name}` here; this file's are: {}",
+                        required.join(", ")
+                    ),
+                );
+            };
+            let indent = &content[..content.len() - trimmed.len()];
+            out.push_str(line);
+            if !line.ends_with('\n') {
+                out.push('\n');
+            }
+            for l in lines {
+                out.push_str(indent);
+                out.push_str(&l);
+                out.push('\n');
+            }
+            seen.push(name);
+            open = Some((name, n));
+            continue;
+        }
+        if trimmed.starts_with(END) {
+            return fail(n, format!("`{}` ends no region", trimmed.trim_end()));
+        }
+        out.push_str(line);
+    }
+    if let Some((name, start)) = open {
+        return fail(start, format!("`{BEGIN}{name}` has no `{END}{name}`"));
+    }
+    let missing: Vec<&str> = required
+        .iter()
+        .map(String::as_str)
+        .filter(|r| !seen.contains(r))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error(format!(
+            "{path} lacks the regions {}: put a `{BEGIN}<region>` and an `{END}<region>` line \
+             where each belongs (as the other functions have them)",
+            missing.join(", ")
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fruit(region: &str) -> Rendered {
+        Ok((region == "fruit").then(|| vec!["apple: 1".to_owned(), "pear: 2".to_owned()]))
+    }
+
+    fn rewritten(text: &str) -> Result<String, Error> {
+        rewrite("f", text, &["fruit".to_owned()], &fruit)
+    }
+
+    #[test]
+    fn only_the_lines_between_the_markers_change_indented_as_the_begin_line() {
+        let text =
+            "a: 'kept'  \n\n  # BEGIN generated: fruit\n  old\n  # END generated: fruit\nz\n";
+        let once = rewritten(text).expect("rewrites");
+        assert_eq!(
+            once,
+            "a: 'kept'  \n\n  # BEGIN generated: fruit\n  apple: 1\n  pear: 2\n  # END generated: fruit\nz\n"
+        );
+        assert_eq!(
+            rewritten(&once).expect("again"),
+            once,
+            "a second run changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_missing_unknown_repeated_or_unclosed_region_is_an_error_naming_its_line() {
+        let cases = [
+            ("x\n", "lacks the regions fruit"),
+            (
+                "# BEGIN generated: nut\n# END generated: nut\n",
+                "f:1: no region `nut`",
+            ),
+            (
+                "# BEGIN generated: fruit\n",
+                "f:1: `# BEGIN generated: fruit` has no",
+            ),
+            (
+                "# END generated: fruit\n",
+                "f:1: `# END generated: fruit` ends no region",
+            ),
+            (
+                "# BEGIN generated: fruit\n# END generated: fruit\n# BEGIN generated: fruit\n",
+                "f:3: the region `fruit` is there twice",
+            ),
+            (
+                "# BEGIN generated: fruit\n# BEGIN generated: nut\n",
+                "f:2: a region begins inside `fruit`",
+            ),
+        ];
+        for (text, message) in cases {
+            let error = rewritten(text).expect_err(text).to_string();
+            assert!(error.contains(message), "{text:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn each_route_is_an_httpapi_event_a_scope_and_a_router_entry() {
+        let events = Target::Template
+            .render("fleet events")
+            .expect("renders")
+            .expect("a region");
+        assert_eq!(
+            events[..6],
+            [
+                "GetMe:",
+                "  Type: HttpApi",
+                "  Properties:",
+                "    ApiId: !Ref HttpApi",
+                "    Method: GET",
+                "    Path: /api/v1/me",
+            ]
+        );
+        let scopes = Target::Template
+            .render("fleet scopes")
+            .expect("renders")
+            .expect("a region");
+        assert_eq!(scopes[..2], ["GetMe: token", "ListMachines: read:machines"]);
+        let router = watch_router().expect("renders");
+        assert_eq!(
+            router[0],
+            r#""/api/v1/me" = [{ method = "GET", function = "fleet" }]"#
+        );
+        let mut paths: Vec<&str> = ROUTES.iter().map(|r| r.path).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        assert_eq!(router.len(), paths.len(), "one entry per path");
+        assert!(
+            Target::Template
+                .render("fleet policies")
+                .expect("renders")
+                .is_none()
+        );
+    }
+}
