@@ -47,6 +47,19 @@ done
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export NETOPS_TEST_DYNAMODB_ENDPOINT="http://127.0.0.1:$moto_port" NETOPS_REQUIRE_AWS_TESTS=1
 
+# Snapshot tests (insta): a snapshot that does not match fails, whatever the machine's
+# environment says, and nothing is written or accepted (.config/insta.yaml says the same).
+export INSTA_UPDATE=no INSTA_FORCE_PASS=0
+no_pending_snapshots() {
+  local pending
+  pending=$(git ls-files --others --exclude-standard -- '*.pending-snap' '*.snap.new')
+  if [ -n "$pending" ]; then
+    echo "pending snapshots left by the tests (a snapshot changed without review):"
+    echo "$pending"
+    exit 1
+  fi
+}
+
 echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
@@ -56,6 +69,7 @@ cargo clippy --workspace --exclude netops --quiet -- -D warnings
 echo "== Rust tests"
 cargo build --workspace --bins --quiet
 cargo test --workspace --quiet
+no_pending_snapshots
 
 echo "== reliability suite: the real netops serve under floods, faults and bad input"
 started=$(date +%s)
@@ -78,6 +92,7 @@ NETOPS_TEST_STORE=dynamodb NETOPS_DYNAMODB_TIMEOUT_SECS=30 cargo test -p netops 
   --skip aws:: --skip dynamo_faults:: \
   --skip infra::every_function_reaches_only_the_dynamodb_keys_its_policy_admits
 echo "   (DynamoDB pass: $(( $(date +%s) - started )) s)"
+no_pending_snapshots
 
 echo "== SAM template"
 .venv/bin/cfn-lint infra/template.yaml

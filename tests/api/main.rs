@@ -21,5 +21,6 @@ mod network;
 mod operations;
 mod security;
 mod serve;
+mod snapshots;
 mod text_filters;
 mod writelog;

@@ -6,7 +6,7 @@ use std::process::Command;
 // Shared with the reliability suite, which uses the rest of it.
 #[allow(dead_code)]
 #[path = "../common/served.rs"]
-mod served;
+pub(crate) mod served;
 
 use served::{Serve, create_token, netops};
 
