@@ -81,6 +81,26 @@ pub fn dynamo_test_endpoint() -> Option<String> {
     )
 }
 
+/// Where this test process keeps its embedded stores: a folder of its own under the target
+/// directory. The shared app's store lives as long as the process (a static is never
+/// dropped), so the folders of processes no longer running are removed first: runs do not
+/// pile up stores of 100 MB in the system's temporary directory.
+fn store_root() -> &'static std::path::Path {
+    static ROOT: OnceLock<std::path::PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let all = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("api-stores");
+        for entry in std::fs::read_dir(&all).into_iter().flatten().flatten() {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if !std::path::Path::new("/proc").join(&pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let mine = all.join(std::process::id().to_string());
+        std::fs::create_dir_all(&mine).expect("store folder");
+        mine
+    })
+}
+
 impl TestApp {
     /// A fresh app over a newly seeded store (for tests that write or need their own state).
     pub async fn new() -> TestApp {
@@ -148,7 +168,7 @@ impl TestApp {
         size: SeedSize,
         dynamodb: Option<String>,
     ) -> TestApp {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = tempfile::tempdir_in(store_root()).expect("tempdir");
         let path = dir.path().join("netops.db");
         let config = match dynamodb {
             Some(endpoint) => Config {
