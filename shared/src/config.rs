@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::store::dynamo::DynamoConfig;
-
 /// Which adapter holds the data (`NETOPS_STORE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StoreKind {
@@ -192,5 +190,36 @@ impl Config {
             write_log_days,
             json_logs,
         })
+    }
+}
+
+/// How the adapter reaches its tables.
+#[derive(Debug, Clone)]
+pub struct DynamoConfig {
+    /// Table names are `{prefix}control` and `{prefix}data`.
+    pub table_prefix: String,
+    /// Endpoint override (a DynamoDB-protocol server for tests); the regional endpoint otherwise.
+    pub endpoint: Option<String>,
+    /// Region; the SDK's usual sources (`AWS_REGION`, profile) when unset.
+    pub region: Option<String>,
+    /// How long a token read stays cached in this instance (0 disables the cache).
+    pub token_cache_secs: u64,
+    /// Series and rollups expire (TTL) this many days after their time.
+    pub retention_days: u32,
+    /// The most one DynamoDB operation may take, retries included (each attempt half of it):
+    /// past it the request answers 503 rather than wait (6 s, within the functions' 10 s).
+    pub timeout_secs: u64,
+}
+
+impl Default for DynamoConfig {
+    fn default() -> Self {
+        Self {
+            table_prefix: "netops-".into(),
+            endpoint: None,
+            region: None,
+            token_cache_secs: 30,
+            retention_days: 400,
+            timeout_secs: 6,
+        }
     }
 }

@@ -23,8 +23,8 @@ use aws_sdk_dynamodb::operation::{
 };
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 
-use crate::metrics::Usage;
 use crate::store::StoreError;
+use crate::usage::Usage;
 
 /// Counts requests sent to DynamoDB (every attempt, retries included), in all and for the
 /// request being served ([`Usage`]), and the capacity each operation reports it consumed:

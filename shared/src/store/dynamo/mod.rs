@@ -42,36 +42,7 @@ use tokens::TokenCache;
 
 use crate::store::StoreResult;
 
-/// How the adapter reaches its tables.
-#[derive(Debug, Clone)]
-pub struct DynamoConfig {
-    /// Table names are `{prefix}control` and `{prefix}data`.
-    pub table_prefix: String,
-    /// Endpoint override (a DynamoDB-protocol server for tests); the regional endpoint otherwise.
-    pub endpoint: Option<String>,
-    /// Region; the SDK's usual sources (`AWS_REGION`, profile) when unset.
-    pub region: Option<String>,
-    /// How long a token read stays cached in this instance (0 disables the cache).
-    pub token_cache_secs: u64,
-    /// Series and rollups expire (TTL) this many days after their time.
-    pub retention_days: u32,
-    /// The most one DynamoDB operation may take, retries included (each attempt half of it):
-    /// past it the request answers 503 rather than wait (6 s, within the functions' 10 s).
-    pub timeout_secs: u64,
-}
-
-impl Default for DynamoConfig {
-    fn default() -> Self {
-        Self {
-            table_prefix: "netops-".into(),
-            endpoint: None,
-            region: None,
-            token_cache_secs: 30,
-            retention_days: 400,
-            timeout_secs: 6,
-        }
-    }
-}
+pub use crate::config::DynamoConfig;
 
 /// The DynamoDB store. Cheap to clone; the SDK client is built once.
 #[derive(Clone)]

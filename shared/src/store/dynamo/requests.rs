@@ -12,8 +12,8 @@ use tokio::task::JoinSet;
 use super::DynamoStore;
 use super::client::backend;
 use super::item::Item;
-use crate::metrics::Usage;
 use crate::store::{StoreError, StoreResult};
+use crate::usage::Usage;
 
 /// Hands `each` the items of a Query in order, page after page, until it breaks or the pages
 /// end. The pages are the SDK's paginator, which follows `LastEvaluatedKey` and asks for a
