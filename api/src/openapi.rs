@@ -36,7 +36,8 @@ fenêtre) ; au-delà, 429 avec `Retry-After`.\n\n\
 `meta.window` : la fenêtre appliquée.\n\n\
 **Pagination** : `limit` entier ≥ 1, ramené au maximum de la route s'il le dépasse (`meta.limit` donne la taille \
 appliquée). `cursor` est opaque et signé, lié au compte, à la route et aux filtres : modifié ou réutilisé avec \
-d'autres filtres, il donne 400 `invalid_cursor`. `meta.next_cursor` vaut null sur la dernière page. Les listes \
+d'autres filtres, il donne 400 `invalid_cursor`. `meta.next_cursor` vaut null sur la dernière page. Une liste sans curseur renvoie \
+`meta.truncated` : true quand d'autres éléments correspondaient (resserrer la fenêtre ou les filtres), false sinon. Les listes \
 datées vont du plus récent au plus ancien, sans doublon ni trou entre les pages ; le curseur conserve la fenêtre \
 de la première page.";
 

@@ -8,16 +8,23 @@ use utoipa::ToSchema;
 use crate::error::ApiError;
 use crate::window::{Window, WindowMeta};
 
-/// `meta` of a response.
+/// `meta` of a response. The same key means the same thing on every route: every list has
+/// `limit`; a list with a cursor has `next_cursor`, one without has `truncated`; a windowed
+/// route has `window` (and `window_capped` when it was cut). Other keys are the route's own,
+/// described with it. The list helpers of [`crate::paging`] set these; handlers do not.
 #[derive(Debug, Clone, Default, Serialize, ToSchema)]
 pub struct Meta {
-    /// Page size applied (paged lists).
+    /// Page size applied (every list).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
-    /// Cursor of the next page; null on the last page (cursor-paged lists).
+    /// Cursor of the next page; null on the last page (lists with a cursor).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub next_cursor: Option<Option<String>>,
+    /// True when more items matched than the list holds (lists without a cursor: narrow the
+    /// window or the filters to see the others).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
     /// The window actually applied (windowed routes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowMeta>,
@@ -50,6 +57,12 @@ impl Meta {
         if w.capped {
             self.window_capped = Some(true);
         }
+        self
+    }
+
+    /// `truncated`, on a list without cursor.
+    pub fn truncated(mut self, more: bool) -> Self {
+        self.truncated = Some(more);
         self
     }
 

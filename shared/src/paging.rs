@@ -121,6 +121,15 @@ impl Page {
             .limit(self.limit)
             .next_cursor(next.map(|p| self.cursor_for(filters, p)))
     }
+
+    /// A list without cursor: `items` (in the order answered) cut to the limit, with
+    /// `meta.limit` and `meta.truncated`, true when `more` (items the caller did not pass
+    /// matched) or when `items` held more than the limit.
+    pub fn limited<T>(&self, mut items: Vec<T>, more: bool) -> (Vec<T>, Meta) {
+        let more = more || items.len() > self.limit as usize;
+        items.truncate(self.limit as usize);
+        (items, Meta::new().limit(self.limit).truncated(more))
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -174,6 +183,32 @@ pub async fn series_page(
         result.records,
         page.meta(filters, next.as_ref()).window(&applied),
     ))
+}
+
+/// The newest records of a series within the window, as many as the page holds: a list
+/// without cursor ([`Page::limited`]), with the window in `meta`.
+pub async fn series_list(
+    state: &AppState,
+    caller: &Caller,
+    page: &Page,
+    window: &Window,
+    spec: SeriesSpec<'_>,
+) -> Result<(Vec<Record>, Meta), ApiError> {
+    let result = state
+        .series
+        .scan(&SeriesQuery {
+            tenant: &caller.tenant,
+            series: spec.series,
+            partition: spec.partition,
+            from: window.from_ms(),
+            to: window.to_ms(),
+            filter: spec.filter,
+            after: None,
+            limit: page.limit as usize,
+        })
+        .await?;
+    let (records, meta) = page.limited(result.records, result.next.is_some());
+    Ok((records, meta.window(window)))
 }
 
 /// One page of documents in key order.

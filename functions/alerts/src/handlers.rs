@@ -54,11 +54,11 @@ pub async fn list_alerts(
         Utc::now(),
     )
     .await?;
-    let meta = Meta::new()
-        .limit(page.limit)
-        .window(&window)
-        .with("total", total);
-    Ok(Envelope::new(items, meta))
+    let (items, meta) = page.limited(items, total > page.limit as usize);
+    Ok(Envelope::new(
+        items,
+        meta.window(&window).with("total", total),
+    ))
 }
 
 /// What an ack id designates.
@@ -397,13 +397,10 @@ pub async fn list_monitor_incidents(
             .then_with(|| b.id.cmp(&a.id))
     });
     let total = items.len();
-    items.truncate(page.limit as usize);
+    let (items, meta) = page.limited(items, false);
     Ok(Envelope::new(
         items,
-        Meta::new()
-            .limit(page.limit)
-            .window(&window)
-            .with("total", total),
+        meta.window(&window).with("total", total),
     ))
 }
 

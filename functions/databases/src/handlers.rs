@@ -58,14 +58,6 @@ async fn scan(
     Ok((page.records, page.next.is_some()))
 }
 
-fn truncated(meta: Meta, more: bool) -> Meta {
-    if more {
-        meta.with("truncated", true)
-    } else {
-        meta
-    }
-}
-
 /// Instances de bases de données
 ///
 /// Instances surveillées : moteur, version, édition, état (`online`, `degraded`, `offline`),
@@ -259,15 +251,11 @@ pub async fn list_slow_queries(
             .then_with(|| b.id.cmp(&a.id))
     });
     let total = queries.len();
-    queries.truncate(page.limit as usize);
-    let meta = truncated(
-        Meta::new()
-            .limit(page.limit)
-            .window(&window)
-            .with("total", total),
-        more,
-    );
-    Ok(Envelope::new(queries, meta))
+    let (queries, meta) = page.limited(queries, more);
+    Ok(Envelope::new(
+        queries,
+        meta.window(&window).with("total", total),
+    ))
 }
 
 /// Requêtes les plus coûteuses
@@ -326,6 +314,7 @@ pub async fn list_top_queries(
             .total_cmp(&a.2[sort_index])
             .then_with(|| a.0.cmp(&b.0))
     });
+    let more = ranked.len() > page.limit as usize;
     ranked.truncate(page.limit as usize);
     let s = |d: &Value, k: &str| {
         d.get(k)
@@ -353,11 +342,11 @@ pub async fn list_top_queries(
             }
         })
         .collect();
-    let meta = Meta::new()
-        .limit(page.limit)
-        .window(&window)
-        .with("by", json!(by));
-    Ok(Envelope::new(data, meta))
+    let (data, meta) = page.limited(data, more);
+    Ok(Envelope::new(
+        data,
+        meta.window(&window).with("by", json!(by)),
+    ))
 }
 
 /// Sessions
@@ -398,8 +387,8 @@ pub async fn list_database_sessions(
         page.limit as usize,
     )
     .await?;
-    let meta = truncated(Meta::new().limit(page.limit).window(&window), more);
-    Ok(Envelope::new(parse_all(records)?, meta))
+    let (sessions, meta) = page.limited(parse_all(records)?, more);
+    Ok(Envelope::new(sessions, meta.window(&window)))
 }
 
 /// Chaînes de blocage
@@ -433,7 +422,7 @@ pub async fn list_blocking_chains(
     .await?;
     Ok(Envelope::new(
         parse_all(records)?,
-        truncated(Meta::new().window(&window), more),
+        Meta::new().window(&window).truncated(more),
     ))
 }
 
@@ -481,10 +470,10 @@ pub async fn list_database_alerts(
             .await?
         }
     };
-    let meta = truncated(
-        Meta::new().window(&window).with("status", json!(status)),
-        more,
-    );
+    let meta = Meta::new()
+        .window(&window)
+        .with("status", json!(status))
+        .truncated(more);
     Ok(Envelope::new(parse_all(records)?, meta))
 }
 
@@ -540,6 +529,6 @@ pub async fn list_database_check_results(
     .await?;
     Ok(Envelope::new(
         parse_all(records)?,
-        truncated(Meta::new().window(&window), more),
+        Meta::new().window(&window).truncated(more),
     ))
 }

@@ -3,6 +3,7 @@
 use axum::extract::State;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::lookup::decode;
+use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::json;
@@ -36,28 +37,17 @@ pub async fn list_resolutions(
         state.docs.machine(&caller.tenant, m).await?;
     }
     let filter = Filter::all().and_some(q.domain.clone(), |d| Pred::Contains(vec!["domain"], d));
-    let result = state
-        .series
-        .scan(&SeriesQuery {
-            tenant: &caller.tenant,
-            series: RESOLUTIONS,
-            partition: q.machine.as_deref(),
-            from: window.from_ms(),
-            to: window.to_ms(),
-            filter: &filter,
-            after: None,
-            limit: page.limit as usize,
-        })
-        .await?;
-    let data = result
-        .records
+    let spec = SeriesSpec {
+        series: RESOLUTIONS,
+        partition: q.machine.as_deref(),
+        filter: &filter,
+    };
+    let (records, meta) = series_list(&state, &caller, &page, &window, spec).await?;
+    let data = records
         .into_iter()
         .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
-    Ok(Envelope::new(
-        data,
-        Meta::new().limit(page.limit).window(&window),
-    ))
+    Ok(Envelope::new(data, meta))
 }
 
 /// Domaines les plus demandés
@@ -119,11 +109,8 @@ pub async fn list_top_domains(
             .total_cmp(&a.queries)
             .then_with(|| a.domain.cmp(&b.domain))
     });
-    data.truncate(page.limit as usize);
-    Ok(Envelope::new(
-        data,
-        Meta::new().limit(page.limit).window(&window),
-    ))
+    let (data, meta) = page.limited(data, false);
+    Ok(Envelope::new(data, meta.window(&window)))
 }
 
 /// Menaces DNS
@@ -167,7 +154,7 @@ pub async fn list_threats(
     data.truncate(LIST_CAP);
     Ok(Envelope::new(
         data,
-        Meta::new().window(&window).with("truncated", truncated),
+        Meta::new().window(&window).truncated(truncated),
     ))
 }
 
@@ -204,8 +191,7 @@ pub async fn list_server_queries(
     if !collection.active {
         return Ok(Envelope::new(
             Vec::new(),
-            meta.with("server_collection", "inactive")
-                .with("truncated", false),
+            meta.with("server_collection", "inactive").truncated(false),
         ));
     }
     let filter = Filter::all()
@@ -236,6 +222,6 @@ pub async fn list_server_queries(
         data,
         meta.with("server_collection", "active")
             .with("servers", json!(collection.servers))
-            .with("truncated", truncated),
+            .truncated(truncated),
     ))
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use axum::extract::State;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::lookup::decode;
+use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::store::{Filter, Pred, Rollup, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window, ok,
@@ -95,28 +96,17 @@ pub async fn list_events(
         filter = filter.and_some(q.category, |c| Pred::Eq("category", json!(c.as_str())));
         (EVENTS, q.device_id.map(|d| d.to_string()))
     };
-    let result = state
-        .series
-        .scan(&SeriesQuery {
-            tenant: &caller.tenant,
-            series,
-            partition: partition.as_deref(),
-            from: window.from_ms(),
-            to: window.to_ms(),
-            filter: &filter,
-            after: None,
-            limit: page.limit as usize,
-        })
-        .await?;
-    let data = result
-        .records
+    let spec = SeriesSpec {
+        series,
+        partition: partition.as_deref(),
+        filter: &filter,
+    };
+    let (records, meta) = series_list(&state, &caller, &page, &window, spec).await?;
+    let data = records
         .into_iter()
         .map(|r| decode::<StoredEvent>(r.body).map(|s| s.event))
         .collect::<Result<_, _>>()?;
-    Ok(Envelope::new(
-        data,
-        Meta::new().limit(page.limit).window(&window),
-    ))
+    Ok(Envelope::new(data, meta))
 }
 
 fn hour_floor(t: DateTime<Utc>) -> i64 {
@@ -265,7 +255,7 @@ pub async fn list_threats(
 ) -> ApiResult<Vec<Threat>> {
     let filter = Filter::all().and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
     let (first, end) = threat_days(window.from, window.to);
-    let data = state
+    let result = state
         .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
@@ -277,15 +267,14 @@ pub async fn list_threats(
             after: None,
             limit: page.limit as usize,
         })
-        .await?
+        .await?;
+    let data = result
         .records
         .into_iter()
         .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
-    Ok(Envelope::new(
-        data,
-        Meta::new().limit(page.limit).window(&window),
-    ))
+    let (data, meta) = page.limited(data, result.next.is_some());
+    Ok(Envelope::new(data, meta.window(&window)))
 }
 
 const REPORT_TOP: usize = 20;

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use axum::extract::State;
 use chrono::{DateTime, Utc};
-use netops_shared::paging::{SeriesSpec, series_page};
-use netops_shared::store::{Filter, Pred, Record, Rollup, SeriesQuery};
+use netops_shared::paging::{SeriesSpec, series_list, series_page};
+use netops_shared::store::{Filter, Pred, Record, Rollup};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::{Value, json};
 
@@ -250,18 +250,15 @@ pub async fn list_destinations(
             .cmp(&a.bytes)
             .then_with(|| a.remote_ip.cmp(&b.remote_ip))
     });
-    data.truncate(page.limit as usize);
     let source_name = match source {
         DestSource::Agent => "agent",
         DestSource::Gateway => "gateway",
         DestSource::All => "all",
     };
+    let (data, meta) = page.limited(data, false);
     Ok(Envelope::new(
         data,
-        Meta::new()
-            .limit(page.limit)
-            .window(&window)
-            .with("source", source_name),
+        meta.window(&window).with("source", source_name),
     ))
 }
 
@@ -408,6 +405,7 @@ pub async fn list_talkers(
     }
     let mut ranked: Vec<(String, [f64; 4])> = acc.into_iter().collect();
     ranked.sort_by(|a, b| b.1[0].total_cmp(&a.1[0]).then_with(|| a.0.cmp(&b.0)));
+    let more = ranked.len() > page.limit as usize;
     let data = ranked
         .into_iter()
         .take(page.limit as usize)
@@ -421,10 +419,8 @@ pub async fn list_talkers(
             flows: a[3] as u64,
         })
         .collect();
-    Ok(Envelope::new(
-        data,
-        Meta::new().limit(page.limit).window(&window),
-    ))
+    let (data, meta) = page.limited(data, more);
+    Ok(Envelope::new(data, meta.window(&window)))
 }
 
 /// Connexions sortantes en échec
@@ -452,21 +448,13 @@ pub async fn list_blocked(
         state.docs.machine(&caller.tenant, host).await?;
     }
     let filter = Filter::all().and_some(q.kind, |k| Pred::Eq("type", json!(k)));
-    let result = state
-        .series
-        .scan(&SeriesQuery {
-            tenant: &caller.tenant,
-            series: BLOCKED,
-            partition: q.machine.as_deref(),
-            from: window.from_ms(),
-            to: window.to_ms(),
-            filter: &filter,
-            after: None,
-            limit: page.limit as usize,
-        })
-        .await?;
-    let data = result
-        .records
+    let spec = SeriesSpec {
+        series: BLOCKED,
+        partition: q.machine.as_deref(),
+        filter: &filter,
+    };
+    let (records, meta) = series_list(&state, &caller, &page, &window, spec).await?;
+    let data = records
         .into_iter()
         .map(|r| {
             let mut body = r.body;
@@ -478,10 +466,7 @@ pub async fn list_blocked(
             serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
         })
         .collect::<Result<_, _>>()?;
-    Ok(Envelope::new(
-        data,
-        Meta::new().limit(page.limit).window(&window),
-    ))
+    Ok(Envelope::new(data, meta))
 }
 
 /// Exploration des flux

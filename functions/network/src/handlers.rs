@@ -225,12 +225,16 @@ pub async fn list_alerts(
             limit: LIST_CAP,
         })
         .await?;
+    let more = page.next.is_some();
     let data = page
         .records
         .into_iter()
         .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
-    Ok(Envelope::new(data, Meta::new().window(&window)))
+    Ok(Envelope::new(
+        data,
+        Meta::new().window(&window).truncated(more),
+    ))
 }
 
 /// Ports
@@ -250,13 +254,21 @@ pub async fn list_ports(
         .and_some(q.ip, |ip| Pred::Eq("ip", json!(ip)))
         .and_some(q.port, |p| Pred::Eq("port", json!(p)))
         .and_some(q.state, |s| Pred::Eq("state", json!(s.as_str())));
+    // One more than the page, to know whether the list was cut.
     let docs = state
         .docs
-        .list(&caller.tenant, PORTS, &filter, None, page.limit as usize)
+        .list(
+            &caller.tenant,
+            PORTS,
+            &filter,
+            None,
+            page.limit as usize + 1,
+        )
         .await?;
     let data = docs
         .into_iter()
         .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
-    Ok(Envelope::new(data, Meta::new().limit(page.limit)))
+    let (data, meta) = page.limited(data, false);
+    Ok(Envelope::new(data, meta))
 }

@@ -165,14 +165,13 @@ pub async fn list_risky_accounts(
         .read_all(&caller.tenant, GRAPH, &Filter::all())
         .await?
         .items;
+    // One more than the page, to know whether the list was cut.
     let ranked = rank(
         docs.iter().map(|d| (d.key.as_str(), &d.body)),
-        page.limit as usize,
+        page.limit as usize + 1,
     );
-    Ok(Envelope::new(
-        ranked,
-        Meta::new().limit(page.limit).with("graph_days", 30),
-    ))
+    let (ranked, meta) = page.limited(ranked, false);
+    Ok(Envelope::new(ranked, meta.with("graph_days", 30)))
 }
 
 /// One account of the stored graph: `[login, display_name, admin, service, edges]`, each
@@ -405,13 +404,10 @@ pub async fn list_security_incidents(
     }
     incidents.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| b.id.cmp(&a.id)));
     let total = incidents.len();
-    incidents.truncate(page.limit as usize);
+    let (incidents, meta) = page.limited(incidents, false);
     Ok(Envelope::new(
         incidents,
-        Meta::new()
-            .limit(page.limit)
-            .window(&window)
-            .with("total", total),
+        meta.window(&window).with("total", total),
     ))
 }
 
