@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# One build of a fresh clone: incremental compilation would only write gigabytes of caches
+# that no later build reads.
+export CARGO_INCREMENTAL=0
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
