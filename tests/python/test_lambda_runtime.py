@@ -153,12 +153,19 @@ def test_cargo_lambda_watch_serves_every_function_and_invoke_answers_an_event():
             data = os.path.join(tmp, "get_me.json")
             with open(data, "w") as f:
                 json.dump(event, f)
-            out = subprocess.run(
-                ["cargo", "lambda", "invoke", "fleet", "--data-file", data, "--invoke-port", str(watch.port),
-                 "--invoke-address", "127.0.0.1", "--output-format", "json"],
-                cwd=ROOT, capture_output=True, text=True, timeout=120,
-            )
-            assert out.returncode == 0, out.stderr
+            def invoke():
+                return subprocess.run(
+                    ["cargo", "lambda", "invoke", "fleet", "--data-file", data, "--invoke-port", str(watch.port),
+                     "--invoke-address", "127.0.0.1", "--output-format", "json"],
+                    cwd=ROOT, capture_output=True, text=True, timeout=120,
+                )
+            out = invoke()
+            if out.returncode != 0 and "invalid error payload" in out.stderr:
+                # Once seen on a loaded machine: the emulator's 10 s timeout passed before the
+                # function answered (an empty error payload). Asked again; a second failure fails.
+                print("first invoke failed:", out.stderr, watch.output()[-3000:])
+                out = invoke()
+            assert out.returncode == 0, f"{out.stderr}\n{watch.output()[-3000:]}"
             answer = json.loads(out.stdout)
             assert answer["statusCode"] == 200, answer
             assert json.loads(answer["body"])["data"]["tenant"] == "acme"
