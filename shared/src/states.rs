@@ -17,6 +17,18 @@ pub enum Severity {
     Info,
 }
 
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::High => "high",
+            Severity::Medium => "medium",
+            Severity::Low => "low",
+            Severity::Info => "info",
+        }
+    }
+}
+
 /// Severity without the `info` level: `critical`, `high`, `medium` or `low` (database
 /// alerts, DNS threats, behaviour anomalies, firewall threats).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -93,11 +105,10 @@ impl SiemSeverity {
         }
     }
 
-    /// The severity spelled `s`, in any case.
+    /// The severity spelled `s` in any case (`s` uppercased is its name).
     pub fn parse_any_case(s: &str) -> Option<SiemSeverity> {
-        SiemSeverity::ALL
-            .into_iter()
-            .find(|v| v.as_str().eq_ignore_ascii_case(s))
+        let up = s.to_uppercase();
+        SiemSeverity::ALL.into_iter().find(|v| v.as_str() == up)
     }
 
     /// The same level on the alert feed's scale (spec 2.4).
@@ -149,11 +160,10 @@ impl SiemStatus {
         }
     }
 
-    /// The state spelled `s`, in any case.
+    /// The state spelled `s` in any case (`s` uppercased is its name).
     pub fn parse_any_case(s: &str) -> Option<SiemStatus> {
-        SiemStatus::ALL
-            .into_iter()
-            .find(|v| v.as_str().eq_ignore_ascii_case(s))
+        let up = s.to_uppercase();
+        SiemStatus::ALL.into_iter().find(|v| v.as_str() == up)
     }
 
     pub fn in_progress(self) -> bool {
