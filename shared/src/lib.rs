@@ -20,6 +20,7 @@ pub mod network;
 pub mod paging;
 pub mod request;
 pub mod state;
+pub mod states;
 pub mod store;
 pub mod telemetry;
 pub mod usage;

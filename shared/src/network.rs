@@ -30,7 +30,8 @@ impl DeviceType {
     }
 }
 
-/// Device or link state.
+/// State of a device, WAN link, interface or tunnel, and of an availability monitor and its
+/// last check: `up`, `down` or `degraded`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkStatus {
@@ -49,6 +50,23 @@ impl LinkStatus {
     }
 }
 
+/// Transmission medium of a WAN link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WanMedium {
+    Fiber,
+    Sdsl,
+    Lte,
+}
+
+/// Role of a WAN link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WanRole {
+    Primary,
+    Backup,
+}
+
 /// A network device (list form).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Device {
@@ -58,7 +76,7 @@ pub struct Device {
     /// `firewall`, `router`, `switch` or `access_point`.
     #[serde(rename = "type")]
     #[schema(example = "firewall")]
-    pub device_type: String,
+    pub device_type: DeviceType,
     #[schema(example = "Fortinet")]
     pub vendor: String,
     #[schema(example = "FortiGate 100F")]
@@ -70,7 +88,7 @@ pub struct Device {
     pub site: String,
     /// `up`, `down` or `degraded`.
     #[schema(example = "up")]
-    pub status: String,
+    pub status: LinkStatus,
     #[schema(example = "7.4.4")]
     pub firmware: String,
     pub serial: String,
@@ -85,17 +103,17 @@ pub struct WanLink {
     pub name: String,
     #[schema(example = "Orange Business")]
     pub provider: String,
-    /// `fiber`, `sdsl`, `lte`...
+    /// `fiber`, `sdsl` or `lte`.
     #[schema(example = "fiber")]
-    pub medium: String,
+    pub medium: WanMedium,
     /// `primary` or `backup`.
-    pub role: String,
+    pub role: WanRole,
     pub bandwidth_down_mbps: u32,
     pub bandwidth_up_mbps: u32,
     #[schema(example = "203.0.113.10")]
     pub public_ip: String,
     /// `up`, `down` or `degraded`.
-    pub status: String,
+    pub status: LinkStatus,
     pub latency_ms: Option<f64>,
     pub loss_pct: Option<f64>,
 }
@@ -106,7 +124,7 @@ pub struct Interface {
     #[schema(example = "port1")]
     pub name: String,
     /// `up`, `down` or `degraded`.
-    pub status: String,
+    pub status: LinkStatus,
     pub speed_mbps: u32,
     pub vlan: Option<u32>,
     pub description: String,
@@ -140,7 +158,7 @@ pub struct Tunnel {
     #[schema(example = "PAR-LYO")]
     pub name: String,
     /// `up`, `down` or `degraded`.
-    pub status: String,
+    pub status: LinkStatus,
     #[schema(example = "IPsec IKEv2")]
     pub protocol: String,
     pub local: TunnelEnd,

@@ -7,34 +7,11 @@ use netops_shared::store::{DateQuery, Filter, Pred, doc_time};
 use netops_shared::{ApiError, AppState, Window};
 use serde_json::{Value, json};
 
+pub use crate::model::Origin;
 use crate::model::{
-    AlertItem, MONITOR_INCIDENTS, MonitorIncident, NETDIAG_ALERTS, NetdiagAlert, SIEM_INCIDENTS,
-    SiemIncident,
+    AlertItem, AlertState, MONITOR_INCIDENTS, MonitorIncident, MonitorIncidentKind,
+    MonitorIncidentStatus, NETDIAG_ALERTS, NetdiagAlert, SIEM_INCIDENTS, SiemIncident, SiemStatus,
 };
-
-/// Origins of the feed, in the spelling of the `kind` parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    Netdiag,
-    Hostmonitor,
-    Siem,
-}
-
-impl Origin {
-    pub const ALL: [Origin; 3] = [Origin::Netdiag, Origin::Hostmonitor, Origin::Siem];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Netdiag => "netdiag",
-            Origin::Hostmonitor => "hostmonitor",
-            Origin::Siem => "siem",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Origin> {
-        Origin::ALL.into_iter().find(|o| o.as_str() == s)
-    }
-}
 
 /// Parses `kind`: a comma-separated list among the origins; absent means all three.
 pub fn parse_kinds(raw: Option<&str>) -> Result<Vec<Origin>, ApiError> {
@@ -74,35 +51,6 @@ pub fn parse_open_only(raw: Option<&str>) -> Result<bool, ApiError> {
     }
 }
 
-/// SIEM states that count as in progress (spec 3.1).
-pub fn siem_in_progress(status: &str) -> bool {
-    matches!(status, "OPEN" | "ACKNOWLEDGED" | "INVESTIGATING")
-}
-
-fn siem_severity(s: &str) -> &'static str {
-    match s {
-        "CRITICAL" => "critical",
-        "HIGH" => "high",
-        "MEDIUM" => "medium",
-        "LOW" => "low",
-        _ => "info",
-    }
-}
-
-fn feed_severity(s: &str) -> &'static str {
-    match s {
-        "critical" => "critical",
-        "high" => "high",
-        "medium" => "medium",
-        "low" => "low",
-        _ => "info",
-    }
-}
-
-fn open_or_resolved(open: bool) -> String {
-    if open { "open" } else { "resolved" }.to_owned()
-}
-
 /// A stored monitor incident with its duration computed at `now` (to `now` while it lasts).
 pub fn timed(mut inc: MonitorIncident, now: DateTime<Utc>) -> MonitorIncident {
     inc.duration_s = (inc.resolved_at.unwrap_or(now) - inc.started_at)
@@ -112,16 +60,15 @@ pub fn timed(mut inc: MonitorIncident, now: DateTime<Utc>) -> MonitorIncident {
 }
 
 pub fn monitor_item(inc: &MonitorIncident) -> AlertItem {
-    let what = if inc.kind == "down" {
-        "hors service"
-    } else {
-        "dégradé"
+    let what = match inc.kind {
+        MonitorIncidentKind::Down => "hors service",
+        MonitorIncidentKind::Degraded => "dégradé",
     };
     AlertItem {
         id: inc.alert_id.clone(),
-        kind: Origin::Hostmonitor.as_str().into(),
-        severity: feed_severity(&inc.severity).into(),
-        status: open_or_resolved(inc.status != "resolved"),
+        kind: Origin::Hostmonitor,
+        severity: inc.severity,
+        status: AlertState::open_if(inc.status != MonitorIncidentStatus::Resolved),
         title: format!("{} : {what}", inc.monitor_name),
         target: inc.target.clone(),
         opened_at: inc.started_at,
@@ -133,9 +80,9 @@ pub fn monitor_item(inc: &MonitorIncident) -> AlertItem {
 pub fn siem_item(inc: &SiemIncident) -> AlertItem {
     AlertItem {
         id: format!("siem-{}", inc.id),
-        kind: Origin::Siem.as_str().into(),
-        severity: siem_severity(&inc.severity).into(),
-        status: open_or_resolved(siem_in_progress(&inc.status)),
+        kind: Origin::Siem,
+        severity: inc.severity.to_severity(),
+        status: AlertState::open_if(inc.status.in_progress()),
         title: inc.title.clone(),
         target: inc
             .hosts
@@ -163,9 +110,9 @@ pub fn siem_item(inc: &SiemIncident) -> AlertItem {
 
 fn netdiag_item(a: NetdiagAlert) -> AlertItem {
     AlertItem {
-        status: open_or_resolved(a.status == "open"),
-        kind: Origin::Netdiag.as_str().into(),
-        severity: feed_severity(&a.severity).into(),
+        status: a.status,
+        kind: Origin::Netdiag,
+        severity: a.severity,
         target: a.hostname.clone(),
         opened_at: a.opened_at,
         resolved_at: a.resolved_at,
@@ -206,20 +153,20 @@ async fn candidates(
     let (collection, open_filter, opened_field) = match origin {
         Origin::Hostmonitor => (
             MONITOR_INCIDENTS,
-            Pred::Ne("status", json!("resolved")),
+            Pred::Ne("status", json!(MonitorIncidentStatus::Resolved)),
             "started_at",
         ),
         Origin::Siem => (
             SIEM_INCIDENTS,
             Pred::In(
                 "status",
-                vec![json!("OPEN"), json!("ACKNOWLEDGED"), json!("INVESTIGATING")],
+                SiemStatus::IN_PROGRESS.iter().map(|s| json!(s)).collect(),
             ),
             "opened_at",
         ),
         Origin::Netdiag => (
             NETDIAG_ALERTS,
-            Pred::Eq("status", json!("open")),
+            Pred::Eq("status", json!(AlertState::Open)),
             "opened_at",
         ),
     };

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use crate::feed::{self, monitor_item, siem_item, timed};
 use crate::model::{
     AckBody, AlertItem, AlertsQuery, MONITOR_INCIDENTS, MONITORS, Monitor, MonitorDoc,
-    MonitorIncident, MonitorsQuery, SIEM_INCIDENTS, SiemAction, SiemIncident, num_key,
+    MonitorIncident, MonitorIncidentStatus, MonitorsQuery, SIEM_INCIDENTS, SiemAction,
+    SiemIncident, SiemStatus, num_key,
 };
 use crate::monitors;
 
@@ -223,12 +224,14 @@ pub async fn acknowledge_alert(
                 .await?
                 .ok_or_else(|| unknown_incident(&id))?;
             let mut inc = timed(stored.value, now);
-            match inc.status.as_str() {
-                "unresolved" => {}
-                "acknowledged" => return Err(already_acknowledged(&id, "acknowledged")),
-                other => return Err(no_longer_open(&id, other)),
+            match inc.status {
+                MonitorIncidentStatus::Unresolved => {}
+                MonitorIncidentStatus::Acknowledged => {
+                    return Err(already_acknowledged(&id, inc.status.as_str()));
+                }
+                other => return Err(no_longer_open(&id, other.as_str())),
             }
-            inc.status = "acknowledged".into();
+            inc.status = MonitorIncidentStatus::Acknowledged;
             inc.acknowledged_at = Some(now);
             inc.acknowledged_by = Some(caller.token_name.clone());
             if inc.notes.as_deref().is_none_or(|n| n.trim().is_empty()) && note.is_some() {
@@ -252,12 +255,14 @@ pub async fn acknowledge_alert(
                 .await?
                 .ok_or_else(|| unknown_incident(&id))?;
             let mut inc = stored.value;
-            match inc.status.as_str() {
-                "OPEN" => {}
-                "ACKNOWLEDGED" => return Err(already_acknowledged(&id, "ACKNOWLEDGED")),
-                other => return Err(no_longer_open(&id, other)),
+            match inc.status {
+                SiemStatus::Open => {}
+                SiemStatus::Acknowledged => {
+                    return Err(already_acknowledged(&id, inc.status.as_str()));
+                }
+                other => return Err(no_longer_open(&id, other.as_str())),
             }
-            inc.status = "ACKNOWLEDGED".into();
+            inc.status = SiemStatus::Acknowledged;
             inc.updated_at = now;
             inc.actions.push(SiemAction {
                 at: now,
@@ -384,7 +389,7 @@ pub async fn list_monitor_incidents(
     let mut items = Vec::new();
     for inc in stored {
         let inc = timed(inc, now);
-        let ongoing = inc.status != "resolved";
+        let ongoing = inc.status != MonitorIncidentStatus::Resolved;
         let overlaps =
             inc.started_at < window.to && inc.resolved_at.is_none_or(|r| r >= window.from);
         if ongoing || overlaps {

@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+pub use netops_shared::network::LinkStatus;
+pub use netops_shared::states::{AlertState, Severity, SiemSeverity, SiemStatus};
+
 /// Availability monitors, keyed by their id zero-padded to ten digits (so key order is id order).
 pub const MONITORS: &str = "monitors";
 /// Availability-monitor incidents, keyed by their number zero-padded to ten digits.
@@ -32,7 +35,7 @@ pub struct LastCheck {
     pub at: DateTime<Utc>,
     /// Result of the check: `up`, `down` or `degraded`.
     #[schema(example = "up")]
-    pub status: String,
+    pub status: LinkStatus,
     /// Response time in milliseconds; null when the target did not answer.
     pub response_ms: Option<u32>,
     /// What the check saw, e.g. `HTTP 200`, `timeout`, `connection refused`.
@@ -46,14 +49,24 @@ pub struct MonitorDoc {
     pub id: i64,
     pub name: String,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: MonitorType,
     pub target: String,
     pub site: String,
     pub active: bool,
-    pub status: String,
+    pub status: LinkStatus,
     pub interval_s: u32,
     pub created_at: DateTime<Utc>,
     pub last_check: Option<LastCheck>,
+}
+
+/// What a monitor checks with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MonitorType {
+    Http,
+    Ping,
+    Tcp,
+    Dns,
 }
 
 /// Availability in percent of successful checks (degraded answers count as available);
@@ -82,7 +95,7 @@ pub struct Monitor {
     /// Check type: `http`, `ping`, `tcp` or `dns`.
     #[serde(rename = "type")]
     #[schema(example = "http")]
-    pub kind: String,
+    pub kind: MonitorType,
     /// What is checked: URL, host, host:port or name to resolve.
     #[schema(example = "https://intranet.acme.local/health")]
     pub target: String,
@@ -93,7 +106,7 @@ pub struct Monitor {
     pub active: bool,
     /// Current state: `up`, `down` or `degraded`.
     #[schema(example = "up")]
-    pub status: String,
+    pub status: LinkStatus,
     /// Seconds between two checks.
     #[schema(example = 60)]
     pub interval_s: u32,
@@ -120,13 +133,13 @@ pub struct MonitorIncident {
     pub target: String,
     /// `down` (no answer) or `degraded` (slow or partial answers).
     #[schema(example = "down")]
-    pub kind: String,
-    /// `critical`, `high`, `medium` or `low`.
+    pub kind: MonitorIncidentKind,
+    /// `critical`, `high`, `medium`, `low` or `info`.
     #[schema(example = "high")]
-    pub severity: String,
+    pub severity: Severity,
     /// `unresolved`, `acknowledged` or `resolved`.
     #[schema(example = "unresolved")]
-    pub status: String,
+    pub status: MonitorIncidentStatus,
     pub started_at: DateTime<Utc>,
     pub resolved_at: Option<DateTime<Utc>>,
     /// Seconds from start to resolution, or to now while ongoing.
@@ -140,6 +153,43 @@ pub struct MonitorIncident {
     pub acknowledged_by: Option<String>,
     /// Notes of the incident (set by the first acknowledgement that carries a note).
     pub notes: Option<String>,
+}
+
+/// What went wrong during a monitor incident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MonitorIncidentKind {
+    Down,
+    Degraded,
+}
+
+impl MonitorIncidentKind {
+    /// The state of the monitor while the incident lasts.
+    pub fn monitor_status(self) -> LinkStatus {
+        match self {
+            MonitorIncidentKind::Down => LinkStatus::Down,
+            MonitorIncidentKind::Degraded => LinkStatus::Degraded,
+        }
+    }
+}
+
+/// State of a monitor incident (spec 3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MonitorIncidentStatus {
+    Unresolved,
+    Acknowledged,
+    Resolved,
+}
+
+impl MonitorIncidentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MonitorIncidentStatus::Unresolved => "unresolved",
+            MonitorIncidentStatus::Acknowledged => "acknowledged",
+            MonitorIncidentStatus::Resolved => "resolved",
+        }
+    }
 }
 
 /// One action on a SIEM incident.
@@ -157,8 +207,8 @@ pub struct SiemAction {
 pub struct SiemIncident {
     pub id: String,
     pub title: String,
-    pub severity: String,
-    pub status: String,
+    pub severity: SiemSeverity,
+    pub status: SiemStatus,
     pub rule_id: String,
     pub rule_name: String,
     pub opened_at: DateTime<Utc>,
@@ -178,8 +228,8 @@ pub struct NetdiagAlert {
     pub hostname: String,
     pub verdict: String,
     pub cause: String,
-    pub severity: String,
-    pub status: String,
+    pub severity: Severity,
+    pub status: AlertState,
     pub title: String,
     pub opened_at: DateTime<Utc>,
     pub resolved_at: Option<DateTime<Utc>>,
@@ -194,13 +244,13 @@ pub struct AlertItem {
     pub id: String,
     /// `netdiag`, `hostmonitor` or `siem`.
     #[schema(example = "siem")]
-    pub kind: String,
+    pub kind: Origin,
     /// `critical`, `high`, `medium`, `low` or `info`.
     #[schema(example = "high")]
-    pub severity: String,
+    pub severity: Severity,
     /// `open` while in progress, `resolved` afterwards.
     #[schema(example = "open")]
-    pub status: String,
+    pub status: AlertState,
     pub title: String,
     /// Monitor target, first host (or account) of a SIEM incident, or NetDiag hostname.
     pub target: String,
@@ -209,6 +259,31 @@ pub struct AlertItem {
     /// Depends on the origin: the incident (monitor, SIEM) or the NetDiag verdict and cause.
     #[schema(value_type = Object)]
     pub details: Value,
+}
+
+/// Origin of an alert of the feed, in the spelling of the `kind` field and parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Netdiag,
+    Hostmonitor,
+    Siem,
+}
+
+impl Origin {
+    pub const ALL: [Origin; 3] = [Origin::Netdiag, Origin::Hostmonitor, Origin::Siem];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Netdiag => "netdiag",
+            Origin::Hostmonitor => "hostmonitor",
+            Origin::Siem => "siem",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Origin> {
+        Origin::ALL.into_iter().find(|o| o.as_str() == s)
+    }
 }
 
 /// Filters of `GET /alerts`.

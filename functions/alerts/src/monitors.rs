@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::model::{
     Availability, CHECKS_DAILY, CHECKS_HOURLY, MONITOR_INCIDENTS, Monitor, MonitorDoc,
+    MonitorIncidentStatus,
 };
 
 /// Check counts summed over a span.
@@ -120,7 +121,7 @@ async fn ongoing(state: &AppState, tenant: &str) -> Result<HashMap<i64, String>,
         .read_all(
             tenant,
             MONITOR_INCIDENTS,
-            &Filter::all().and(Pred::Ne("status", json!("resolved"))),
+            &Filter::all().and(Pred::Ne("status", json!(MonitorIncidentStatus::Resolved))),
         )
         .await?
         .items;

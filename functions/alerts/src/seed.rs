@@ -13,8 +13,9 @@ use rand::rngs::StdRng;
 use serde_json::json;
 
 use crate::model::{
-    CHECKS_DAILY, CHECKS_HOURLY, LastCheck, MONITOR_INCIDENTS, MONITORS, MonitorDoc,
-    MonitorIncident, SIEM_EVENTS, SIEM_INCIDENTS, SiemAction, SiemIncident, num_key,
+    CHECKS_DAILY, CHECKS_HOURLY, LastCheck, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorDoc,
+    MonitorIncident, MonitorIncidentKind, MonitorIncidentStatus, MonitorType, SIEM_EVENTS,
+    SIEM_INCIDENTS, Severity, SiemAction, SiemIncident, SiemSeverity, SiemStatus, num_key,
 };
 use crate::monitors::{floor_day, floor_hour};
 
@@ -41,7 +42,7 @@ struct Gen {
     incidents: Vec<MonitorIncident>,
 }
 
-fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static str, u32)> {
+fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, MonitorType, String, &'static str, u32)> {
     let d = ctx.tenant.domain;
     let company = ctx
         .tenant
@@ -60,56 +61,56 @@ fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static st
     let mut out = vec![
         (
             "Intranet (HTTPS)".to_owned(),
-            "http",
+            MonitorType::Http,
             format!("https://intranet.{d}/health"),
             hq,
             60,
         ),
         (
             "Messagerie web".to_owned(),
-            "http",
+            MonitorType::Http,
             format!("https://mail.{d}/owa/healthcheck.htm"),
             hq,
             60,
         ),
         (
             "Site public".to_owned(),
-            "http",
+            MonitorType::Http,
             format!("https://www.{company}.com/"),
             hq,
             60,
         ),
         (
             "Annuaire LDAP".to_owned(),
-            "tcp",
+            MonitorType::Tcp,
             format!("dc01.{d}:389"),
             hq,
             60,
         ),
         (
             "Résolution DNS interne".to_owned(),
-            "dns",
+            MonitorType::Dns,
             format!("intranet.{d} @dc01.{d}"),
             hq,
             120,
         ),
         (
             "ERP".to_owned(),
-            "http",
+            MonitorType::Http,
             format!("https://erp.{d}/status"),
             hq,
             60,
         ),
         (
             "Relais SMTP".to_owned(),
-            "tcp",
+            MonitorType::Tcp,
             format!("smtp.{d}:25"),
             hq,
             120,
         ),
         (
             "Résolution DNS publique".to_owned(),
-            "dns",
+            MonitorType::Dns,
             format!("www.{company}.com @1.1.1.1"),
             hq,
             300,
@@ -121,7 +122,7 @@ fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static st
         let entry = match i % 3 {
             0 => (
                 format!("Passerelle {}", site.city),
-                "ping",
+                MonitorType::Ping,
                 format!("10.{}.0.1", site.subnet),
                 site.code,
                 30,
@@ -130,7 +131,7 @@ fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static st
                 let s = servers[(i / 3) % servers.len()];
                 (
                     format!("Serveur {}", s.hostname),
-                    "ping",
+                    MonitorType::Ping,
                     s.ip.clone(),
                     s.site.code,
                     30,
@@ -145,7 +146,7 @@ fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static st
                 };
                 (
                     format!("{svc} {}", s.hostname),
-                    "tcp",
+                    MonitorType::Tcp,
                     format!("{}:{port}", s.fqdn),
                     s.site.code,
                     60,
@@ -153,7 +154,7 @@ fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static st
             }
             _ => (
                 format!("Passerelle {} ({i})", site.city),
-                "ping",
+                MonitorType::Ping,
                 format!("10.{}.1.1", site.subnet),
                 site.code,
                 30,
@@ -171,26 +172,26 @@ fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, &'static str, String, &'static st
     out
 }
 
-fn error_of(kind: &str, down: bool) -> &'static str {
+fn error_of(kind: MonitorType, down: bool) -> &'static str {
     match (kind, down) {
-        ("http", true) => "HTTP 503 Service Unavailable",
-        ("http", false) => "temps de réponse > 2 s",
-        ("ping", true) => "100 % de paquets perdus",
-        ("ping", false) => "35 % de paquets perdus",
-        ("tcp", true) => "connexion refusée",
-        ("tcp", false) => "connexion lente (> 1 s)",
-        ("dns", true) => "SERVFAIL",
-        _ => "réponse lente (> 800 ms)",
+        (MonitorType::Http, true) => "HTTP 503 Service Unavailable",
+        (MonitorType::Http, false) => "temps de réponse > 2 s",
+        (MonitorType::Ping, true) => "100 % de paquets perdus",
+        (MonitorType::Ping, false) => "35 % de paquets perdus",
+        (MonitorType::Tcp, true) => "connexion refusée",
+        (MonitorType::Tcp, false) => "connexion lente (> 1 s)",
+        (MonitorType::Dns, true) => "SERVFAIL",
+        (MonitorType::Dns, false) => "réponse lente (> 800 ms)",
     }
 }
 
-fn severity_of(kind: &str, critical: bool, down: bool) -> &'static str {
+fn severity_of(kind: MonitorType, critical: bool, down: bool) -> Severity {
     match (down, kind) {
-        (true, _) if critical => "critical",
-        (true, _) => "high",
-        (false, "dns") => "low",
-        (false, "ping") => "info",
-        _ => "medium",
+        (true, _) if critical => Severity::Critical,
+        (true, _) => Severity::High,
+        (false, MonitorType::Dns) => Severity::Low,
+        (false, MonitorType::Ping) => Severity::Info,
+        _ => Severity::Medium,
     }
 }
 
@@ -210,11 +211,11 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
                 doc: MonitorDoc {
                     id: ctx.tenant.id_base + i as i64 + 1,
                     name,
-                    kind: kind.to_owned(),
+                    kind,
                     target,
                     site: site.to_owned(),
                     active: paused_at.is_none(),
-                    status: "up".into(),
+                    status: LinkStatus::Up,
                     interval_s: interval,
                     created_at: start - Duration::days(rng.random_range(20..400)),
                     last_check: None,
@@ -231,7 +232,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
         let end = g.paused_at.unwrap_or(now - Duration::hours(2));
         let span = (end - start).num_minutes().max(60);
         let count = rng.random_range(
-            0..=(3 * ctx.days as usize / 30).max(1) + usize::from(g.doc.kind == "ping"),
+            0..=(3 * ctx.days as usize / 30).max(1) + usize::from(g.doc.kind == MonitorType::Ping),
         );
         let mut starts: Vec<i64> = (0..count).map(|_| rng.random_range(0..span)).collect();
         starts.sort_unstable();
@@ -255,7 +256,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
                 s,
                 Some(resolved),
                 down,
-                "resolved",
+                MonitorIncidentStatus::Resolved,
                 acked.then_some(ack_at),
                 None,
             ));
@@ -267,23 +268,29 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
     let active: Vec<usize> = (0..gens.len())
         .filter(|&i| gens[i].paused_at.is_none())
         .collect();
-    let mut ongoing: Vec<(usize, i64, bool, &str, Option<&str>)> = vec![
-        (active[0], 25, true, "unresolved", None),
+    let mut ongoing: Vec<(usize, i64, bool, MonitorIncidentStatus, Option<&str>)> = vec![
+        (active[0], 25, true, MonitorIncidentStatus::Unresolved, None),
         (
             active[1 % active.len()],
             190,
             false,
-            "acknowledged",
+            MonitorIncidentStatus::Acknowledged,
             Some(
                 "Lenteurs connues : sauvegarde en cours sur le frontal, surveillé par l'astreinte.",
             ),
         ),
-        (active[2 % active.len()], 50, false, "unresolved", None),
+        (
+            active[2 % active.len()],
+            50,
+            false,
+            MonitorIncidentStatus::Unresolved,
+            None,
+        ),
         (
             active[3 % active.len()],
             95,
             true,
-            "unresolved",
+            MonitorIncidentStatus::Unresolved,
             Some("Ticket INC-4821 ouvert chez l'hébergeur."),
         ),
     ];
@@ -292,7 +299,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             active[(k * 15 + 4) % active.len()],
             rng.random_range(5..600),
             rng.random_bool(0.6),
-            "unresolved",
+            MonitorIncidentStatus::Unresolved,
             None,
         ));
     }
@@ -305,9 +312,10 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             inc.resolved_at
                 .is_some_and(|r| r < s - Duration::minutes(30))
         });
-        let ack = (status == "acknowledged").then(|| s + Duration::minutes(12));
+        let ack =
+            (status == MonitorIncidentStatus::Acknowledged).then(|| s + Duration::minutes(12));
         let inc = incident(g, s, None, down, status, ack, notes.map(str::to_owned));
-        g.doc.status = inc.kind.clone();
+        g.doc.status = inc.kind.monitor_status();
         g.incidents.push(inc);
     }
 
@@ -345,7 +353,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
                     if e > s {
                         let part = checks * (e - s).num_seconds() as f64
                             / (h_end - h).num_seconds().max(1) as f64;
-                        if inc.kind == "down" {
+                        if inc.kind == MonitorIncidentKind::Down {
                             down += part.round()
                         } else {
                             degraded += part.round()
@@ -377,22 +385,24 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             Some(p) => p,
             None => now - Duration::seconds(rng.random_range(0..i64::from(g.doc.interval_s))),
         };
-        let status = g.doc.status.clone();
-        let response_ms = match status.as_str() {
-            "down" => None,
-            "degraded" => Some(rng.random_range(1200..4000)),
-            _ => Some(match g.doc.kind.as_str() {
-                "ping" => rng.random_range(1..40),
-                "dns" => rng.random_range(5..60),
-                _ => rng.random_range(30..350),
+        let status = g.doc.status;
+        let response_ms = match status {
+            LinkStatus::Down => None,
+            LinkStatus::Degraded => Some(rng.random_range(1200..4000)),
+            LinkStatus::Up => Some(match g.doc.kind {
+                MonitorType::Ping => rng.random_range(1..40),
+                MonitorType::Dns => rng.random_range(5..60),
+                MonitorType::Http | MonitorType::Tcp => rng.random_range(30..350),
             }),
         };
-        let message = match (g.doc.kind.as_str(), status.as_str()) {
-            (_, "down") | (_, "degraded") => error_of(&g.doc.kind, status == "down").to_owned(),
-            ("http", _) => "HTTP 200".to_owned(),
-            ("ping", _) => "4/4 réponses".to_owned(),
-            ("tcp", _) => "connexion établie".to_owned(),
-            _ => format!("A 10.{}.10.5", ctx.tenant.sites[0].subnet),
+        let message = match (g.doc.kind, status) {
+            (_, LinkStatus::Down | LinkStatus::Degraded) => {
+                error_of(g.doc.kind, status == LinkStatus::Down).to_owned()
+            }
+            (MonitorType::Http, _) => "HTTP 200".to_owned(),
+            (MonitorType::Ping, _) => "4/4 réponses".to_owned(),
+            (MonitorType::Tcp, _) => "connexion établie".to_owned(),
+            (MonitorType::Dns, _) => format!("A 10.{}.10.5", ctx.tenant.sites[0].subnet),
         };
         g.doc.last_check = Some(LastCheck {
             at,
@@ -439,7 +449,7 @@ fn incident(
     started_at: DateTime<Utc>,
     resolved_at: Option<DateTime<Utc>>,
     down: bool,
-    status: &str,
+    status: MonitorIncidentStatus,
     acknowledged_at: Option<DateTime<Utc>>,
     notes: Option<String>,
 ) -> MonitorIncident {
@@ -449,13 +459,17 @@ fn incident(
         monitor_id: g.doc.id,
         monitor_name: g.doc.name.clone(),
         target: g.doc.target.clone(),
-        kind: if down { "down" } else { "degraded" }.into(),
-        severity: severity_of(&g.doc.kind, g.critical, down).into(),
-        status: status.into(),
+        kind: if down {
+            MonitorIncidentKind::Down
+        } else {
+            MonitorIncidentKind::Degraded
+        },
+        severity: severity_of(g.doc.kind, g.critical, down),
+        status,
         started_at,
         resolved_at,
         duration_s: 0,
-        error: error_of(&g.doc.kind, down).into(),
+        error: error_of(g.doc.kind, down).into(),
         acknowledged_by: acknowledged_at.map(|_| "astreinte-noc".into()),
         notes: notes.or_else(|| {
             (acknowledged_at.is_some() && resolved_at.is_some())
@@ -466,55 +480,55 @@ fn incident(
 }
 
 /// Correlation rules: id, name, title, main event id, severity.
-const RULES: &[(&str, &str, &str, u32, &str)] = &[
+const RULES: &[(&str, &str, &str, u32, SiemSeverity)] = &[
     (
         "R-1001",
         "Force brute sur un compte",
         "Échecs d'authentification répétés",
         4625,
-        "HIGH",
+        SiemSeverity::High,
     ),
     (
         "R-1002",
         "Verrouillages en rafale",
         "Verrouillages de compte en rafale",
         4740,
-        "MEDIUM",
+        SiemSeverity::Medium,
     ),
     (
         "R-1003",
         "Ajout à un groupe privilégié",
         "Ajout au groupe Admins du domaine",
         4728,
-        "CRITICAL",
+        SiemSeverity::Critical,
     ),
     (
         "R-1004",
         "Connexion hors horaires",
         "Connexion hors horaires d'un compte",
         4624,
-        "LOW",
+        SiemSeverity::Low,
     ),
     (
         "R-1005",
         "Pulvérisation de mots de passe",
         "Pulvérisation de mots de passe depuis une même adresse",
         4625,
-        "CRITICAL",
+        SiemSeverity::Critical,
     ),
     (
         "R-1006",
         "Effacement du journal de sécurité",
         "Journal de sécurité effacé",
         1102,
-        "HIGH",
+        SiemSeverity::High,
     ),
     (
         "R-1007",
         "Compte créé puis supprimé",
         "Compte créé puis supprimé en moins d'une heure",
         4720,
-        "MEDIUM",
+        SiemSeverity::Medium,
     ),
 ];
 
@@ -579,16 +593,24 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
         }];
         let age = now - *at;
         let status = match rank {
-            0 | 1 | 4 => "OPEN",
-            2 => "ACKNOWLEDGED",
-            3 => "INVESTIGATING",
-            5 => "RESOLVED",
-            6 => "CLOSED",
+            0 | 1 | 4 => SiemStatus::Open,
+            2 => SiemStatus::Acknowledged,
+            3 => SiemStatus::Investigating,
+            5 => SiemStatus::Resolved,
+            6 => SiemStatus::Closed,
             _ if age < Duration::days(2) => *pick(
                 &mut rng,
-                &["OPEN", "ACKNOWLEDGED", "INVESTIGATING", "RESOLVED"],
+                &[
+                    SiemStatus::Open,
+                    SiemStatus::Acknowledged,
+                    SiemStatus::Investigating,
+                    SiemStatus::Resolved,
+                ],
             ),
-            _ => *pick(&mut rng, &["RESOLVED", "CLOSED", "CLOSED"]),
+            _ => *pick(
+                &mut rng,
+                &[SiemStatus::Resolved, SiemStatus::Closed, SiemStatus::Closed],
+            ),
         };
         let n_events: u64 = if big.contains(&rank) {
             rng.random_range(220..400)
@@ -633,7 +655,7 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
         }];
         let step = |m: i64| *at + Duration::minutes(m).min(age.max(Duration::minutes(1)));
         let mut closed_at = None;
-        if status != "OPEN" {
+        if status != SiemStatus::Open {
             actions.push(SiemAction {
                 at: step(8),
                 by: analyst.into(),
@@ -641,7 +663,10 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
                 note: Some("Pris en charge.".into()),
             });
         }
-        if matches!(status, "INVESTIGATING" | "RESOLVED" | "CLOSED") {
+        if matches!(
+            status,
+            SiemStatus::Investigating | SiemStatus::Resolved | SiemStatus::Closed
+        ) {
             actions.push(SiemAction {
                 at: step(25),
                 by: analyst.into(),
@@ -649,7 +674,7 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
                 note: Some("Analyse des journaux du contrôleur de domaine.".into()),
             });
         }
-        if matches!(status, "RESOLVED" | "CLOSED") {
+        if matches!(status, SiemStatus::Resolved | SiemStatus::Closed) {
             let t = step(rng.random_range(60..600));
             actions.push(SiemAction {
                 at: t,
@@ -659,7 +684,7 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
             });
             closed_at = Some(t);
         }
-        if status == "CLOSED" {
+        if status == SiemStatus::Closed {
             let t = step(rng.random_range(600..2000));
             actions.push(SiemAction {
                 at: t,
@@ -712,8 +737,8 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
         let inc = SiemIncident {
             id: id.clone(),
             title: rule.2.to_owned(),
-            severity: rule.4.to_owned(),
-            status: status.to_owned(),
+            severity: rule.4,
+            status,
             rule_id: rule.0.to_owned(),
             rule_name: rule.1.to_owned(),
             opened_at: *at,

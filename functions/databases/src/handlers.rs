@@ -443,7 +443,7 @@ pub async fn list_database_alerts(
     let status = q.status.unwrap_or_default();
     let (records, more) = match status {
         AlertStatus::Open => {
-            let filter = Filter::all().and(Pred::Eq("status", json!("open")));
+            let filter = Filter::all().and(Pred::Eq("status", json!(AlertState::Open)));
             scan(
                 &state,
                 &caller,

@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+pub use netops_shared::states::{AlertState, Criticality};
+
 /// Instance documents (with the monitoring login and password, never returned), keyed by
 /// the zero-padded id.
 pub const INSTANCES: &str = "db_instances";
@@ -48,20 +50,37 @@ pub struct Instance {
     pub port: u16,
     /// `sqlserver` or `postgresql`.
     #[schema(example = "sqlserver")]
-    pub engine: String,
+    pub engine: Engine,
     #[schema(example = "Microsoft SQL Server 2019 (RTM-CU28) 15.0.4385.2")]
     pub version: String,
     #[schema(example = "Standard Edition (64-bit)")]
     pub edition: String,
     /// `online`, `degraded` or `offline`.
     #[schema(example = "online")]
-    pub state: String,
+    pub state: InstanceState,
     pub databases: u32,
     pub data_size_gb: f64,
     pub max_memory_gb: u32,
     pub started_at: DateTime<Utc>,
     pub last_backup_at: DateTime<Utc>,
     pub last_collected_at: DateTime<Utc>,
+}
+
+/// Database engine of an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    Sqlserver,
+    Postgresql,
+}
+
+/// State of an instance (spec 2.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceState {
+    Online,
+    Degraded,
+    Offline,
 }
 
 /// Wait time by category, in milliseconds of waiting per second.
@@ -132,13 +151,23 @@ pub struct Session {
     pub program: String,
     pub database: String,
     /// `running`, `runnable`, `suspended` or `sleeping`.
-    pub status: String,
+    pub status: SessionStatus,
     pub login_at: DateTime<Utc>,
     pub last_request_at: DateTime<Utc>,
     pub cpu_ms: u64,
     pub logical_reads: u64,
     pub open_transactions: u32,
     pub wait_type: Option<String>,
+}
+
+/// State of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Running,
+    Runnable,
+    Suspended,
+    Sleeping,
 }
 
 /// The session at the head of a blocking chain.
@@ -149,7 +178,7 @@ pub struct BlockingHead {
     pub host: String,
     pub program: String,
     /// `sleeping` with an open transaction is the classic culprit.
-    pub status: String,
+    pub status: SessionStatus,
     pub statement: String,
 }
 
@@ -185,14 +214,30 @@ pub struct DbAlert {
     pub instance: String,
     /// `cpu_high`, `memory_pressure`, `blocking`, `deadlock`, `long_running_query`,
     /// `log_space`, `backup_missing`, `job_failed`, `instance_down`, `check_failed`.
-    pub kind: String,
+    pub kind: DbAlertKind,
     /// `critical`, `high`, `medium` or `low`.
-    pub severity: String,
+    pub severity: Criticality,
     /// `open` or `resolved`.
-    pub status: String,
+    pub status: AlertState,
     pub message: String,
     pub opened_at: DateTime<Utc>,
     pub resolved_at: Option<DateTime<Utc>>,
+}
+
+/// What a database alert is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DbAlertKind {
+    CpuHigh,
+    MemoryPressure,
+    Blocking,
+    Deadlock,
+    LongRunningQuery,
+    LogSpace,
+    BackupMissing,
+    JobFailed,
+    InstanceDown,
+    CheckFailed,
 }
 
 /// Result of one run of a check.
@@ -200,11 +245,22 @@ pub struct DbAlert {
 pub struct CheckResult {
     pub at: DateTime<Utc>,
     /// `ok`, `warning`, `failed` or `error`.
-    pub status: String,
+    pub status: CheckStatus,
     /// The value the query returned.
     pub value: Option<f64>,
     pub duration_ms: u64,
     pub message: String,
+}
+
+/// Outcome of a check run: `failed` when the result is out of bounds, `error` when the
+/// query could not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Ok,
+    Warning,
+    Failed,
+    Error,
 }
 
 /// A read-only business query run on a schedule, with its last result.

@@ -125,7 +125,7 @@ struct Inst {
     name: String,
     host: String,
     pg: bool,
-    state: &'static str,
+    state: InstanceState,
     /// Collection stops here for an offline instance.
     until: DateTime<Utc>,
     cpu: f64,
@@ -164,10 +164,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             let pg = server.os.starts_with("Ubuntu");
             let id = base + 90_001 + k as i64;
             let state = match k {
-                _ if !server.online => "offline",
-                1 => "degraded",
-                2 => "offline",
-                _ => "online",
+                _ if !server.online => InstanceState::Offline,
+                1 => InstanceState::Degraded,
+                2 => InstanceState::Offline,
+                _ => InstanceState::Online,
             };
             let name = if pg || k % 3 == 0 {
                 server.hostname.clone()
@@ -203,7 +203,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 );
                 (v.to_owned(), e.to_owned())
             };
-            let until = if state == "offline" {
+            let until = if state == InstanceState::Offline {
                 now - Duration::minutes(rng.random_range(90..600))
             } else {
                 now - Duration::seconds(rng.random_range(20..120))
@@ -213,10 +213,14 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 name: name.clone(),
                 host: server.hostname.clone(),
                 port: if pg { 5432 } else { 1433 },
-                engine: if pg { "postgresql" } else { "sqlserver" }.into(),
+                engine: if pg {
+                    Engine::Postgresql
+                } else {
+                    Engine::Sqlserver
+                },
                 version,
                 edition,
-                state: state.into(),
+                state,
                 databases: rng.random_range(3..25),
                 data_size_gb: (rng.random_range(5.0..900.0_f64) * 10.0).round() / 10.0,
                 max_memory_gb: *pick(&mut rng, &[16, 32, 64, 128]),
@@ -290,11 +294,12 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     0.45
                 };
                 let spike = if rng.random_bool(0.004) { 45.0 } else { 0.0 };
-                let degraded = if inst.state == "degraded" && t > now.timestamp() - 6 * 3600 {
-                    30.0
-                } else {
-                    0.0
-                };
+                let degraded =
+                    if inst.state == InstanceState::Degraded && t > now.timestamp() - 6 * 3600 {
+                        30.0
+                    } else {
+                        0.0
+                    };
                 let cpu = (inst.cpu * busy * rng.random_range(0.8..1.2) + spike + degraded)
                     .clamp(1.0, 99.0);
                 let read_lat = rng.random_range(1.5..7.0) + spike / 5.0 + degraded / 2.0;
@@ -514,7 +519,13 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     };
                     let status = *pick(
                         &mut rng,
-                        &["sleeping", "sleeping", "running", "runnable", "suspended"],
+                        &[
+                            SessionStatus::Sleeping,
+                            SessionStatus::Sleeping,
+                            SessionStatus::Running,
+                            SessionStatus::Runnable,
+                            SessionStatus::Suspended,
+                        ],
                     );
                     sessions.push(Record {
                         partition: inst.id.to_string(),
@@ -526,18 +537,20 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                             host,
                             program: program.into(),
                             database: pool[rng.random_range(0..pool.len())].0.into(),
-                            status: status.into(),
+                            status,
                             login_at: ts,
                             last_request_at: (ts + Duration::seconds(rng.random_range(1..7200)))
                                 .min(now),
                             cpu_ms: rng.random_range(0..60_000),
                             logical_reads: rng.random_range(0..2_000_000),
-                            open_transactions: if status == "sleeping" && rng.random_bool(0.1) {
+                            open_transactions: if status == SessionStatus::Sleeping
+                                && rng.random_bool(0.1)
+                            {
                                 1
                             } else {
                                 0
                             },
-                            wait_type: (status == "suspended").then(|| {
+                            wait_type: (status == SessionStatus::Suspended).then(|| {
                                 pick(
                                     &mut rng,
                                     &["LCK_M_U", "PAGEIOLATCH_SH", "ASYNC_NETWORK_IO", "CXPACKET"],
@@ -590,7 +603,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                                 login: format!("{domain}\\{}", pick(&mut rng, &logins_people)),
                                 host: pick(&mut rng, &desktops).hostname.clone(),
                                 program: "Microsoft SQL Server Management Studio - Query".into(),
-                                status: "sleeping".into(),
+                                status: SessionStatus::Sleeping,
                                 statement: format!("BEGIN TRAN; {head_stmt}"),
                             },
                             blocked,
@@ -609,44 +622,48 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     &mut rng,
                     &[
                         (
-                            "cpu_high",
-                            "high",
+                            DbAlertKind::CpuHigh,
+                            Criticality::High,
                             "CPU au-dessus de 90 % pendant 15 minutes",
                         ),
                         (
-                            "memory_pressure",
-                            "medium",
+                            DbAlertKind::MemoryPressure,
+                            Criticality::Medium,
                             "Espérance de vie des pages sous 300 s",
                         ),
-                        ("blocking", "high", "Chaîne de blocage de plus de 60 s"),
                         (
-                            "deadlock",
-                            "medium",
+                            DbAlertKind::Blocking,
+                            Criticality::High,
+                            "Chaîne de blocage de plus de 60 s",
+                        ),
+                        (
+                            DbAlertKind::Deadlock,
+                            Criticality::Medium,
                             "Interblocage détecté (victime choisie par le moteur)",
                         ),
                         (
-                            "long_running_query",
-                            "low",
+                            DbAlertKind::LongRunningQuery,
+                            Criticality::Low,
                             "Requête en cours depuis plus de 10 minutes",
                         ),
                         (
-                            "log_space",
-                            "high",
+                            DbAlertKind::LogSpace,
+                            Criticality::High,
                             "Journal de transactions rempli à plus de 85 %",
                         ),
                         (
-                            "backup_missing",
-                            "critical",
+                            DbAlertKind::BackupMissing,
+                            Criticality::Critical,
                             "Aucune sauvegarde complète depuis plus de 26 h",
                         ),
                         (
-                            "job_failed",
-                            "medium",
+                            DbAlertKind::JobFailed,
+                            Criticality::Medium,
                             "Travail SQL Agent en échec : Maintenance - Index",
                         ),
                         (
-                            "check_failed",
-                            "medium",
+                            DbAlertKind::CheckFailed,
+                            Criticality::Medium,
                             "Un contrôle métier a renvoyé un résultat hors seuil",
                         ),
                     ],
@@ -670,21 +687,16 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         id,
                         instance_id: inst.id,
                         instance: inst.name.clone(),
-                        kind: kind.into(),
-                        severity: severity.into(),
-                        status: if resolved.is_some() {
-                            "resolved"
-                        } else {
-                            "open"
-                        }
-                        .into(),
+                        kind,
+                        severity,
+                        status: AlertState::open_if(resolved.is_none()),
                         message: message.into(),
                         opened_at: opened,
                         resolved_at: resolved,
                     }),
                 });
             }
-            if inst.state == "offline" {
+            if inst.state == InstanceState::Offline {
                 let id = next_id("dba");
                 alerts.push(Record {
                     partition: inst.id.to_string(),
@@ -694,9 +706,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         id,
                         instance_id: inst.id,
                         instance: inst.name.clone(),
-                        kind: "instance_down".into(),
-                        severity: "critical".into(),
-                        status: "open".into(),
+                        kind: DbAlertKind::InstanceDown,
+                        severity: Criticality::Critical,
+                        status: AlertState::Open,
                         message: format!("Instance injoignable sur {}", inst.host),
                         opened_at: inst.until + Duration::minutes(1),
                         resolved_at: None,
@@ -833,30 +845,37 @@ async fn seed_checks(
                 // The first checks show every outcome within the last day.
                 let recent = at > now - Duration::hours(6);
                 let status = match (j, recent, k % 4) {
-                    (1, true, 1) => "warning",
-                    (1, true, 2) => "failed",
-                    (1, true, 3) => "error",
-                    _ if rng.random_bool(0.9) => "ok",
-                    _ => *pick(rng, &["warning", "failed", "error"]),
+                    (1, true, 1) => CheckStatus::Warning,
+                    (1, true, 2) => CheckStatus::Failed,
+                    (1, true, 3) => CheckStatus::Error,
+                    _ if rng.random_bool(0.9) => CheckStatus::Ok,
+                    _ => *pick(
+                        rng,
+                        &[
+                            CheckStatus::Warning,
+                            CheckStatus::Failed,
+                            CheckStatus::Error,
+                        ],
+                    ),
                 };
                 k += 1;
                 let value = match status {
-                    "ok" => Some(good),
-                    "warning" => Some((good + bad) / 2.0),
-                    "failed" => Some(bad),
-                    _ => None,
+                    CheckStatus::Ok => Some(good),
+                    CheckStatus::Warning => Some((good + bad) / 2.0),
+                    CheckStatus::Failed => Some(bad),
+                    CheckStatus::Error => None,
                 };
                 let message = match status {
-                    "ok" => format!("Conforme ({expectation})"),
-                    "warning" => format!("Proche du seuil ({expectation})"),
-                    "failed" => format!("Hors seuil : attendu {expectation}"),
-                    _ => {
+                    CheckStatus::Ok => format!("Conforme ({expectation})"),
+                    CheckStatus::Warning => format!("Proche du seuil ({expectation})"),
+                    CheckStatus::Failed => format!("Hors seuil : attendu {expectation}"),
+                    CheckStatus::Error => {
                         "Exécution impossible : délai d'attente de la requête dépassé (30 s)".into()
                     }
                 };
                 let result = CheckResult {
                     at,
-                    status: status.into(),
+                    status,
                     value,
                     duration_ms: rng.random_range(15..4000),
                     message,

@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+pub use netops_shared::states::Criticality;
+
 /// Resolutions seen by the agents, one partition per machine hostname.
 pub const RESOLUTIONS: &str = "dns_resolutions";
 /// Hourly query counts by machine and domain.
@@ -59,9 +61,9 @@ pub struct DnsThreat {
     pub id: String,
     pub domain: String,
     /// `malware`, `phishing`, `c2`, `dga`, `newly_registered`, `cryptomining`, `tunneling`.
-    pub category: String,
+    pub category: ThreatCategory,
     /// `critical`, `high`, `medium`, `low`.
-    pub severity: String,
+    pub severity: Criticality,
     pub machine: String,
     pub machine_ip: String,
     pub user: Option<String>,
@@ -74,6 +76,19 @@ pub struct DnsThreat {
     pub last_seen_at: DateTime<Utc>,
     pub acknowledged: bool,
     pub acknowledged_at: Option<DateTime<Utc>>,
+}
+
+/// What a threat domain is listed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreatCategory {
+    Malware,
+    Phishing,
+    C2,
+    Dga,
+    NewlyRegistered,
+    Cryptomining,
+    Tunneling,
 }
 
 /// A query collected from a DNS server.
@@ -91,7 +106,17 @@ pub struct ServerQuery {
     pub response_code: String,
     pub suspicious: bool,
     /// Why it is suspicious: `dga`, `known_bad`, `tunneling`, `newly_registered`.
-    pub reason: Option<String>,
+    pub reason: Option<SuspicionReason>,
+}
+
+/// Why a server query is suspicious.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SuspicionReason {
+    Dga,
+    KnownBad,
+    Tunneling,
+    NewlyRegistered,
 }
 
 /// DNS server collection of a tenant.

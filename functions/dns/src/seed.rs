@@ -38,34 +38,49 @@ const DOMAINS_COMMON: &[(&str, u32, &str)] = &[
     ("wpad", 2, "svchost.exe"),
 ];
 /// Threat domains: name, category, severity, feed.
-const THREAT_DOMAINS: &[(&str, &str, &str, &str)] = &[
+const THREAT_DOMAINS: &[(&str, ThreatCategory, Criticality, &str)] = &[
     (
         "update-check.cdn-securesync.top",
-        "c2",
-        "critical",
+        ThreatCategory::C2,
+        Criticality::Critical,
         "abuse.ch ThreatFox",
     ),
-    ("xk2q9f7z1mvb.info", "dga", "high", "Netlab DGA"),
+    (
+        "xk2q9f7z1mvb.info",
+        ThreatCategory::Dga,
+        Criticality::High,
+        "Netlab DGA",
+    ),
     (
         "microsoft-login.account-verify.co",
-        "phishing",
-        "high",
+        ThreatCategory::Phishing,
+        Criticality::High,
         "OpenPhish",
     ),
     (
         "pool.minexmr-eu.net",
-        "cryptomining",
-        "medium",
+        ThreatCategory::Cryptomining,
+        Criticality::Medium,
         "CoinBlockerLists",
     ),
     (
         "fresh-invoices-2026.xyz",
-        "newly_registered",
-        "low",
+        ThreatCategory::NewlyRegistered,
+        Criticality::Low,
         "Newly Registered Domains",
     ),
-    ("dl.payload-store.ru", "malware", "critical", "URLhaus"),
-    ("a3f9.t.exfil-dns.net", "tunneling", "high", "Heuristics"),
+    (
+        "dl.payload-store.ru",
+        ThreatCategory::Malware,
+        Criticality::Critical,
+        "URLhaus",
+    ),
+    (
+        "a3f9.t.exfil-dns.net",
+        ThreatCategory::Tunneling,
+        Criticality::High,
+        "Heuristics",
+    ),
 ];
 
 /// The domain name as asked in this tenant (`wpad` is searched in the local domain).
@@ -258,7 +273,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 let at = if j == 0 { last } else { at };
                 if at >= detail_start {
                     seq += 1;
-                    let code = if *category == "dga" && j % 2 == 1 {
+                    let code = if *category == ThreatCategory::Dga && j % 2 == 1 {
                         "NXDOMAIN"
                     } else {
                         "NOERROR"
@@ -281,8 +296,8 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             let t = DnsThreat {
                 id: format!("dns-thr-{}", ctx.tenant.id_base + k as i64 + 1),
                 domain: (*domain).into(),
-                category: (*category).into(),
-                severity: (*severity).into(),
+                category: *category,
+                severity: *severity,
                 machine: m.hostname.clone(),
                 machine_ip: m.ip.clone(),
                 user: m.user.clone(),
@@ -322,12 +337,12 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 let (domain, reason) = if suspicious {
                     let (d, c, _, _) = THREAT_DOMAINS[rng.random_range(0..THREAT_DOMAINS.len())];
                     let reason = match c {
-                        "dga" => "dga",
-                        "tunneling" => "tunneling",
-                        "newly_registered" => "newly_registered",
-                        _ => "known_bad",
+                        ThreatCategory::Dga => SuspicionReason::Dga,
+                        ThreatCategory::Tunneling => SuspicionReason::Tunneling,
+                        ThreatCategory::NewlyRegistered => SuspicionReason::NewlyRegistered,
+                        _ => SuspicionReason::KnownBad,
                     };
-                    (d.to_owned(), Some(reason.to_owned()))
+                    (d.to_owned(), Some(reason))
                 } else {
                     (qualified(ctx, pick_weighted(&mut rng).0), None)
                 };
@@ -343,7 +358,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     client: (!unmanaged).then(|| client.hostname.clone()),
                     domain: domain.clone(),
                     query_type: if domain.contains("exfil") { "TXT" } else { "A" }.into(),
-                    response_code: if reason.as_deref() == Some("dga") {
+                    response_code: if reason == Some(SuspicionReason::Dga) {
                         "NXDOMAIN"
                     } else {
                         "NOERROR"

@@ -53,6 +53,7 @@ impl DirectoryIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Outcome;
 
     fn ev(account: &str, at: &str, id: u32) -> AdEvent {
         AdEvent {
@@ -60,7 +61,7 @@ mod tests {
             event_id: id,
             controller: "PAR-SRV-0001".into(),
             account: account.into(),
-            outcome: "failure".into(),
+            outcome: Outcome::Failure,
             source_ip: None,
             offset_seconds: 0,
         }

@@ -10,6 +10,7 @@ use netops_shared::store::{Filter, Pred, Rollup, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window, ok,
 };
+use serde::Deserialize;
 use serde_json::json;
 
 use crate::model::*;
@@ -358,7 +359,10 @@ pub async fn get_report(
             *per_device.entry(d).or_insert(0.0) += measure(r, "events");
         }
     }
-    summary.open_threats = threats.iter().filter(|t| t.status == "open").count() as u32;
+    summary.open_threats = threats
+        .iter()
+        .filter(|t| t.status == ThreatStatus::Open)
+        .count() as u32;
 
     // Accounts: failures and their distinct sources, successes from outside.
     let mut targeted: HashMap<String, Tally> = HashMap::new();
@@ -487,10 +491,13 @@ pub async fn get_report(
     });
     blocked_traffic.truncate(REPORT_TOP);
 
-    let status_now: HashMap<&str, &str> = network_tunnels
+    let status_now: HashMap<&str, LinkStatus> = network_tunnels
         .items
         .iter()
-        .filter_map(|d| Some((d.body["name"].as_str()?, d.body["status"].as_str()?)))
+        .filter_map(|d| {
+            let status = LinkStatus::deserialize(&d.body["status"]).ok()?;
+            Some((d.body["name"].as_str()?, status))
+        })
         .collect();
     let mut tunnels: BTreeMap<String, (f64, f64)> = status_now
         .keys()
@@ -510,7 +517,7 @@ pub async fn get_report(
     let tunnels = tunnels
         .into_iter()
         .map(|(name, (ups, downs))| TunnelReport {
-            status: status_now.get(name.as_str()).map(|s| (*s).to_owned()),
+            status: status_now.get(name.as_str()).copied(),
             name,
             ups,
             downs,
@@ -545,10 +552,7 @@ pub async fn get_report(
     top_threats.truncate(REPORT_TOP);
 
     ok(Report {
-        period: serde_json::to_value(period)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        period,
         from,
         to,
         summary,

@@ -4,6 +4,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+pub use netops_shared::network::LinkStatus;
+pub use netops_shared::states::{Criticality, SiemStatus};
+
 use crate::parse::{Action, Category, Format};
 
 /// Firewalls and gateways, keyed by zero-padded id.
@@ -44,8 +47,25 @@ pub struct Channel {
     pub format: String,
     /// `active` (data within the last 15 minutes), `stale` or `inactive`.
     #[schema(example = "active")]
-    pub status: String,
+    pub status: ChannelStatus,
     pub last_received_at: Option<DateTime<Utc>>,
+}
+
+/// State of a collection channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelStatus {
+    Active,
+    Stale,
+    Inactive,
+}
+
+/// Type of a device that relays logs and flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FirewallDeviceType {
+    Firewall,
+    Gateway,
 }
 
 /// A firewall or gateway whose syslog and flows are relayed by a site agent.
@@ -57,7 +77,7 @@ pub struct FirewallDevice {
     pub name: String,
     /// `firewall` or `gateway`.
     #[serde(rename = "type")]
-    pub device_type: String,
+    pub device_type: FirewallDeviceType,
     pub vendor: String,
     pub model: String,
     pub firmware: String,
@@ -83,10 +103,18 @@ pub struct AdEvent {
     pub controller: String,
     pub account: String,
     /// `success` or `failure`.
-    pub outcome: String,
+    pub outcome: Outcome,
     pub source_ip: Option<String>,
     /// Seconds between the firewall event and this one (negative: before it).
     pub offset_seconds: i64,
+}
+
+/// Outcome of a directory-controller event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Success,
+    Failure,
 }
 
 /// A firewall event parsed from a log line (spec 2.5).
@@ -174,7 +202,16 @@ pub struct InternalDevice {
     pub machine_id: Option<i64>,
     pub mac: Option<String>,
     /// How the device was identified: `agent`, `dhcp_lease` or `ip_only`.
-    pub identification: String,
+    pub identification: Identification,
+}
+
+/// How an internal device was identified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Identification {
+    Agent,
+    DhcpLease,
+    IpOnly,
 }
 
 /// What marked the external address.
@@ -182,10 +219,19 @@ pub struct InternalDevice {
 pub struct Indicator {
     /// `ids_signature`, `ip_reputation` or `dns_blocklist`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: IndicatorType,
     pub value: String,
     /// Feed or engine that provided it.
     pub source: String,
+}
+
+/// Type of a threat indicator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IndicatorType {
+    IdsSignature,
+    IpReputation,
+    DnsBlocklist,
 }
 
 /// The SIEM incident raised for a threat.
@@ -193,7 +239,7 @@ pub struct Indicator {
 pub struct SiemRef {
     #[schema(example = "siem-fw-3")]
     pub id: String,
-    pub status: String,
+    pub status: SiemStatus,
 }
 
 /// One internal device, external address and day.
@@ -206,12 +252,12 @@ pub struct Threat {
     /// Observation sources: `gateway`, `firewall`, `agent`.
     pub sources: Vec<String>,
     pub indicator: Indicator,
-    pub severity: String,
+    pub severity: Criticality,
     pub hits: u32,
     pub first_seen_at: DateTime<Utc>,
     pub last_seen_at: DateTime<Utc>,
     /// `open` or `acknowledged`.
-    pub status: String,
+    pub status: ThreatStatus,
     pub siem_incident: Option<SiemRef>,
 }
 
@@ -357,7 +403,7 @@ pub struct TunnelReport {
     pub ups: f64,
     pub downs: f64,
     /// State now (`up`, `down`, `degraded`), from the network inventory.
-    pub status: Option<String>,
+    pub status: Option<LinkStatus>,
 }
 
 /// Collection state of a device over the period.
@@ -374,7 +420,7 @@ pub struct CollectionState {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Report {
     /// `24h`, `7d`, `30d` or `90d`.
-    pub period: String,
+    pub period: ReportPeriod,
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     pub summary: ReportSummary,

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
 use netops_shared::module::BoxFuture;
-use netops_shared::network::DeviceDetail;
+use netops_shared::network::{DeviceDetail, DeviceType};
 use netops_shared::store::{Record, Rollup, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -414,7 +414,12 @@ pub fn devices(ctx: &SeedCtx, net: &[DeviceDetail]) -> Vec<(FirewallDevice, Form
     let mut rng = ctx.rng("firewall/devices");
     let edge: Vec<&DeviceDetail> = net
         .iter()
-        .filter(|d| matches!(d.device.device_type.as_str(), "firewall" | "router"))
+        .filter(|d| {
+            matches!(
+                d.device.device_type,
+                DeviceType::Firewall | DeviceType::Router
+            )
+        })
         .collect();
     let count = edge.len();
     edge.into_iter()
@@ -439,12 +444,11 @@ pub fn devices(ctx: &SeedCtx, net: &[DeviceDetail]) -> Vec<(FirewallDevice, Form
             let fw = FirewallDevice {
                 id: dev.id,
                 name: dev.name.clone(),
-                device_type: if dev.device_type == "firewall" {
-                    "firewall"
+                device_type: if dev.device_type == DeviceType::Firewall {
+                    FirewallDeviceType::Firewall
                 } else {
-                    "gateway"
-                }
-                .into(),
+                    FirewallDeviceType::Gateway
+                },
                 vendor: dev.vendor.clone(),
                 model: dev.model.clone(),
                 firmware: dev.firmware.clone(),
@@ -454,17 +458,21 @@ pub fn devices(ctx: &SeedCtx, net: &[DeviceDetail]) -> Vec<(FirewallDevice, Form
                 relay_agent: relay,
                 syslog: Channel {
                     format: format.as_str().into(),
-                    status: if stale { "stale" } else { "active" }.into(),
+                    status: if stale {
+                        ChannelStatus::Stale
+                    } else {
+                        ChannelStatus::Active
+                    },
                     last_received_at: Some(last),
                 },
                 flows: Channel {
-                    format: if dev.device_type == "firewall" {
+                    format: if dev.device_type == DeviceType::Firewall {
                         "IPFIX"
                     } else {
                         "NetFlow v9"
                     }
                     .into(),
-                    status: "active".into(),
+                    status: ChannelStatus::Active,
                     last_received_at: Some(ctx.now - Duration::seconds(rng.random_range(30..120))),
                 },
             };
@@ -522,7 +530,7 @@ impl Ctx<'_> {
             .unwrap_or_default();
         let machine = (!site_machines.is_empty())
             .then(|| site_machines[rng.random_range(0..site_machines.len())]);
-        let gateway = dev.device_type == "gateway";
+        let gateway = dev.device_type == FirewallDeviceType::Gateway;
         let sport = rng.random_range(49152..65535);
         match roll {
             0..=29 => {
@@ -737,11 +745,10 @@ fn dir_event(
         controller: ctx.controller.clone(),
         account: account.to_owned(),
         outcome: if matches!(event_id, 4624 | 4768) {
-            "success"
+            Outcome::Success
         } else {
-            "failure"
-        }
-        .into(),
+            Outcome::Failure
+        },
         source_ip: ip,
         offset_seconds: 0,
     }
@@ -990,7 +997,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         let first_fw = c
             .devices
             .iter()
-            .position(|(d, _)| d.device_type == "firewall")
+            .position(|(d, _)| d.device_type == FirewallDeviceType::Firewall)
             .unwrap_or(0);
         for (k, (cat, act)) in [
             (Category::Auth, Action::Success),
@@ -1059,11 +1066,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             first.days.push(today);
         }
         for camp in &campaigns {
-            let Some(dev_idx) = c
-                .devices
-                .iter()
-                .position(|(d, _)| d.site == camp.site && d.device_type == "firewall")
-            else {
+            let Some(dev_idx) = c.devices.iter().position(|(d, _)| {
+                d.site == camp.site && d.device_type == FirewallDeviceType::Firewall
+            }) else {
                 continue;
             };
             for day in &camp.days {
@@ -1195,21 +1200,19 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                             .is_none()
                             .then(|| format!("3c:22:fb:{:02x}:{:02x}:{:02x}", k, n % 256, 0x42)),
                         identification: match (camp.machine, k % 2) {
-                            (Some(_), _) => "agent",
-                            (None, 0) => "dhcp_lease",
-                            (None, _) => "ip_only",
-                        }
-                        .into(),
+                            (Some(_), _) => Identification::Agent,
+                            (None, 0) => Identification::DhcpLease,
+                            (None, _) => Identification::IpOnly,
+                        },
                     },
                     external_ip: camp.c2.0.into(),
                     sources,
                     indicator: Indicator {
                         kind: if k % 2 == 0 {
-                            "ids_signature"
+                            IndicatorType::IdsSignature
                         } else {
-                            "ip_reputation"
-                        }
-                        .into(),
+                            IndicatorType::IpReputation
+                        },
                         value: if k % 2 == 0 {
                             camp.c2.1.into()
                         } else {
@@ -1217,14 +1220,26 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         },
                         source: camp.c2.2.into(),
                     },
-                    severity: if k % 2 == 0 { "critical" } else { "high" }.into(),
+                    severity: if k % 2 == 0 {
+                        Criticality::Critical
+                    } else {
+                        Criticality::High
+                    },
                     hits: hits.len() as u32,
                     first_seen_at: DateTime::from_timestamp_millis(first.ts).unwrap_or(*day),
                     last_seen_at: DateTime::from_timestamp_millis(last.ts).unwrap_or(*day),
-                    status: if open { "open" } else { "acknowledged" }.into(),
+                    status: if open {
+                        ThreatStatus::Open
+                    } else {
+                        ThreatStatus::Acknowledged
+                    },
                     siem_incident: (k % 2 == 0).then(|| SiemRef {
                         id: format!("siem-fw-{}", ctx.tenant.id_base + k as i64 + 1),
-                        status: if open { "OPEN" } else { "ACKNOWLEDGED" }.into(),
+                        status: if open {
+                            SiemStatus::Open
+                        } else {
+                            SiemStatus::Acknowledged
+                        },
                     }),
                 };
                 threats.push(Record {

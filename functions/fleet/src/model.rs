@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 pub use netops_shared::lookup::MACHINES;
+pub use netops_shared::states::AgentStatus;
 
 /// Ordinateur équipé de l'agent.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -21,7 +22,7 @@ pub struct Machine {
     pub agent_version: String,
     /// État de l'agent : `online` ou `offline`.
     #[schema(example = "online")]
-    pub status: String,
+    pub status: AgentStatus,
     pub last_seen_at: DateTime<Utc>,
     /// Modules actifs sur la machine (`netflow`, `netdiag`).
     pub modules: Vec<String>,

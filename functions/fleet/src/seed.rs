@@ -4,7 +4,7 @@ use netops_shared::demo::SeedCtx;
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 
-use crate::model::{MACHINES, Machine};
+use crate::model::{AgentStatus, MACHINES, Machine};
 
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
@@ -18,7 +18,11 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     ip: m.ip.clone(),
                     os: m.os.clone(),
                     agent_version: m.agent_version.clone(),
-                    status: if m.online { "online" } else { "offline" }.into(),
+                    status: if m.online {
+                        AgentStatus::Online
+                    } else {
+                        AgentStatus::Offline
+                    },
                     last_seen_at: m.last_seen_at,
                     modules: m.modules.iter().map(|s| s.to_string()).collect(),
                 };

@@ -9,7 +9,8 @@ use serde_json::json;
 
 use crate::model::{
     ASSET_SOFTWARE, ASSET_SOFTWARE_MAX, ASSETS, Asset, AssetDetail, AssetSoftwareDoc, AssetsQuery,
-    CVE_RECORDS, CveRecord, CvesQuery, Flag, SOFTWARE, Software, SoftwareQuery, asset_key,
+    CVE_RECORDS, CveRecord, CvesQuery, EolStatus, Flag, SOFTWARE, Software, SoftwareQuery,
+    asset_key,
 };
 
 /// A search text, trimmed; blank means no filter.
@@ -109,7 +110,10 @@ pub async fn list_software(
             Pred::Gte("cve_count", 1.0)
         })
         .and_some(q.eol.filter(|f| *f == Flag::On), |_| {
-            Pred::In("eol_status", vec![json!("eol"), json!("warning")])
+            Pred::In(
+                "eol_status",
+                vec![json!(EolStatus::Eol), json!(EolStatus::Warning)],
+            )
         });
     let (docs, meta) = docs_page(&state, &caller, &page, SOFTWARE, &filter, &q).await?;
     let data = docs

@@ -51,7 +51,7 @@ pub struct Asset {
     #[schema(example = "10.0.26100")]
     pub os_build: String,
     /// `laptop`, `workstation` or `server`.
-    pub kind: String,
+    pub kind: AssetKind,
     /// Site code.
     #[schema(example = "PAR")]
     pub site: String,
@@ -63,6 +63,24 @@ pub struct Asset {
     pub last_inventory_at: DateTime<Utc>,
 }
 
+/// Kind of computer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AssetKind {
+    Laptop,
+    Workstation,
+    Server,
+}
+
+/// End-of-life status of a software version (spec 3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EolStatus {
+    Eol,
+    Warning,
+    Unknown,
+}
+
 /// One installed software entry of an asset.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct InstalledSoftware {
@@ -72,7 +90,7 @@ pub struct InstalledSoftware {
     pub version: String,
     pub installed_at: DateTime<Utc>,
     /// `eol`, `warning` or `unknown`.
-    pub eol_status: String,
+    pub eol_status: EolStatus,
 }
 
 /// `GET /inventory/assets/{id}`: the asset and its installed software (at most 500).
@@ -104,7 +122,7 @@ pub struct Software {
     /// End-of-life status: `eol` (support ended), `warning` (ends within 12 months) or
     /// `unknown` (no end of life reached or announced within 12 months).
     #[schema(example = "unknown")]
-    pub eol_status: String,
+    pub eol_status: EolStatus,
     /// End of support, when known.
     #[schema(value_type = Option<String>, format = Date)]
     pub eol_date: Option<String>,
@@ -137,7 +155,7 @@ pub struct CveRecord {
     pub known_exploited: bool,
     /// `open`, `acknowledged` or `mitigated`.
     #[schema(example = "open")]
-    pub status: String,
+    pub status: CveStatus,
     /// Number of assets running the affected version.
     pub affected_assets: u32,
     #[schema(value_type = String, format = Date)]

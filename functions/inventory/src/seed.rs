@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use crate::catalog::{self, TITLES, Target};
 use crate::model::{
-    ASSET_SOFTWARE, ASSETS, Asset, AssetSoftwareDoc, CVE_RECORDS, CveRecord, Hardware,
-    InstalledSoftware, SOFTWARE, Software, asset_key,
+    ASSET_SOFTWARE, ASSETS, Asset, AssetKind, AssetSoftwareDoc, CVE_RECORDS, CveRecord, CveStatus,
+    EolStatus, Hardware, InstalledSoftware, SOFTWARE, Software, asset_key,
 };
 
 fn json(v: impl Serialize) -> Value {
@@ -218,7 +218,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         publisher: title.publisher.into(),
                         version: title.version.into(),
                         installed_at: ctx.now - Duration::days(rng.random_range(1..700)),
-                        eol_status: title.eol.into(),
+                        eol_status: title.eol,
                     });
                 }
             }
@@ -241,7 +241,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         publisher: "Microsoft Corporation".into(),
                         version: format!("KB{}", hotfix_kb(j)),
                         installed_at: ctx.now - Duration::days(rng.random_range(1..400)),
-                        eol_status: "unknown".into(),
+                        eol_status: EolStatus::Unknown,
                     });
                 }
             }
@@ -261,11 +261,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 os: m.os.clone(),
                 os_build: os_build(&m.os).into(),
                 kind: match m.kind {
-                    MachineKind::Laptop => "laptop",
-                    MachineKind::Workstation => "workstation",
-                    MachineKind::Server => "server",
-                }
-                .into(),
+                    MachineKind::Laptop => AssetKind::Laptop,
+                    MachineKind::Workstation => AssetKind::Workstation,
+                    MachineKind::Server => AssetKind::Server,
+                },
                 site: m.site.code.into(),
                 hardware: hardware(&mut rng, m, p),
                 software_count: software.len() as u32,
@@ -302,7 +301,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     publisher: title.publisher.into(),
                     version: title.version.into(),
                     install_count: count,
-                    eol_status: title.eol.into(),
+                    eol_status: title.eol,
                     eol_date: title.eol_date.map(str::to_owned),
                     cve_count: title.cves.len() as u32,
                     max_cvss: scores.iter().copied().reduce(f64::max),
@@ -311,12 +310,18 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             for cve in title.cves.iter().filter_map(|c| catalog::cve(c)) {
                 // The first three records show every status; the rest are mostly open.
                 let status = match n_record {
-                    0 => "open",
-                    1 => "acknowledged",
-                    2 => "mitigated",
+                    0 => CveStatus::Open,
+                    1 => CveStatus::Acknowledged,
+                    2 => CveStatus::Mitigated,
                     _ => *pick(
                         &mut rng,
-                        &["open", "open", "open", "acknowledged", "mitigated"],
+                        &[
+                            CveStatus::Open,
+                            CveStatus::Open,
+                            CveStatus::Open,
+                            CveStatus::Acknowledged,
+                            CveStatus::Mitigated,
+                        ],
                     ),
                 };
                 n_record += 1;
@@ -339,7 +344,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         cvss: cve.cvss,
                         epss: cve.epss,
                         known_exploited: cve.known_exploited,
-                        status: status.into(),
+                        status,
                         affected_assets: count,
                         published_at: cve.published.into(),
                         first_seen_at: ctx.now - Duration::days(rng.random_range(1..90)),
@@ -360,7 +365,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     publisher: "Microsoft Corporation".into(),
                     version: format!("KB{}", hotfix_kb(j)),
                     install_count: installs.get(&id).copied().unwrap_or(0),
-                    eol_status: "unknown".into(),
+                    eol_status: EolStatus::Unknown,
                     eol_date: None,
                     cve_count: 0,
                     max_cvss: None,

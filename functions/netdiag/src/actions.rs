@@ -8,10 +8,12 @@ use netops_shared::ApiError;
 use rand::Rng;
 use serde_json::{Map, Value};
 
+use crate::model::ActionKind;
+
 /// What a valid request asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
-    pub action: &'static str,
+    pub action: ActionKind,
     pub target: Option<String>,
     pub seconds: Option<u32>,
 }
@@ -47,9 +49,9 @@ pub fn parse(body: &Map<String, Value>) -> Result<Request, ApiError> {
         ));
     }
     let action = match body.get("action").and_then(Value::as_str) {
-        Some("trace") => "trace",
-        Some("speed") => "speed",
-        Some("capture") => "capture",
+        Some("trace") => ActionKind::Trace,
+        Some("speed") => ActionKind::Speed,
+        Some("capture") => ActionKind::Capture,
         _ => {
             return Err(bad(
                 "action",
@@ -60,7 +62,7 @@ pub fn parse(body: &Map<String, Value>) -> Result<Request, ApiError> {
     };
     let target = match body.get("target") {
         None | Some(Value::Null) => None,
-        Some(_) if action != "trace" => {
+        Some(_) if action != ActionKind::Trace => {
             return Err(bad(
                 "target",
                 "réservé à l'action trace",
@@ -79,8 +81,8 @@ pub fn parse(body: &Map<String, Value>) -> Result<Request, ApiError> {
         },
     };
     let seconds = match body.get("seconds") {
-        None | Some(Value::Null) => (action == "capture").then_some(30),
-        Some(_) if action != "capture" => {
+        None | Some(Value::Null) => (action == ActionKind::Capture).then_some(30),
+        Some(_) if action != ActionKind::Capture => {
             return Err(bad(
                 "seconds",
                 "réservé à l'action capture",

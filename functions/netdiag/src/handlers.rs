@@ -51,7 +51,7 @@ pub async fn list_netdiag_machines(
         .read_all(
             tenant,
             ALERTS,
-            &Filter::all().and(Pred::Eq("status", json!("open"))),
+            &Filter::all().and(Pred::Eq("status", json!(AlertState::Open))),
         )
         .await?
         .items
@@ -71,13 +71,17 @@ pub async fn list_netdiag_machines(
             hostname: d.key.clone(),
             ip: m["ip"].as_str().unwrap_or_default().to_owned(),
             os: m["os"].as_str().unwrap_or_default().to_owned(),
-            status: m["status"].as_str().unwrap_or_default().to_owned(),
+            status: decode(m["status"].clone())?,
             last_seen_at: decode(m["last_seen_at"].clone())?,
             verdict: st.verdict,
             cause: st.cause.clone(),
             verdict_since: st.since,
             last_measure_at: st.last_measure_at,
-            alert_state: if alert.is_some() { "open" } else { "none" }.into(),
+            alert_state: if alert.is_some() {
+                DiagAlertState::Open
+            } else {
+                DiagAlertState::None
+            },
             alert,
         });
     }
@@ -375,8 +379,8 @@ pub async fn start_netdiag_action(
     state.docs.machine(&caller.tenant, &hostname).await?;
     let action = Action {
         action_id: actions::new_id(),
-        action: request.action.into(),
-        status: "queued".into(),
+        action: request.action,
+        status: ActionStatus::Queued,
         requested_at: chrono::Utc::now(),
         hostname: hostname.clone(),
         target: request.target,

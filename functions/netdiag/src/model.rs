@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 pub use netops_shared::lookup::MACHINES;
+pub use netops_shared::states::{AgentStatus, AlertState, Severity};
 /// Current diagnostic state per machine, keyed by hostname.
 pub const STATES: &str = "netdiag_state";
 /// NetDiag alerts, keyed by alert id `nd-<hostname>-<n>` (read by the alerts module too).
@@ -126,12 +127,20 @@ pub const HIDDEN_SOURCES: [&str; 2] = ["file", "fg"];
 pub struct Link {
     /// `wifi` or `ethernet`.
     #[schema(example = "wifi")]
-    pub kind: String,
+    pub kind: LinkKind,
     pub connected: bool,
     /// Negotiated speed in Mbit/s (0 when disconnected).
     pub speed_mbps: u32,
     #[schema(example = "Intel(R) Wi-Fi 6 AX201 160MHz")]
     pub adapter: String,
+}
+
+/// Physical link type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    Wifi,
+    Ethernet,
 }
 
 /// Wireless state, when the link is Wi-Fi.
@@ -173,11 +182,32 @@ pub struct ProbeResult {
     #[schema(example = "teams.microsoft.com:443")]
     pub target: String,
     /// `dns`, `tcp`, `http` or `icmp`.
-    pub kind: String,
+    pub kind: ProbeKind,
     pub ok: bool,
     pub ms: Option<f64>,
     /// Why the probe failed.
     pub error: Option<String>,
+}
+
+/// What a probe checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    Dns,
+    Tcp,
+    Http,
+    Icmp,
+}
+
+impl ProbeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeKind::Dns => "dns",
+            ProbeKind::Tcp => "tcp",
+            ProbeKind::Http => "http",
+            ProbeKind::Icmp => "icmp",
+        }
+    }
 }
 
 /// One measurement of the agent (every 15 minutes).
@@ -231,9 +261,9 @@ pub struct Alert {
     pub verdict: Verdict,
     pub cause: String,
     /// critical, high, medium, low or info.
-    pub severity: String,
+    pub severity: Severity,
     /// `open` while the machine is not OK, `resolved` once it is back to OK.
-    pub status: String,
+    pub status: AlertState,
     pub title: String,
     pub opened_at: DateTime<Utc>,
     pub resolved_at: Option<DateTime<Utc>>,
@@ -247,16 +277,25 @@ pub struct DiagMachine {
     pub ip: String,
     pub os: String,
     /// Agent state: `online` or `offline`.
-    pub status: String,
+    pub status: AgentStatus,
     pub last_seen_at: DateTime<Utc>,
     /// Verdict of the latest measurement.
     pub verdict: Verdict,
     pub cause: Option<String>,
     pub verdict_since: DateTime<Utc>,
     pub last_measure_at: DateTime<Utc>,
-    pub alert_state: String,
+    /// `open` while a NetDiag alert is in progress, `none` otherwise.
+    pub alert_state: DiagAlertState,
     /// The NetDiag alert in progress (null when none).
     pub alert: Option<Alert>,
+}
+
+/// Whether a machine under diagnosis has an alert in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagAlertState {
+    Open,
+    None,
 }
 
 /// Share of one verdict over the window.
@@ -316,7 +355,7 @@ pub struct Event {
     #[schema(example = "wlan")]
     pub source: String,
     /// critical, high, medium, low or info.
-    pub severity: String,
+    pub severity: Severity,
     pub message: String,
     /// Source-specific details.
     #[schema(value_type = Object)]
@@ -336,7 +375,7 @@ pub struct Dependency {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ProbeDef {
     pub target: String,
-    pub kind: String,
+    pub kind: ProbeKind,
 }
 
 /// The followed applications of a machine, as stored (collection [`APPS`], keyed by host name).
@@ -379,7 +418,7 @@ pub struct Load {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ProbeStats {
     pub target: String,
-    pub kind: String,
+    pub kind: ProbeKind,
     pub checks: u64,
     pub success_pct: f64,
     pub avg_ms: Option<f64>,
@@ -396,11 +435,20 @@ pub struct MemoryPoint {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct MemoryTrend {
     /// `rising`, `falling` or `stable`.
-    pub direction: String,
+    pub direction: Trend,
     /// Change from the first to the last quarter of the window, percent.
     pub change_pct: f64,
     /// Averages over evenly sized slices of the window (at most 48 points).
     pub points: Vec<MemoryPoint>,
+}
+
+/// Direction of a trend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    Rising,
+    Falling,
+    Stable,
 }
 
 /// `GET /netdiag/machines/{hostname}/apps`: a followed application.
@@ -506,11 +554,28 @@ pub struct SettingsUpdate {
 pub struct ActionRequest {
     /// `trace`, `speed` or `capture`.
     #[schema(example = "trace")]
-    pub action: String,
+    pub action: ActionKind,
     /// Only for `trace`: host name or address; the gateway when absent.
     pub target: Option<String>,
     /// Only for `capture`: 5 to 120 seconds, default 30.
     pub seconds: Option<u32>,
+}
+
+/// A diagnostic action: traceroute, speed test or network capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    Trace,
+    Speed,
+    Capture,
+}
+
+/// State of a diagnostic action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionStatus {
+    Queued,
+    Completed,
 }
 
 /// A diagnostic action as stored and answered.
@@ -519,9 +584,9 @@ pub struct Action {
     #[schema(example = "act-19a8f3c2b4d-5e21a0")]
     pub action_id: String,
     /// `trace`, `speed` or `capture`.
-    pub action: String,
+    pub action: ActionKind,
     /// `queued` until the agent reports, then `completed`.
-    pub status: String,
+    pub status: ActionStatus,
     pub requested_at: DateTime<Utc>,
     pub hostname: String,
     #[serde(skip_serializing_if = "Option::is_none")]

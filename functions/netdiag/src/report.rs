@@ -5,9 +5,12 @@
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use netops_shared::{ApiError, AppState, Window};
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::model::{Alert, Event, Measurement, SAMPLE_MINUTES, State, Verdict};
+use crate::model::{
+    AgentStatus, Alert, Event, LinkKind, Measurement, SAMPLE_MINUTES, Severity, State, Verdict,
+};
 use crate::pdf::{BLACK, Doc, Font, GREY, PAGE_H, PAGE_W, Rgb, WHITE, fit, width, wrap};
 use crate::service::{self, Distribution};
 
@@ -85,16 +88,16 @@ impl Options {
         }
     }
 
-    fn severity(&self, s: &str) -> String {
+    fn severity(&self, s: Severity) -> String {
         if self.en {
-            return s.to_owned();
+            return s.as_str().to_owned();
         }
         match s {
-            "critical" => "critique",
-            "high" => "élevée",
-            "medium" => "moyenne",
-            "low" => "faible",
-            other => other,
+            Severity::Critical => "critique",
+            Severity::High => "élevée",
+            Severity::Medium => "moyenne",
+            Severity::Low => "faible",
+            Severity::Info => "info",
         }
         .to_owned()
     }
@@ -298,10 +301,10 @@ fn facts(wr: &mut Writer, d: &Data) {
     let opt = wr.opt;
     let m = &d.machine;
     let s = |k: &str| m[k].as_str().unwrap_or("—").to_owned();
-    let agent = match m["status"].as_str() {
-        Some("online") => opt.t("en ligne", "online").to_owned(),
-        Some("offline") => opt.t("hors ligne", "offline").to_owned(),
-        other => other.unwrap_or("—").to_owned(),
+    let agent = match AgentStatus::deserialize(&m["status"]) {
+        Ok(AgentStatus::Online) => opt.t("en ligne", "online").to_owned(),
+        Ok(AgentStatus::Offline) => opt.t("hors ligne", "offline").to_owned(),
+        Err(_) => m["status"].as_str().unwrap_or("—").to_owned(),
     };
     let cols = [LEFT, LEFT + 95.0, LEFT + 265.0, LEFT + 385.0, RIGHT];
     let width_of = |i: usize| cols[i + 1] - cols[i] - 8.0;
@@ -352,7 +355,7 @@ fn facts(wr: &mut Writer, d: &Data) {
         cols[3] - cols[0] - 8.0,
     );
     let alert = match &d.alert {
-        Some(a) => format!("{} · {}", opt.severity(&a.severity), a.id),
+        Some(a) => format!("{} · {}", opt.severity(a.severity), a.id),
         None => opt.t("aucune", "none").to_owned(),
     };
     wr.field(
@@ -575,7 +578,7 @@ fn latest(wr: &mut Writer, d: &Data) {
             m.link.adapter
         )
     } else {
-        let kind = if m.link.kind == "wifi" {
+        let kind = if m.link.kind == LinkKind::Wifi {
             "Wi-Fi"
         } else {
             "Ethernet"
@@ -627,7 +630,10 @@ fn latest(wr: &mut Writer, d: &Data) {
         } else {
             ""
         };
-        wr.kv(key, &format!("{} [{}] : {result}", p.target, p.kind));
+        wr.kv(
+            key,
+            &format!("{} [{}] : {result}", p.target, p.kind.as_str()),
+        );
     }
 }
 
@@ -654,11 +660,11 @@ fn events(wr: &mut Writer, d: &Data) {
     for e in &d.events {
         let lines = wrap(&e.message, 9.0, Font::Regular, RIGHT - msg_x);
         wr.ensure(12.0 * lines.len() as f32 + 6.0);
-        let sev_color = match e.severity.as_str() {
-            "critical" => Rgb(0.75, 0.1, 0.1),
-            "high" => Rgb(0.86, 0.3, 0.15),
-            "medium" => Rgb(0.85, 0.55, 0.05),
-            _ => GREY,
+        let sev_color = match e.severity {
+            Severity::Critical => Rgb(0.75, 0.1, 0.1),
+            Severity::High => Rgb(0.86, 0.3, 0.15),
+            Severity::Medium => Rgb(0.85, 0.55, 0.05),
+            Severity::Low | Severity::Info => GREY,
         };
         wr.doc
             .text(LEFT, wr.y, 8.5, Font::Regular, BLACK, &opt.time(e.at));
@@ -668,7 +674,7 @@ fn events(wr: &mut Writer, d: &Data) {
             8.5,
             Font::Bold,
             sev_color,
-            &opt.severity(&e.severity),
+            &opt.severity(e.severity),
         );
         wr.doc
             .text(LEFT + 118.0, wr.y, 8.5, Font::Regular, GREY, &e.source);

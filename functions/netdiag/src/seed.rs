@@ -95,17 +95,17 @@ pub fn alert_title(v: Verdict, hostname: &str, cause: &str) -> String {
 }
 
 /// Severity of the alert of an episode.
-fn severity(v: Verdict, minutes: i64) -> &'static str {
+fn severity(v: Verdict, minutes: i64) -> Severity {
     if minutes < 45 {
-        return "info";
+        return Severity::Info;
     }
     match v {
-        Verdict::WAN if minutes >= 120 => "critical",
-        Verdict::WAN | Verdict::INFRA => "high",
-        Verdict::SERVICE if minutes >= 180 => "high",
-        Verdict::DNS if minutes >= 150 => "high",
-        Verdict::LAN | Verdict::DNS | Verdict::SERVICE => "medium",
-        Verdict::PC | Verdict::OK => "low",
+        Verdict::WAN if minutes >= 120 => Severity::Critical,
+        Verdict::WAN | Verdict::INFRA => Severity::High,
+        Verdict::SERVICE if minutes >= 180 => Severity::High,
+        Verdict::DNS if minutes >= 150 => Severity::High,
+        Verdict::LAN | Verdict::DNS | Verdict::SERVICE => Severity::Medium,
+        Verdict::PC | Verdict::OK => Severity::Low,
     }
 }
 
@@ -328,10 +328,10 @@ fn measurement(rng: &mut StdRng, c: &Ctx, at: DateTime<Utc>, ep: Option<&Episode
         }
     }
     let targets = [
-        (c.domain.to_string(), "dns"),
-        ("www.google.com:443".to_owned(), "tcp"),
-        ("teams.microsoft.com:443".to_owned(), "http"),
-        (format!("intranet.{}:443", c.domain), "http"),
+        (c.domain.to_string(), ProbeKind::Dns),
+        ("www.google.com:443".to_owned(), ProbeKind::Tcp),
+        ("teams.microsoft.com:443".to_owned(), ProbeKind::Http),
+        (format!("intranet.{}:443", c.domain), ProbeKind::Http),
     ];
     let base_ms = [dns, net, net + 8.0, gw + 6.0];
     let probes = targets
@@ -339,7 +339,7 @@ fn measurement(rng: &mut StdRng, c: &Ctx, at: DateTime<Utc>, ep: Option<&Episode
         .enumerate()
         .map(|(i, (target, kind))| ProbeResult {
             target,
-            kind: kind.into(),
+            kind,
             ok: fail[i].is_none(),
             ms: fail[i].is_none().then(|| round1(base_ms[i])),
             error: fail[i].map(str::to_owned),
@@ -351,7 +351,11 @@ fn measurement(rng: &mut StdRng, c: &Ctx, at: DateTime<Utc>, ep: Option<&Episode
         verdict,
         cause: ep.map(|e| e.cause_text().to_owned()),
         link: Link {
-            kind: if c.wifi { "wifi" } else { "ethernet" }.into(),
+            kind: if c.wifi {
+                LinkKind::Wifi
+            } else {
+                LinkKind::Ethernet
+            },
             connected,
             speed_mbps: if !connected {
                 0
@@ -392,9 +396,9 @@ fn app_catalog(domain: &str, tenant: &str) -> Vec<AppDef> {
         port,
         protocol: protocol.into(),
     };
-    let probe = |target: &str, kind: &str| ProbeDef {
+    let probe = |target: &str, kind: ProbeKind| ProbeDef {
         target: target.into(),
-        kind: kind.into(),
+        kind,
     };
     vec![
         AppDef {
@@ -407,8 +411,8 @@ fn app_catalog(domain: &str, tenant: &str) -> Vec<AppDef> {
             ],
             hourly: None,
             probes: vec![
-                probe("teams.microsoft.com:443", "http"),
-                probe("login.microsoftonline.com:443", "tcp"),
+                probe("teams.microsoft.com:443", ProbeKind::Http),
+                probe("login.microsoftonline.com:443", ProbeKind::Tcp),
             ],
         },
         AppDef {
@@ -419,7 +423,7 @@ fn app_catalog(domain: &str, tenant: &str) -> Vec<AppDef> {
                 dep("autodiscover.outlook.com", 443, "tcp"),
             ],
             hourly: None,
-            probes: vec![probe("outlook.office365.com:443", "http")],
+            probes: vec![probe("outlook.office365.com:443", ProbeKind::Http)],
         },
         AppDef {
             name: "ERP interne".into(),
@@ -430,8 +434,8 @@ fn app_catalog(domain: &str, tenant: &str) -> Vec<AppDef> {
             ],
             hourly: None,
             probes: vec![
-                probe(&format!("erp.{domain}:443"), "http"),
-                probe(&format!("sql01.{domain}:1433"), "tcp"),
+                probe(&format!("erp.{domain}:443"), ProbeKind::Http),
+                probe(&format!("sql01.{domain}:1433"), ProbeKind::Tcp),
             ],
         },
         AppDef {
@@ -439,27 +443,33 @@ fn app_catalog(domain: &str, tenant: &str) -> Vec<AppDef> {
             executable: "msedge.exe".into(),
             dependencies: vec![dep(&format!("{tenant}.sharepoint.com"), 443, "tcp")],
             hourly: None,
-            probes: vec![probe(&format!("{tenant}.sharepoint.com:443"), "http")],
+            probes: vec![probe(
+                &format!("{tenant}.sharepoint.com:443"),
+                ProbeKind::Http,
+            )],
         },
         AppDef {
             name: "OneDrive".into(),
             executable: "onedrive.exe".into(),
             dependencies: vec![dep(&format!("{tenant}-my.sharepoint.com"), 443, "tcp")],
             hourly: None,
-            probes: vec![probe(&format!("{tenant}-my.sharepoint.com:443"), "http")],
+            probes: vec![probe(
+                &format!("{tenant}-my.sharepoint.com:443"),
+                ProbeKind::Http,
+            )],
         },
         AppDef {
             name: "Zoom".into(),
             executable: "zoom.exe".into(),
             dependencies: vec![dep("zoom.us", 443, "tcp"), dep("*.zoom.us", 8801, "udp")],
             hourly: None,
-            probes: vec![probe("zoom.us:443", "http")],
+            probes: vec![probe("zoom.us:443", ProbeKind::Http)],
         },
     ]
 }
 
 /// Background event of a source: severity, message, details.
-fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Value) {
+fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (Severity, String, Value) {
     let host = &c.m.hostname;
     match source {
         "app" => {
@@ -473,27 +483,31 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
             );
             if rng.random_bool(0.2) {
                 (
-                    "medium",
+                    Severity::Medium,
                     format!("{name} s'est arrêté de façon inattendue (code 0xc0000005)"),
                     json!({"executable": exe, "event": "crash", "exit_code": "0xc0000005"}),
                 )
             } else {
                 (
-                    "info",
+                    Severity::Info,
                     format!("{name} démarré"),
                     json!({"executable": exe, "event": "start"}),
                 )
             }
         }
         "appv" => (
-            "low",
+            Severity::Low,
             "Microsoft Teams : temps de réponse dégradé (850 ms)".into(),
             json!({"executable": "ms-teams.exe", "verdict": "SERVICE", "response_ms": 850}),
         ),
         "teams" => {
             let mos = round1(rng.random_range(2.4..4.4));
             let jitter = rng.random_range(3..45);
-            let sev = if mos < 3.0 { "medium" } else { "info" };
+            let sev = if mos < 3.0 {
+                Severity::Medium
+            } else {
+                Severity::Info
+            };
             (
                 sev,
                 format!(
@@ -511,7 +525,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
                 rng.random_range(1..9)
             );
             (
-                "info",
+                Severity::Info,
                 format!("Itinérance Wi-Fi de {} vers {to}", c.ap),
                 json!({"from": c.ap, "to": to, "signal_dbm": rng.random_range(-72..-50)}),
             )
@@ -519,7 +533,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
         "vpn" => {
             if rng.random_bool(0.5) {
                 (
-                    "info",
+                    Severity::Info,
                     "Tunnel VPN établi (GlobalProtect, passerelle vpn-eu.".to_owned()
                         + c.domain
                         + ")",
@@ -527,7 +541,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
                 )
             } else {
                 (
-                    "low",
+                    Severity::Low,
                     "Tunnel VPN fermé : déconnexion à l'initiative de l'utilisateur".into(),
                     json!({"client": "GlobalProtect", "state": "down"}),
                 )
@@ -536,7 +550,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
         "wlan" => {
             if rng.random_bool(0.7) {
                 (
-                    "info",
+                    Severity::Info,
                     format!(
                         "Connecté au réseau Wi-Fi « {} » ({}, canal {})",
                         c.ssid, c.band, c.channel
@@ -545,7 +559,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
                 )
             } else {
                 (
-                    "low",
+                    Severity::Low,
                     format!(
                         "Déconnecté du réseau Wi-Fi « {} » (raison : signal perdu)",
                         c.ssid
@@ -555,14 +569,14 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
             }
         }
         "driver" => (
-            "medium",
+            Severity::Medium,
             format!("Réinitialisation du pilote réseau « {} »", c.adapter),
             json!({"adapter": c.adapter, "event": "reset", "driver_version": "23.60.0.10"}),
         ),
         "trace" => {
             let hops = trace_hops(rng, &c.gateway, "8.8.8.8");
             (
-                "info",
+                Severity::Info,
                 format!(
                     "Traceroute vers 8.8.8.8 : {} sauts, {} ms",
                     hops.len(),
@@ -574,7 +588,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
         "speed" => {
             let (down, up) = speeds(rng);
             (
-                "info",
+                Severity::Info,
                 format!("Test de débit : {down} Mbit/s descendant, {up} Mbit/s montant"),
                 json!({"down_mbps": down, "up_mbps": up, "down_mb": 20, "up_mb": 8, "trigger": "planifié"}),
             )
@@ -583,14 +597,18 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
             let secs = 30;
             let n = rng.random_range(2000..40000);
             (
-                "info",
+                Severity::Info,
                 format!("Capture réseau terminée : {secs} s, {n} paquets"),
                 json!({"seconds": secs, "packets": n, "file": format!("{host}-capture.pcapng"), "trigger": "incident"}),
             )
         }
         "netprofile" => {
             let p = *pick(rng, &["Domaine", "Privé", "Public"]);
-            let sev = if p == "Public" { "medium" } else { "info" };
+            let sev = if p == "Public" {
+                Severity::Medium
+            } else {
+                Severity::Info
+            };
             (
                 sev,
                 format!("Profil réseau Windows : {p}"),
@@ -600,7 +618,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
         "switch" => {
             let port = format!("Gi1/0/{}", rng.random_range(1..48));
             (
-                "info",
+                Severity::Info,
                 format!(
                     "Raccordé au commutateur SW-{}-ETG{} port {port} (LLDP)",
                     c.m.site.code,
@@ -612,13 +630,13 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
         "dhcp" => {
             if rng.random_bool(0.85) {
                 (
-                    "info",
+                    Severity::Info,
                     format!("Bail DHCP renouvelé : {} pour 8 h", c.m.ip),
                     json!({"ip": c.m.ip, "lease_hours": 8, "server": c.gateway}),
                 )
             } else {
                 (
-                    "medium",
+                    Severity::Medium,
                     "Échec du renouvellement du bail DHCP, nouvel essai dans 60 s".into(),
                     json!({"ip": c.m.ip, "event": "renew_failed"}),
                 )
@@ -633,19 +651,23 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
                     ("Passage sur batterie (84 %)", "battery"),
                 ],
             );
-            ("info", msg.into(), json!({"event": ev}))
+            (Severity::Info, msg.into(), json!({"event": ev}))
         }
         "wan" => {
             let ip = format!("203.0.113.{}", rng.random_range(2..250));
             (
-                "low",
+                Severity::Low,
                 format!("Adresse IP publique changée : {ip} (Orange Business)"),
                 json!({"public_ip": ip, "operator": "Orange Business"}),
             )
         }
         "tcpfail" => {
             let n = rng.random_range(3..40);
-            let sev = if n > 20 { "medium" } else { "low" };
+            let sev = if n > 20 {
+                Severity::Medium
+            } else {
+                Severity::Low
+            };
             (
                 sev,
                 format!(
@@ -660,7 +682,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
                 &["OneDrive.exe", "Teams.exe", "chrome.exe", "svchost.exe"],
             );
             (
-                "info",
+                Severity::Info,
                 format!("Processus {p} : pic de 240 connexions réseau"),
                 json!({"process": p, "connections": 240}),
             )
@@ -675,13 +697,13 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
                 ],
             );
             (
-                "info",
+                Severity::Info,
                 format!("Logiciel installé : {s}"),
                 json!({"software": s}),
             )
         }
         "file" => (
-            "info",
+            Severity::Info,
             format!(
                 "Fichier ouvert : C:\\Users\\{}\\Documents\\budget.xlsx",
                 c.m.user.clone().unwrap_or_default()
@@ -689,11 +711,11 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (&'static str, String, Valu
             json!({"path": "budget.xlsx"}),
         ),
         "fg" => (
-            "info",
+            Severity::Info,
             "Fenêtre au premier plan : Messagerie - Outlook".into(),
             json!({"title": "Messagerie - Outlook"}),
         ),
-        _ => ("info", "Évènement de l'agent".into(), json!({})),
+        _ => (Severity::Info, "Évènement de l'agent".into(), json!({})),
     }
 }
 
@@ -867,7 +889,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         ));
 
         // Alerts and the events of each period.
-        let mut evs: Vec<(DateTime<Utc>, &'static str, &'static str, String, Value)> = Vec::new();
+        let mut evs: Vec<(DateTime<Utc>, &'static str, Severity, String, Value)> = Vec::new();
         for (n, e) in eps.iter().enumerate() {
             let id = format!("nd-{}-{}", m.hostname, n + 1);
             let open = e.end > end;
@@ -879,7 +901,11 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
             evs.push((
                 e.start,
                 "verdict",
-                if sev == "info" { "low" } else { sev },
+                if sev == Severity::Info {
+                    Severity::Low
+                } else {
+                    sev
+                },
                 format!("Verdict OK → {v} : {cause}"),
                 json!({"from": "OK", "to": v, "cause": cause}),
             ));
@@ -888,14 +914,14 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                 "alert",
                 sev,
                 format!("Alerte {id} ouverte : {title}"),
-                json!({"alert_id": id, "state": "open", "severity": sev}),
+                json!({"alert_id": id, "state": AlertState::Open, "severity": sev}),
             ));
             if e.verdict == Verdict::SERVICE {
                 let exe = SERVICE_APPS[e.cause % SERVICE_APPS.len()];
                 evs.push((
                     e.start + Duration::seconds(5),
                     "appv",
-                    "medium",
+                    Severity::Medium,
                     format!("{exe} : verdict OK → SERVICE ({cause})"),
                     json!({"executable": exe, "from": "OK", "to": "SERVICE"}),
                 ));
@@ -903,7 +929,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                     evs.push((
                         e.end + Duration::seconds(5),
                         "appv",
-                        "info",
+                        Severity::Info,
                         format!("{exe} : verdict SERVICE → OK"),
                         json!({"executable": exe, "from": "SERVICE", "to": "OK"}),
                     ));
@@ -914,7 +940,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                 evs.push((
                     e.start + Duration::seconds(45),
                     "trace",
-                    "info",
+                    Severity::Info,
                     format!(
                         "Traceroute automatique sur incident vers 8.8.8.8 : {} sauts",
                         hops.len()
@@ -926,16 +952,16 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                 evs.push((
                     e.end,
                     "verdict",
-                    "info",
+                    Severity::Info,
                     format!("Verdict {v} → OK après {}", minutes_text(minutes)),
                     json!({"from": v, "to": "OK", "duration_min": minutes}),
                 ));
                 evs.push((
                     e.end + Duration::seconds(20),
                     "alert",
-                    "info",
+                    Severity::Info,
                     format!("Alerte {id} résolue : retour à OK"),
-                    json!({"alert_id": id, "state": "resolved"}),
+                    json!({"alert_id": id, "state": AlertState::Resolved}),
                 ));
             }
             let alert = Alert {
@@ -943,8 +969,8 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                 hostname: m.hostname.clone(),
                 verdict: e.verdict,
                 cause: cause.to_owned(),
-                severity: sev.into(),
-                status: if open { "open" } else { "resolved" }.into(),
+                severity: sev,
+                status: AlertState::open_if(open),
                 title,
                 opened_at: e.start,
                 resolved_at: (!open).then_some(e.end),

@@ -277,7 +277,11 @@ pub async fn notable_events(
 ) -> Result<Vec<Event>, ApiError> {
     let filter = events_filter(&SOURCES, None).and(Pred::In(
         "severity",
-        vec![json!("critical"), json!("high"), json!("medium")],
+        vec![
+            json!(Severity::Critical),
+            json!(Severity::High),
+            json!(Severity::Medium),
+        ],
     ));
     let page = app
         .series
@@ -386,7 +390,7 @@ fn app_stats(def: AppDef, span: Option<Span>, periods: &[Period], w: &Window) ->
         .enumerate()
         .map(|(k, p)| ProbeStats {
             target: p.target.clone(),
-            kind: p.kind.clone(),
+            kind: p.kind,
             checks: total,
             success_pct: share(total.saturating_sub(failed), total),
             avg_ms: (!probe_ms[k].is_empty()).then(|| round1(avg(&probe_ms[k]))),
@@ -441,14 +445,14 @@ fn memory_trend(hourly: &[(DateTime<Utc>, f64)], w: &Window) -> MemoryTrend {
         0.0
     };
     let direction = if change_pct >= 15.0 {
-        "rising"
+        Trend::Rising
     } else if change_pct <= -15.0 {
-        "falling"
+        Trend::Falling
     } else {
-        "stable"
+        Trend::Stable
     };
     MemoryTrend {
-        direction: direction.into(),
+        direction,
         change_pct,
         points,
     }

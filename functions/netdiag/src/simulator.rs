@@ -12,7 +12,9 @@ use netops_shared::{ApiError, AppState};
 use rand::Rng;
 use serde_json::{Value, json};
 
-use crate::model::{ACTIONS, Action, EVENTS, MACHINES};
+use crate::model::{
+    ACTIONS, Action, ActionKind, ActionStatus, AgentStatus, EVENTS, MACHINES, Severity,
+};
 use crate::seed::{speeds, trace_hops};
 
 /// Seconds an action stays queued before an online agent reports it.
@@ -35,7 +37,7 @@ pub fn worker(state: AppState) -> BoxFuture<'static, ()> {
 
 /// Completes the due actions of online machines of one tenant; returns how many.
 pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, ApiError> {
-    let filter = Filter::all().and(Pred::Eq("status", json!("queued")));
+    let filter = Filter::all().and(Pred::Eq("status", json!(ActionStatus::Queued)));
     let queued = state.docs.list(tenant, ACTIONS, &filter, None, 200).await?;
     let now = Utc::now();
     let mut done = 0;
@@ -49,7 +51,7 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
         let Some(machine) = state.docs.get(tenant, MACHINES, &action.hostname).await? else {
             continue;
         };
-        if machine.body["status"] != "online" {
+        if machine.body["status"] != json!(AgentStatus::Online) {
             continue;
         }
         let ip = machine.body["ip"].as_str().unwrap_or("10.0.0.10");
@@ -60,7 +62,7 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
         let (message, details) = result(&action, &gateway);
         let event_id = format!("ev-{}", action.action_id);
         let body = json!({
-            "id": event_id, "at": now, "source": action.action, "severity": "info",
+            "id": event_id, "at": now, "source": action.action, "severity": Severity::Info,
             "message": message, "details": details,
         });
         state
@@ -76,7 +78,7 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
                 }],
             )
             .await?;
-        action.status = "completed".into();
+        action.status = ActionStatus::Completed;
         action.completed_at = Some(now);
         action.event_id = Some(event_id);
         let value = serde_json::to_value(&action).map_err(|e| ApiError::internal(&e))?;
@@ -92,8 +94,8 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
 /// The result the agent reports: message and details of the event.
 fn result(action: &Action, gateway: &str) -> (String, Value) {
     let mut rng = rand::rng();
-    match action.action.as_str() {
-        "trace" => {
+    match action.action {
+        ActionKind::Trace => {
             let target = action.target.clone().unwrap_or_else(|| gateway.to_owned());
             let hops = if target == gateway {
                 vec![
@@ -116,7 +118,7 @@ fn result(action: &Action, gateway: &str) -> (String, Value) {
                 json!({"target": target, "gateway": action.target.is_none(), "hops": hops, "action_id": action.action_id}),
             )
         }
-        "speed" => {
+        ActionKind::Speed => {
             let (down, up) = speeds(&mut rng);
             (
                 format!(
@@ -125,7 +127,7 @@ fn result(action: &Action, gateway: &str) -> (String, Value) {
                 json!({"down_mbps": down, "up_mbps": up, "down_mb": 20, "up_mb": 8, "server": "speedtest.netops.example", "action_id": action.action_id}),
             )
         }
-        _ => {
+        ActionKind::Capture => {
             let seconds = action.seconds.unwrap_or(30);
             let packets = u64::from(seconds) * rng.random_range(150..900);
             let file = format!("{}-{}.pcapng", action.hostname, action.action_id);

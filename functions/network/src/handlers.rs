@@ -208,7 +208,7 @@ pub async fn list_alerts(
 ) -> ApiResult<Vec<NetworkAlert>> {
     let open = q.status == Some(AlertStatus::Open);
     let filter = if open {
-        Filter::all().and(Pred::Eq("status", json!("open")))
+        Filter::all().and(Pred::Eq("status", json!(AlertState::Open)))
     } else {
         Filter::all()
     };

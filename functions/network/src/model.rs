@@ -9,6 +9,7 @@ pub use netops_shared::network::{
     DEVICES, Device, DeviceDetail, DeviceType, Interface, LinkStatus, TUNNELS, Tunnel, TunnelEnd,
     WanLink,
 };
+pub use netops_shared::states::{AlertState, Severity};
 
 /// Sites, keyed by zero-padded id.
 pub const SITES: &str = "network_sites";
@@ -42,7 +43,15 @@ pub struct Site {
     pub machine_count: u32,
     /// `up` when every device is up, `degraded` when one is degraded or down.
     #[schema(example = "up")]
-    pub status: String,
+    pub status: SiteStatus,
+}
+
+/// State of a site, from the states of its devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SiteStatus {
+    Up,
+    Degraded,
 }
 
 /// One point of device metrics (averages over the bucket).
@@ -74,17 +83,42 @@ pub struct NetworkAlert {
     #[schema(example = "net-1042")]
     pub id: String,
     /// `device_down`, `wan_down`, `tunnel_down`, `high_cpu`, `interface_errors`, `high_latency`.
-    pub kind: String,
+    pub kind: NetworkAlertKind,
     /// `critical`, `high`, `medium`, `low`, `info`.
-    pub severity: String,
+    pub severity: Severity,
     /// `open` or `resolved`.
-    pub status: String,
+    pub status: AlertState,
     pub title: String,
     pub device_id: i64,
     pub device: String,
     pub site_id: i64,
     pub opened_at: DateTime<Utc>,
     pub resolved_at: Option<DateTime<Utc>>,
+}
+
+/// What a network alert is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkAlertKind {
+    DeviceDown,
+    WanDown,
+    TunnelDown,
+    HighCpu,
+    InterfaceErrors,
+    HighLatency,
+}
+
+impl NetworkAlertKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkAlertKind::DeviceDown => "device_down",
+            NetworkAlertKind::WanDown => "wan_down",
+            NetworkAlertKind::TunnelDown => "tunnel_down",
+            NetworkAlertKind::HighCpu => "high_cpu",
+            NetworkAlertKind::InterfaceErrors => "interface_errors",
+            NetworkAlertKind::HighLatency => "high_latency",
+        }
+    }
 }
 
 /// A port seen by the discovery scans.
@@ -98,7 +132,7 @@ pub struct Port {
     /// `tcp` or `udp`.
     pub protocol: String,
     /// `open`, `closed` or `filtered`.
-    pub state: String,
+    pub state: PortState,
     #[schema(example = "https")]
     pub service: Option<String>,
     pub first_seen_at: DateTime<Utc>,

@@ -28,7 +28,7 @@ pub fn sites(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Site> {
             let id = site_id(ctx, i);
             let mine: Vec<&DeviceDetail> =
                 devices.iter().filter(|d| d.device.site_id == id).collect();
-            let degraded = mine.iter().any(|d| d.device.status != "up");
+            let degraded = mine.iter().any(|d| d.device.status != LinkStatus::Up);
             Site {
                 id,
                 code: s.code.to_owned(),
@@ -41,7 +41,11 @@ pub fn sites(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Site> {
                     .iter()
                     .filter(|m| m.site.code == s.code)
                     .count() as u32,
-                status: if degraded { "degraded" } else { "up" }.into(),
+                status: if degraded {
+                    SiteStatus::Degraded
+                } else {
+                    SiteStatus::Up
+                },
             }
         })
         .collect()
@@ -56,10 +60,10 @@ fn metrics(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<Rec
     let mut out = Vec::with_capacity(devices.len() * hours as usize);
     for d in devices {
         let base_cpu: f64 = rng.random_range(5.0..35.0);
-        let base_bps: f64 = match d.device.device_type.as_str() {
-            "firewall" | "router" => 120_000_000.0,
-            "switch" => 60_000_000.0,
-            _ => 8_000_000.0,
+        let base_bps: f64 = match d.device.device_type {
+            DeviceType::Firewall | DeviceType::Router => 120_000_000.0,
+            DeviceType::Switch => 60_000_000.0,
+            DeviceType::AccessPoint => 8_000_000.0,
         };
         for h in 0..hours {
             let at: DateTime<Utc> = end - Duration::hours(hours - h);
@@ -73,7 +77,7 @@ fn metrics(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<Rec
             } else {
                 0.25
             };
-            let spike = d.device.status == "degraded" && h > hours - 12;
+            let spike = d.device.status == LinkStatus::Degraded && h > hours - 12;
             let point = MetricPoint {
                 at,
                 cpu_pct: ((base_cpu * (0.6 + busy) + rng.random_range(0.0..8.0))
@@ -109,8 +113,8 @@ fn alerts(
 ) -> Vec<Record> {
     let mut out = Vec::new();
     let mut n = 1000;
-    let mut push = |kind: &str,
-                    sev: &str,
+    let mut push = |kind: NetworkAlertKind,
+                    sev: Severity,
                     title: String,
                     d: &Device,
                     opened: DateTime<Utc>,
@@ -118,14 +122,9 @@ fn alerts(
         n += 1;
         let alert = NetworkAlert {
             id: format!("net-{n}"),
-            kind: kind.into(),
-            severity: sev.into(),
-            status: if resolved.is_some() {
-                "resolved"
-            } else {
-                "open"
-            }
-            .into(),
+            kind,
+            severity: sev,
+            status: AlertState::open_if(resolved.is_none()),
             title,
             device_id: d.id,
             device: d.name.clone(),
@@ -143,20 +142,20 @@ fn alerts(
     // Open alerts match the current state.
     for d in devices {
         let dev = &d.device;
-        if dev.status == "down" {
+        if dev.status == LinkStatus::Down {
             push(
-                "device_down",
-                "high",
+                NetworkAlertKind::DeviceDown,
+                Severity::High,
                 format!("{} ne répond plus", dev.name),
                 dev,
                 dev.last_seen_at,
                 None,
             );
         }
-        if dev.status == "degraded" {
+        if dev.status == LinkStatus::Degraded {
             push(
-                "interface_errors",
-                "medium",
+                NetworkAlertKind::InterfaceErrors,
+                Severity::Medium,
                 format!("Erreurs d'interface sur {}", dev.name),
                 dev,
                 ctx.now - Duration::hours(11),
@@ -164,19 +163,19 @@ fn alerts(
             );
         }
         for l in &d.wan_links {
-            if l.status == "down" {
+            if l.status == LinkStatus::Down {
                 push(
-                    "wan_down",
-                    "critical",
+                    NetworkAlertKind::WanDown,
+                    Severity::Critical,
                     format!("Lien {} ({}) coupé sur {}", l.name, l.provider, dev.name),
                     dev,
                     ctx.now - Duration::hours(3),
                     None,
                 );
-            } else if l.status == "degraded" {
+            } else if l.status == LinkStatus::Degraded {
                 push(
-                    "high_latency",
-                    "low",
+                    NetworkAlertKind::HighLatency,
+                    Severity::Low,
                     format!("Pertes sur le lien {} de {}", l.name, dev.name),
                     dev,
                     ctx.now - Duration::minutes(95),
@@ -185,11 +184,11 @@ fn alerts(
             }
         }
     }
-    for t in tunnels.iter().filter(|t| t.status == "down") {
+    for t in tunnels.iter().filter(|t| t.status == LinkStatus::Down) {
         if let Some(d) = devices.iter().find(|d| d.device.id == t.local.device_id) {
             push(
-                "tunnel_down",
-                "high",
+                NetworkAlertKind::TunnelDown,
+                Severity::High,
                 format!("Tunnel {} tombé", t.name),
                 &d.device,
                 t.last_change_at,
@@ -199,12 +198,12 @@ fn alerts(
     }
     // History: resolved alerts spread over the period, a few per day.
     let kinds = [
-        ("high_cpu", "medium"),
-        ("device_down", "high"),
-        ("wan_down", "critical"),
-        ("interface_errors", "low"),
-        ("high_latency", "info"),
-        ("tunnel_down", "high"),
+        (NetworkAlertKind::HighCpu, Severity::Medium),
+        (NetworkAlertKind::DeviceDown, Severity::High),
+        (NetworkAlertKind::WanDown, Severity::Critical),
+        (NetworkAlertKind::InterfaceErrors, Severity::Low),
+        (NetworkAlertKind::HighLatency, Severity::Info),
+        (NetworkAlertKind::TunnelDown, Severity::High),
     ];
     let count = (ctx.days as usize * (devices.len() / 6).max(1)).max(10);
     let start = ctx.start();
@@ -220,7 +219,7 @@ fn alerts(
         push(
             kind,
             sev,
-            format!("{kind} sur {}", d.name),
+            format!("{} sur {}", kind.as_str(), d.name),
             d,
             opened,
             Some(resolved),
@@ -263,11 +262,11 @@ fn ports(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<(Stri
         })
         .collect();
     hosts.extend(devices.iter().map(|d| {
-        let ports = match d.device.device_type.as_str() {
-            "firewall" => vec![443, 22, 161, 8443],
-            "router" => vec![22, 161, 53, 80],
-            "switch" => vec![22, 161, 80],
-            _ => vec![22, 443],
+        let ports = match d.device.device_type {
+            DeviceType::Firewall => vec![443, 22, 161, 8443],
+            DeviceType::Router => vec![22, 161, 53, 80],
+            DeviceType::Switch => vec![22, 161, 80],
+            DeviceType::AccessPoint => vec![22, 443],
         };
         (d.device.ip.clone(), d.device.name.clone(), ports)
     }));
@@ -292,7 +291,7 @@ fn ports(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<(Stri
                 host: Some(host.clone()),
                 port,
                 protocol: proto.into(),
-                state: state.as_str().into(),
+                state,
                 service: Some(service.into()),
                 first_seen_at: first,
                 last_seen_at: ctx.now - Duration::minutes(rng.random_range(5..720)),

@@ -29,19 +29,19 @@ fn window(doc: MaintenanceDoc, probes: &HashSet<String>, now: DateTime<Utc>) -> 
     let known = doc.probes.iter().filter(|p| probes.contains(*p)).count();
     let covers =
         if doc.probes.is_empty() || (known > 0 && probes.iter().all(|p| doc.probes.contains(p))) {
-            "all"
+            Coverage::All
         } else if known == 0 {
-            "none"
+            Coverage::None
         } else {
-            "some"
+            Coverage::Some
         };
     let active_now = doc.starts_at <= now && now < doc.ends_at;
     let state = if active_now {
-        "active"
+        WindowState::Active
     } else if now < doc.starts_at {
-        "planned"
+        WindowState::Planned
     } else {
-        "ended"
+        WindowState::Ended
     };
     MaintenanceWindow {
         id: doc.id,
@@ -50,9 +50,9 @@ fn window(doc: MaintenanceDoc, probes: &HashSet<String>, now: DateTime<Utc>) -> 
         starts_at: doc.starts_at,
         ends_at: doc.ends_at,
         probes: doc.probes,
-        covers: covers.into(),
+        covers,
         active_now,
-        state: state.into(),
+        state,
         created_by: doc.created_by,
     }
 }
@@ -106,10 +106,12 @@ fn heartbeat(doc: HeartbeatDoc, now: DateTime<Utc>) -> Heartbeat {
         .last_signal_at
         .map(|t| t + Duration::seconds(doc.period_s));
     let state = match (doc.last_signal_at, doc.exit_code) {
-        (None, _) => "pending",
-        (Some(_), _) if next.is_some_and(|n| now > n + Duration::seconds(doc.grace_s)) => "late",
-        (Some(_), Some(code)) if code != 0 => "failed",
-        _ => "ok",
+        (None, _) => HeartbeatState::Pending,
+        (Some(_), _) if next.is_some_and(|n| now > n + Duration::seconds(doc.grace_s)) => {
+            HeartbeatState::Late
+        }
+        (Some(_), Some(code)) if code != 0 => HeartbeatState::Failed,
+        _ => HeartbeatState::Ok,
     };
     Heartbeat {
         id: doc.id,
@@ -121,7 +123,7 @@ fn heartbeat(doc: HeartbeatDoc, now: DateTime<Utc>) -> Heartbeat {
         exit_code: doc.exit_code,
         last_duration_s: doc.last_duration_s,
         next_expected_at: next,
-        state: state.into(),
+        state,
     }
 }
 
@@ -243,23 +245,24 @@ pub async fn get_profile(
 fn compare_item(item: &ProfileItem, d: &DeploymentDoc) -> ItemComparison {
     let mut out = ItemComparison {
         key: item.key.clone(),
-        kind: item.kind.clone(),
+        kind: item.kind,
         target: item.target.clone(),
-        result: String::new(),
+        // Every path below sets the result.
+        result: CompareResult::Indetermine,
         field: None,
         expected: None,
         actual: None,
         differences: Vec::new(),
         detail: None,
     };
-    let verdict = |o: &mut ItemComparison, r: &str, detail: Option<String>| {
-        o.result = r.into();
+    let verdict = |o: &mut ItemComparison, r: CompareResult, detail: Option<String>| {
+        o.result = r;
         o.detail = detail;
     };
     if item.since_version > d.profile_version {
         verdict(
             &mut out,
-            "non_deploye",
+            CompareResult::NonDeploye,
             Some(format!(
                 "ajouté en version {} ; version {} déployée",
                 item.since_version, d.profile_version
@@ -277,18 +280,18 @@ fn compare_item(item: &ProfileItem, d: &DeploymentDoc) -> ItemComparison {
         } else {
             "élément absent du dernier relevé de l'agent"
         };
-        verdict(&mut out, "indetermine", Some(why.into()));
+        verdict(&mut out, CompareResult::Indetermine, Some(why.into()));
         return out;
     };
     if let Some(err) = observed.error {
-        verdict(&mut out, "indetermine", Some(err));
+        verdict(&mut out, CompareResult::Indetermine, Some(err));
         return out;
     }
     match observed.present {
-        Some(false) => verdict(&mut out, "absent", None),
+        Some(false) => verdict(&mut out, CompareResult::Absent, None),
         None => verdict(
             &mut out,
-            "indetermine",
+            CompareResult::Indetermine,
             Some("présence non rapportée".into()),
         ),
         Some(true) => {
@@ -306,9 +309,9 @@ fn compare_item(item: &ProfileItem, d: &DeploymentDoc) -> ItemComparison {
                 out.field = Some(first.field.clone());
                 out.expected = Some(first.expected.clone());
                 out.actual = Some(first.actual.clone());
-                out.result = "modifie".into();
+                out.result = CompareResult::Modifie;
             } else {
-                out.result = "conforme".into();
+                out.result = CompareResult::Conforme;
             }
         }
     }
@@ -344,12 +347,12 @@ pub async fn compare_profile_deployment(
     let items: Vec<ItemComparison> = profile.items.iter().map(|i| compare_item(i, &d)).collect();
     let mut summary = CompareSummary::default();
     for i in &items {
-        match i.result.as_str() {
-            "conforme" => summary.conforme += 1,
-            "modifie" => summary.modifie += 1,
-            "absent" => summary.absent += 1,
-            "non_deploye" => summary.non_deploye += 1,
-            _ => summary.indetermine += 1,
+        match i.result {
+            CompareResult::Conforme => summary.conforme += 1,
+            CompareResult::Modifie => summary.modifie += 1,
+            CompareResult::Absent => summary.absent += 1,
+            CompareResult::NonDeploye => summary.non_deploye += 1,
+            CompareResult::Indetermine => summary.indetermine += 1,
         }
     }
     ok(Comparison {
@@ -386,23 +389,26 @@ mod tests {
             exit_code: code,
             last_duration_s: None,
         };
-        assert_eq!(heartbeat(hb(None, None), now).state, "pending");
+        assert_eq!(
+            heartbeat(hb(None, None), now).state,
+            HeartbeatState::Pending
+        );
         assert_eq!(
             heartbeat(hb(Some("2026-11-22T11:30:00Z"), Some(0)), now).state,
-            "ok"
+            HeartbeatState::Ok
         );
         assert_eq!(
             heartbeat(hb(Some("2026-11-22T11:30:00Z"), Some(3)), now).state,
-            "failed"
+            HeartbeatState::Failed
         );
         assert_eq!(
             heartbeat(hb(Some("2026-11-22T10:55:00Z"), Some(0)), now).state,
-            "ok",
+            HeartbeatState::Ok,
             "within grace"
         );
         assert_eq!(
             heartbeat(hb(Some("2026-11-22T10:40:00Z"), Some(0)), now).state,
-            "late"
+            HeartbeatState::Late
         );
     }
 
@@ -419,20 +425,23 @@ mod tests {
             probes: list.iter().map(|s| s.to_string()).collect(),
             created_by: "x".into(),
         };
-        assert_eq!(window(w(&[]), &probes, now).covers, "all");
-        assert_eq!(window(w(&["A", "B"]), &probes, now).covers, "all");
-        assert_eq!(window(w(&["A", "GONE"]), &probes, now).covers, "some");
-        assert_eq!(window(w(&["GONE"]), &probes, now).covers, "none");
+        assert_eq!(window(w(&[]), &probes, now).covers, Coverage::All);
+        assert_eq!(window(w(&["A", "B"]), &probes, now).covers, Coverage::All);
+        assert_eq!(
+            window(w(&["A", "GONE"]), &probes, now).covers,
+            Coverage::Some
+        );
+        assert_eq!(window(w(&["GONE"]), &probes, now).covers, Coverage::None);
         let ended = window(w(&[]), &probes, now);
         assert!(!ended.active_now, "ends_at is exclusive");
-        assert_eq!(ended.state, "ended");
+        assert_eq!(ended.state, WindowState::Ended);
     }
 
     #[test]
     fn items_compare_to_every_result() {
         let item = |key: &str, since: u32| ProfileItem {
             key: key.into(),
-            kind: "service".into(),
+            kind: ItemType::Service,
             target: "svc".into(),
             since_version: since,
             expected: json!({"state": "running", "start_mode": "auto"})
@@ -447,7 +456,7 @@ mod tests {
             hostname: "h".into(),
             deployed_at: at("2026-11-01T00:00:00Z"),
             deployed_by: "x".into(),
-            status: "deployed".into(),
+            status: DeploymentStatus::Deployed,
             observed_at: Some(at("2026-11-22T00:00:00Z")),
             observed: json!({
                 "ok": {"present": true, "fields": {"state": "running", "start_mode": "auto"}},
@@ -459,18 +468,30 @@ mod tests {
             .cloned()
             .unwrap_or_default(),
         };
-        assert_eq!(compare_item(&item("ok", 1), &dep).result, "conforme");
+        assert_eq!(
+            compare_item(&item("ok", 1), &dep).result,
+            CompareResult::Conforme
+        );
         let changed = compare_item(&item("changed", 1), &dep);
-        assert_eq!(changed.result, "modifie");
+        assert_eq!(changed.result, CompareResult::Modifie);
         assert_eq!(changed.field.as_deref(), Some("state"));
         assert_eq!(changed.expected, Some(json!("running")));
         assert_eq!(changed.actual, Some(json!("stopped")));
-        assert_eq!(compare_item(&item("gone", 1), &dep).result, "absent");
-        assert_eq!(compare_item(&item("err", 1), &dep).result, "indetermine");
+        assert_eq!(
+            compare_item(&item("gone", 1), &dep).result,
+            CompareResult::Absent
+        );
+        assert_eq!(
+            compare_item(&item("err", 1), &dep).result,
+            CompareResult::Indetermine
+        );
         assert_eq!(
             compare_item(&item("unreported", 1), &dep).result,
-            "indetermine"
+            CompareResult::Indetermine
         );
-        assert_eq!(compare_item(&item("ok", 3), &dep).result, "non_deploye");
+        assert_eq!(
+            compare_item(&item("ok", 3), &dep).result,
+            CompareResult::NonDeploye
+        );
     }
 }

@@ -46,13 +46,31 @@ pub struct MaintenanceWindow {
     /// `all` (empty list, or every probe of the tenant), `some`, or `none` (no listed probe
     /// exists any more in the tenant).
     #[schema(example = "all")]
-    pub covers: String,
+    pub covers: Coverage,
     /// True when `starts_at <= now < ends_at`.
     pub active_now: bool,
     /// `planned`, `active` or `ended`.
     #[schema(example = "active")]
-    pub state: String,
+    pub state: WindowState,
     pub created_by: String,
+}
+
+/// Which of the tenant's probes a maintenance window covers (spec 2.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    All,
+    Some,
+    None,
+}
+
+/// Where a maintenance window stands at the time of the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowState {
+    Planned,
+    Active,
+    Ended,
 }
 
 /// Filters of `GET /maintenance`.
@@ -103,7 +121,17 @@ pub struct Heartbeat {
     /// `pending` (never signalled), `late` (no signal within period + grace), `failed` (last
     /// exit code not 0), `ok`; evaluated at the time of the request in that order.
     #[schema(example = "ok")]
-    pub state: String,
+    pub state: HeartbeatState,
+}
+
+/// State of a heartbeat (spec 2.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HeartbeatState {
+    Pending,
+    Late,
+    Failed,
+    Ok,
 }
 
 /// One item of a profile: what must hold on the machine.
@@ -115,7 +143,7 @@ pub struct ProfileItem {
     /// `service`, `registry`, `firewall_rule`, `package`, `file` or `setting`.
     #[serde(rename = "type")]
     #[schema(example = "service")]
-    pub kind: String,
+    pub kind: ItemType,
     /// What the item applies to: service name, registry path, rule name, package name...
     pub target: String,
     /// Profile version that added the item.
@@ -123,6 +151,32 @@ pub struct ProfileItem {
     /// Expected field values.
     #[schema(value_type = Object)]
     pub expected: Map<String, Value>,
+}
+
+/// What a profile item applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemType {
+    Service,
+    Registry,
+    FirewallRule,
+    Package,
+    File,
+    Setting,
+}
+
+#[cfg(feature = "demo")]
+impl ItemType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemType::Service => "service",
+            ItemType::Registry => "registry",
+            ItemType::FirewallRule => "firewall_rule",
+            ItemType::Package => "package",
+            ItemType::File => "file",
+            ItemType::Setting => "setting",
+        }
+    }
 }
 
 /// One step of the verification trace of a profile.
@@ -134,8 +188,26 @@ pub struct TraceStep {
     pub item: Option<String>,
     pub check: String,
     /// `ok`, `warning` or `error`.
-    pub result: String,
+    pub result: StepResult,
     pub detail: String,
+}
+
+/// Result of one verification step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StepResult {
+    Ok,
+    Warning,
+    Error,
+}
+
+/// Result of the verification of a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VerificationResult {
+    Passed,
+    PassedWithWarnings,
+    Failed,
 }
 
 /// Verification of a profile before deployment.
@@ -143,7 +215,7 @@ pub struct TraceStep {
 pub struct Verification {
     pub verified_at: DateTime<Utc>,
     /// `passed`, `passed_with_warnings` or `failed`.
-    pub result: String,
+    pub result: VerificationResult,
     pub trace: Vec<TraceStep>,
 }
 
@@ -158,13 +230,22 @@ pub struct ProfileDoc {
     pub name: String,
     pub description: String,
     /// `windows`, `macos` or `linux`.
-    pub os: String,
+    pub os: ProfileOs,
     pub version: u32,
     pub author: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub items: Vec<ProfileItem>,
     pub verification: Verification,
+}
+
+/// Operating system a profile applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileOs {
+    Windows,
+    Macos,
+    Linux,
 }
 
 /// What the agent last reported for one item.
@@ -185,10 +266,18 @@ pub struct DeploymentDoc {
     pub hostname: String,
     pub deployed_at: DateTime<Utc>,
     pub deployed_by: String,
-    pub status: String,
+    pub status: DeploymentStatus,
     pub observed_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub observed: Map<String, Value>,
+}
+
+/// Outcome of a deployment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeploymentStatus {
+    Deployed,
+    Failed,
 }
 
 /// A deployment of a profile on a machine.
@@ -203,7 +292,7 @@ pub struct Deployment {
     pub deployed_at: DateTime<Utc>,
     pub deployed_by: String,
     /// `deployed` or `failed`.
-    pub status: String,
+    pub status: DeploymentStatus,
     /// When the agent last reported the state of the items; null if never.
     pub observed_at: Option<DateTime<Utc>>,
 }
@@ -215,12 +304,12 @@ pub struct ProfileSummary {
     pub format: String,
     pub name: String,
     pub description: String,
-    pub os: String,
+    pub os: ProfileOs,
     pub version: u32,
     pub updated_at: DateTime<Utc>,
     pub item_count: usize,
     /// Result of the last verification.
-    pub verification: String,
+    pub verification: VerificationResult,
     pub deployments: Vec<Deployment>,
 }
 
@@ -245,11 +334,11 @@ pub struct Difference {
 pub struct ItemComparison {
     pub key: String,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ItemType,
     pub target: String,
     /// `conforme`, `modifie`, `absent`, `non_deploye` or `indetermine`.
     #[schema(example = "modifie")]
-    pub result: String,
+    pub result: CompareResult,
     /// For `modifie`: the first differing field, its expected and actual values.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
@@ -263,6 +352,17 @@ pub struct ItemComparison {
     /// Why an item is `non_deploye` or `indetermine`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+/// How a deployed item compares with its profile (spec 2.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompareResult {
+    Conforme,
+    Modifie,
+    Absent,
+    NonDeploye,
+    Indetermine,
 }
 
 /// Count of items per result.

@@ -19,7 +19,7 @@ type WindowDef = (&'static str, String, DateTime<Utc>, i64, Vec<String>);
 type ProfileDef = (
     &'static str,
     &'static str,
-    &'static str,
+    ProfileOs,
     u32,
     Vec<ProfileItem>,
     MachineKind,
@@ -199,10 +199,10 @@ fn obj(v: Value) -> Map<String, Value> {
     }
 }
 
-fn item(key: &str, kind: &str, target: &str, since: u32, expected: Value) -> ProfileItem {
+fn item(key: &str, kind: ItemType, target: &str, since: u32, expected: Value) -> ProfileItem {
     ProfileItem {
         key: key.into(),
-        kind: kind.into(),
+        kind,
         target: target.into(),
         since_version: since,
         expected: obj(expected),
@@ -216,61 +216,61 @@ fn profile_defs(ctx: &SeedCtx) -> Vec<ProfileDef> {
         (
             "Poste de travail Windows standard",
             "Durcissement et services attendus sur les postes Windows.",
-            "windows",
+            ProfileOs::Windows,
             4,
             vec![
                 item(
                     "svc-windows-update",
-                    "service",
+                    ItemType::Service,
                     "wuauserv",
                     1,
                     json!({"start_mode": "manual", "state": "running"}),
                 ),
                 item(
                     "svc-remote-registry",
-                    "service",
+                    ItemType::Service,
                     "RemoteRegistry",
                     1,
                     json!({"start_mode": "disabled", "state": "stopped"}),
                 ),
                 item(
                     "fw-block-smb-in",
-                    "firewall_rule",
+                    ItemType::FirewallRule,
                     "Bloquer SMB entrant",
                     1,
                     json!({"enabled": true, "action": "block", "port": 445}),
                 ),
                 item(
                     "reg-lsa-protection",
-                    "registry",
+                    ItemType::Registry,
                     r"HKLM\SYSTEM\CurrentControlSet\Control\Lsa\RunAsPPL",
                     2,
                     json!({"value": 1}),
                 ),
                 item(
                     "pkg-agent",
-                    "package",
+                    ItemType::Package,
                     "netops-agent",
                     2,
                     json!({"version": "4.12.3"}),
                 ),
                 item(
                     "set-screen-lock",
-                    "setting",
+                    ItemType::Setting,
                     "Verrouillage de session",
                     3,
                     json!({"timeout_s": 600}),
                 ),
                 item(
                     "file-hosts",
-                    "file",
+                    ItemType::File,
                     r"C:\Windows\System32\drivers\etc\hosts",
                     3,
                     json!({"sha256": "5f2b7c1e0d9a"}),
                 ),
                 item(
                     "reg-smb1-off",
-                    "registry",
+                    ItemType::Registry,
                     r"HKLM\SYSTEM\CurrentControlSet\Services\LanmanServer\Parameters\SMB1",
                     4,
                     json!({"value": 0}),
@@ -281,33 +281,33 @@ fn profile_defs(ctx: &SeedCtx) -> Vec<ProfileDef> {
         (
             "Serveur Windows durci",
             "Base de sécurité des serveurs Windows.",
-            "windows",
+            ProfileOs::Windows,
             2,
             vec![
                 item(
                     "svc-spooler",
-                    "service",
+                    ItemType::Service,
                     "Spooler",
                     1,
                     json!({"start_mode": "disabled", "state": "stopped"}),
                 ),
                 item(
                     "fw-rdp-admin",
-                    "firewall_rule",
+                    ItemType::FirewallRule,
                     "RDP depuis le VLAN d'administration",
                     1,
                     json!({"enabled": true, "action": "allow", "port": 3389}),
                 ),
                 item(
                     "set-ntp",
-                    "setting",
+                    ItemType::Setting,
                     "Serveur de temps",
                     1,
                     json!({"server": format!("dc01.{d}")}),
                 ),
                 item(
                     "pkg-agent",
-                    "package",
+                    ItemType::Package,
                     "netops-agent",
                     2,
                     json!({"version": "4.12.3"}),
@@ -318,26 +318,26 @@ fn profile_defs(ctx: &SeedCtx) -> Vec<ProfileDef> {
         (
             "Poste fixe — bureautique",
             "Réglages des postes fixes partagés.",
-            "windows",
+            ProfileOs::Windows,
             1,
             vec![
                 item(
                     "set-power",
-                    "setting",
+                    ItemType::Setting,
                     "Mise en veille",
                     1,
                     json!({"sleep_after_s": 3600}),
                 ),
                 item(
                     "pkg-office",
-                    "package",
+                    ItemType::Package,
                     "Microsoft 365 Apps",
                     1,
                     json!({"channel": "monthly"}),
                 ),
                 item(
                     "svc-windows-update",
-                    "service",
+                    ItemType::Service,
                     "wuauserv",
                     1,
                     json!({"start_mode": "manual", "state": "running"}),
@@ -369,17 +369,21 @@ fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
             at: updated_at,
             item: None,
             check: "format profile/1 et schéma du document".into(),
-            result: "ok".into(),
+            result: StepResult::Ok,
             detail: format!("{} éléments, version {version}", items.len()),
         }];
         for it in &items {
-            let warn = it.kind == "firewall_rule" && p == 0;
+            let warn = it.kind == ItemType::FirewallRule && p == 0;
             trace.push(TraceStep {
                 step: trace.len() as u32 + 1,
                 at: updated_at + Duration::seconds(trace.len() as i64),
                 item: Some(it.key.clone()),
-                check: format!("cohérence de l'élément {} ({})", it.key, it.kind),
-                result: if warn { "warning" } else { "ok" }.into(),
+                check: format!("cohérence de l'élément {} ({})", it.key, it.kind.as_str()),
+                result: if warn {
+                    StepResult::Warning
+                } else {
+                    StepResult::Ok
+                },
                 detail: if warn {
                     "règle en doublon avec la stratégie de groupe du domaine".into()
                 } else {
@@ -387,13 +391,13 @@ fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
                 },
             });
         }
-        let warnings = trace.iter().any(|s| s.result == "warning");
+        let warnings = trace.iter().any(|s| s.result == StepResult::Warning);
         let profile = ProfileDoc {
             format: "profile/1".into(),
             id,
             name: name.into(),
             description: description.into(),
-            os: os.into(),
+            os,
             version,
             author: author.clone(),
             created_at: updated_at - Duration::days(120),
@@ -401,11 +405,10 @@ fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
             verification: Verification {
                 verified_at: updated_at + Duration::minutes(2),
                 result: if warnings {
-                    "passed_with_warnings"
+                    VerificationResult::PassedWithWarnings
                 } else {
-                    "passed"
-                }
-                .into(),
+                    VerificationResult::Passed
+                },
                 trace,
             },
             items,
@@ -470,7 +473,11 @@ fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
                         - Duration::days(if deployed_version < version { 20 } else { 0 })
                         + Duration::hours(rng.random_range(1..48)),
                     deployed_by: author.clone(),
-                    status: if failed { "failed" } else { "deployed" }.into(),
+                    status: if failed {
+                        DeploymentStatus::Failed
+                    } else {
+                        DeploymentStatus::Deployed
+                    },
                     observed_at,
                     observed,
                 },

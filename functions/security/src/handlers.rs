@@ -326,16 +326,6 @@ pub async fn list_security_anomalies(
     Ok(Envelope::new(parse_all(records)?, meta))
 }
 
-const IN_PROGRESS: [&str; 3] = ["OPEN", "ACKNOWLEDGED", "INVESTIGATING"];
-const STATUSES: [&str; 5] = [
-    "OPEN",
-    "ACKNOWLEDGED",
-    "INVESTIGATING",
-    "RESOLVED",
-    "CLOSED",
-];
-const SEVERITIES: [&str; 4] = ["CRITICAL", "HIGH", "MEDIUM", "LOW"];
-
 /// Incidents SIEM
 ///
 /// `status=open` renvoie les incidents en cours (OPEN, ACKNOWLEDGED ou INVESTIGATING), quelle
@@ -357,39 +347,33 @@ pub async fn list_security_incidents(
     let status = text(&q.status);
     let in_progress = status.as_deref() == Some("open");
     let precise = match &status {
-        Some(s) if !in_progress => {
-            let up = s.to_uppercase();
-            match STATUSES.iter().find(|x| **x == up) {
-                Some(x) => Some(*x),
-                None => {
-                    return Err(ApiError::invalid_parameter(
-                        "status",
-                        "valeurs admises : open, OPEN, ACKNOWLEDGED, INVESTIGATING, RESOLVED, CLOSED",
-                        "allowed values: open, OPEN, ACKNOWLEDGED, INVESTIGATING, RESOLVED, CLOSED",
-                    ));
-                }
+        Some(s) if !in_progress => match SiemStatus::parse_any_case(s) {
+            Some(x) => Some(x),
+            None => {
+                return Err(ApiError::invalid_parameter(
+                    "status",
+                    "valeurs admises : open, OPEN, ACKNOWLEDGED, INVESTIGATING, RESOLVED, CLOSED",
+                    "allowed values: open, OPEN, ACKNOWLEDGED, INVESTIGATING, RESOLVED, CLOSED",
+                ));
             }
-        }
+        },
         _ => None,
     };
     let severity = match text(&q.severity) {
         None => None,
-        Some(s) => {
-            let up = s.to_uppercase();
-            Some(*SEVERITIES.iter().find(|x| **x == up).ok_or_else(|| {
-                ApiError::invalid_parameter(
-                    "severity",
-                    "valeurs admises : CRITICAL, HIGH, MEDIUM, LOW",
-                    "allowed values: CRITICAL, HIGH, MEDIUM, LOW",
-                )
-            })?)
-        }
+        Some(s) => Some(SiemSeverity::parse_any_case(&s).ok_or_else(|| {
+            ApiError::invalid_parameter(
+                "severity",
+                "valeurs admises : CRITICAL, HIGH, MEDIUM, LOW",
+                "allowed values: CRITICAL, HIGH, MEDIUM, LOW",
+            )
+        })?),
     };
     let mut filter = Filter::all().and_some(severity, |s| Pred::Eq("severity", json!(s)));
     if in_progress {
         filter = filter.and(Pred::In(
             "status",
-            IN_PROGRESS.iter().map(|s| json!(s)).collect(),
+            SiemStatus::IN_PROGRESS.iter().map(|s| json!(s)).collect(),
         ));
     } else if let Some(s) = precise {
         filter = filter.and(Pred::Eq("status", json!(s)));
@@ -500,11 +484,17 @@ pub async fn list_security_rules(
     let meta = Meta::new()
         .with(
             "global",
-            rules.iter().filter(|r| r.scope == "global").count(),
+            rules
+                .iter()
+                .filter(|r| r.scope == RuleScope::Global)
+                .count(),
         )
         .with(
             "tenant",
-            rules.iter().filter(|r| r.scope == "tenant").count(),
+            rules
+                .iter()
+                .filter(|r| r.scope == RuleScope::Tenant)
+                .count(),
         );
     Ok(Envelope::new(rules, meta))
 }

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+pub use netops_shared::states::{Criticality, SiemSeverity, SiemStatus};
+
 /// Directory logon events 4624/4625, partition = target host.
 pub const LOGONS: &str = "security_logons";
 /// Lockout events 4740/4767, partition = account.
@@ -37,7 +39,7 @@ pub struct Logon {
     pub event_id: u32,
     /// `success` or `failure`.
     #[schema(example = "success")]
-    pub result: String,
+    pub result: LogonResult,
     #[schema(example = "julie.martin")]
     pub user: String,
     #[schema(example = "ACME")]
@@ -68,13 +70,21 @@ pub struct Lockout {
     #[schema(example = 4740)]
     pub event_id: u32,
     /// `locked` or `unlocked`.
-    pub action: String,
+    pub action: LockoutAction,
     pub user: String,
     /// Machine where the failed attempts came from (4740).
     pub caller_host: Option<String>,
     /// Who unlocked the account (4767).
     pub author: Option<String>,
     pub dc: String,
+}
+
+/// What a lockout event did to the account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LockoutAction {
+    Locked,
+    Unlocked,
 }
 
 /// An account, group, computer, policy or directory change.
@@ -88,7 +98,7 @@ pub struct AccountChange {
     /// `account`, `group`, `computer`, `policy` or `directory`.
     #[serde(rename = "type")]
     #[schema(example = "group")]
-    pub kind: String,
+    pub kind: ChangeType,
     #[schema(example = "member_added")]
     pub action: String,
     /// Account that made the change.
@@ -159,17 +169,45 @@ pub struct Anomaly {
     pub detected_at: DateTime<Utc>,
     /// `brute_force`, `password_spray`, `off_hours_logon`, `new_admin_host`,
     /// `service_account_interactive`, `lateral_movement`, `impossible_travel`.
-    pub kind: String,
+    pub kind: AnomalyKind,
     /// `critical`, `high`, `medium` or `low`.
-    pub severity: String,
+    pub severity: Criticality,
     /// `new`, `investigating`, `confirmed` or `dismissed`.
-    pub status: String,
+    pub status: AnomalyStatus,
     pub account: Option<String>,
     pub host: Option<String>,
     pub source_ip: Option<String>,
     /// Deviation score, 0 to 100.
     pub score: u32,
     pub description: String,
+}
+
+/// What a behaviour anomaly is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnomalyKind {
+    BruteForce,
+    PasswordSpray,
+    OffHoursLogon,
+    NewAdminHost,
+    ServiceAccountInteractive,
+    LateralMovement,
+    ImpossibleTravel,
+}
+
+#[cfg(feature = "demo")]
+impl AnomalyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnomalyKind::BruteForce => "brute_force",
+            AnomalyKind::PasswordSpray => "password_spray",
+            AnomalyKind::OffHoursLogon => "off_hours_logon",
+            AnomalyKind::NewAdminHost => "new_admin_host",
+            AnomalyKind::ServiceAccountInteractive => "service_account_interactive",
+            AnomalyKind::LateralMovement => "lateral_movement",
+            AnomalyKind::ImpossibleTravel => "impossible_travel",
+        }
+    }
 }
 
 /// One action taken on a SIEM incident.
@@ -189,10 +227,10 @@ pub struct Incident {
     pub title: String,
     /// `CRITICAL`, `HIGH`, `MEDIUM` or `LOW`.
     #[schema(example = "HIGH")]
-    pub severity: String,
+    pub severity: SiemSeverity,
     /// `OPEN`, `ACKNOWLEDGED`, `INVESTIGATING`, `RESOLVED` or `CLOSED`.
     #[schema(example = "OPEN")]
-    pub status: String,
+    pub status: SiemStatus,
     #[serde(default)]
     pub rule_id: Option<String>,
     #[serde(default)]
@@ -241,11 +279,11 @@ pub struct Rule {
     #[schema(example = "gl-001")]
     pub id: String,
     /// `global` (product rule, same for every account) or `tenant` (this account's rule).
-    pub scope: String,
+    pub scope: RuleScope,
     pub name: String,
     pub description: String,
     /// `CRITICAL`, `HIGH`, `MEDIUM` or `LOW`: severity of the incidents it opens.
-    pub severity: String,
+    pub severity: SiemSeverity,
     pub enabled: bool,
     /// Directory events it correlates.
     pub event_ids: Vec<u32>,
@@ -256,6 +294,14 @@ pub struct Rule {
     #[schema(example = "T1110.001")]
     pub mitre_technique: String,
     pub updated_at: DateTime<Utc>,
+}
+
+/// Whose rule it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleScope {
+    Global,
+    Tenant,
 }
 
 /// `success` or `failure`.

@@ -73,11 +73,10 @@ impl Gen<'_> {
             ts,
             event_id: if failure.is_some() { 4625 } else { 4624 },
             result: if failure.is_some() {
-                "failure"
+                LogonResult::Failure
             } else {
-                "success"
-            }
-            .into(),
+                LogonResult::Success
+            },
             user: user.into(),
             domain: self.domain.clone(),
             logon_type,
@@ -138,7 +137,11 @@ impl Gen<'_> {
             id: id.clone(),
             ts,
             event_id: if locked { 4740 } else { 4767 },
-            action: if locked { "locked" } else { "unlocked" }.into(),
+            action: if locked {
+                LockoutAction::Locked
+            } else {
+                LockoutAction::Unlocked
+            },
             user: user.into(),
             caller_host: caller.map(str::to_owned),
             author: author.map(str::to_owned),
@@ -169,7 +172,7 @@ impl Gen<'_> {
             id: id.clone(),
             ts,
             event_id,
-            kind: kind.as_str().into(),
+            kind,
             action: action.into(),
             author: author.into(),
             target,
@@ -703,40 +706,40 @@ fn anomalies_of_day(
     servers: &[&MachineSeed],
     n: usize,
 ) {
-    const KINDS: &[(&str, &str, &str)] = &[
+    const KINDS: &[(AnomalyKind, Criticality, &str)] = &[
         (
-            "brute_force",
-            "high",
+            AnomalyKind::BruteForce,
+            Criticality::High,
             "Rafale d'échecs de connexion sur un serveur depuis une adresse externe",
         ),
         (
-            "password_spray",
-            "critical",
+            AnomalyKind::PasswordSpray,
+            Criticality::Critical,
             "Échecs de connexion sur de nombreux comptes depuis une même machine",
         ),
         (
-            "off_hours_logon",
-            "medium",
+            AnomalyKind::OffHoursLogon,
+            Criticality::Medium,
             "Connexion en dehors des horaires habituels du compte",
         ),
         (
-            "new_admin_host",
-            "high",
+            AnomalyKind::NewAdminHost,
+            Criticality::High,
             "Compte administrateur connecté à une machine jamais vue pour lui",
         ),
         (
-            "service_account_interactive",
-            "medium",
+            AnomalyKind::ServiceAccountInteractive,
+            Criticality::Medium,
             "Compte de service en session interactive",
         ),
         (
-            "lateral_movement",
-            "high",
+            AnomalyKind::LateralMovement,
+            Criticality::High,
             "Connexions successives du compte sur plusieurs serveurs en quelques minutes",
         ),
         (
-            "impossible_travel",
-            "low",
+            AnomalyKind::ImpossibleTravel,
+            Criticality::Low,
             "Connexions VPN depuis deux pays en moins d'une heure",
         ),
     ];
@@ -749,30 +752,37 @@ fn anomalies_of_day(
             *pick(&mut g.rng, KINDS)
         };
         let status = match (day, k) {
-            (0, 0) => "new",
-            (0, 1) => "investigating",
-            (0, 2) => "confirmed",
-            (0, 3) => "dismissed",
-            (0..=1, _) => "new",
+            (0, 0) => AnomalyStatus::New,
+            (0, 1) => AnomalyStatus::Investigating,
+            (0, 2) => AnomalyStatus::Confirmed,
+            (0, 3) => AnomalyStatus::Dismissed,
+            (0..=1, _) => AnomalyStatus::New,
             _ => *pick(
                 &mut g.rng,
-                &["investigating", "confirmed", "dismissed", "dismissed"],
+                &[
+                    AnomalyStatus::Investigating,
+                    AnomalyStatus::Confirmed,
+                    AnomalyStatus::Dismissed,
+                    AnomalyStatus::Dismissed,
+                ],
             ),
         };
         let account = match kind {
-            "new_admin_host" if !admins.is_empty() => pick(&mut g.rng, admins).login.clone(),
-            "service_account_interactive" => "svc-backup".into(),
-            "brute_force" => "administrateur".into(),
+            AnomalyKind::NewAdminHost if !admins.is_empty() => {
+                pick(&mut g.rng, admins).login.clone()
+            }
+            AnomalyKind::ServiceAccountInteractive => "svc-backup".into(),
+            AnomalyKind::BruteForce => "administrateur".into(),
             _ => pick(&mut g.rng, people).login.clone(),
         };
-        let host = if matches!(kind, "brute_force" | "lateral_movement") {
+        let host = if matches!(kind, AnomalyKind::BruteForce | AnomalyKind::LateralMovement) {
             pick(&mut g.rng, servers).hostname.clone()
         } else {
             pick(&mut g.rng, desktops).hostname.clone()
         };
         let source_ip = match kind {
-            "brute_force" => Some(format!("185.220.101.{}", g.rng.random_range(2..250))),
-            "impossible_travel" => Some(format!(
+            AnomalyKind::BruteForce => Some(format!("185.220.101.{}", g.rng.random_range(2..250))),
+            AnomalyKind::ImpossibleTravel => Some(format!(
                 "102.{}.{}.{}",
                 g.rng.random_range(16..250),
                 g.rng.random_range(0..255),
@@ -784,9 +794,9 @@ fn anomalies_of_day(
         let body = json(Anomaly {
             id: id.clone(),
             detected_at: ts,
-            kind: kind.into(),
-            severity: severity.into(),
-            status: status.into(),
+            kind,
+            severity,
+            status,
             account: Some(account),
             host: Some(host),
             source_ip,
@@ -794,7 +804,7 @@ fn anomalies_of_day(
             description: description.into(),
         });
         g.anomalies.push(Record {
-            partition: kind.into(),
+            partition: kind.as_str().into(),
             ts: ts.timestamp_millis(),
             id,
             body,
@@ -807,7 +817,7 @@ type TenantRuleDef = (
     &'static str,
     String,
     String,
-    &'static str,
+    SiemSeverity,
     bool,
     &'static [u32],
     u32,
@@ -821,7 +831,7 @@ pub fn tenant_rules(tenant: &str, first_server: &str, now: DateTime<Utc>) -> Vec
             "tn-001",
             format!("Connexions répétées sur {first_server}"),
             format!("Au moins 5 échecs (4625) sur le serveur {first_server} en 10 minutes, quel que soit le compte."),
-            "HIGH",
+            SiemSeverity::High,
             true,
             &[4625],
             5,
@@ -832,7 +842,7 @@ pub fn tenant_rules(tenant: &str, first_server: &str, now: DateTime<Utc>) -> Vec
             "tn-002",
             "Réinitialisation de mot de passe par le support".into(),
             "Mot de passe réinitialisé (4724) par un compte du support hors heures ouvrées.".into(),
-            "LOW",
+            SiemSeverity::Low,
             true,
             &[4724],
             1,
@@ -843,7 +853,7 @@ pub fn tenant_rules(tenant: &str, first_server: &str, now: DateTime<Utc>) -> Vec
             "tn-003",
             "Ordinateur supprimé de l'annuaire".into(),
             "Compte d'ordinateur supprimé (4743). Désactivée : trop de bruit pendant le renouvellement du parc.".into(),
-            "LOW",
+            SiemSeverity::Low,
             false,
             &[4743],
             1,
@@ -857,10 +867,10 @@ pub fn tenant_rules(tenant: &str, first_server: &str, now: DateTime<Utc>) -> Vec
             |(i, (id, name, description, severity, enabled, events, threshold, window, mitre))| {
                 Rule {
                     id: format!("{tenant}-{id}"),
-                    scope: "tenant".into(),
+                    scope: RuleScope::Tenant,
                     name,
                     description,
-                    severity: severity.into(),
+                    severity,
                     enabled,
                     event_ids: events.to_vec(),
                     threshold,

@@ -40,7 +40,7 @@ pub fn site_id(ctx: &SeedCtx, index: usize) -> i64 {
     ctx.tenant.id_base + index as i64 + 1
 }
 
-fn interfaces(rng: &mut StdRng, kind: DeviceType, status: &str) -> Vec<Interface> {
+fn interfaces(rng: &mut StdRng, kind: DeviceType, status: LinkStatus) -> Vec<Interface> {
     let (count, speed) = match kind {
         DeviceType::Firewall => (6, 1000),
         DeviceType::Router => (4, 1000),
@@ -61,19 +61,19 @@ fn interfaces(rng: &mut StdRng, kind: DeviceType, status: &str) -> Vec<Interface
                     }
                 }
             };
-            let st = if status == "down" {
-                "down"
-            } else if i == 1 && status == "degraded" {
-                "degraded"
+            let st = if status == LinkStatus::Down {
+                LinkStatus::Down
+            } else if i == 1 && status == LinkStatus::Degraded {
+                LinkStatus::Degraded
             } else if kind == DeviceType::Switch && rng.random_bool(0.25) {
-                "down"
+                LinkStatus::Down
             } else {
-                "up"
+                LinkStatus::Up
             };
-            let active = st != "down";
+            let active = st != LinkStatus::Down;
             Interface {
                 name,
-                status: st.into(),
+                status: st,
                 speed_mbps: if kind == DeviceType::Switch && i >= 22 {
                     10_000
                 } else {
@@ -99,7 +99,7 @@ fn interfaces(rng: &mut StdRng, kind: DeviceType, status: &str) -> Vec<Interface
                 } else {
                     0
                 },
-                errors_24h: if st == "degraded" {
+                errors_24h: if st == LinkStatus::Degraded {
                     rng.random_range(500..5000)
                 } else {
                     rng.random_range(0..5)
@@ -167,8 +167,8 @@ pub fn devices(ctx: &SeedCtx) -> Vec<DeviceDetail> {
                     let mut links = vec![WanLink {
                         name: "wan1".into(),
                         provider: provider.into(),
-                        medium: "fiber".into(),
-                        role: "primary".into(),
+                        medium: WanMedium::Fiber,
+                        role: WanRole::Primary,
                         bandwidth_down_mbps: 1000,
                         bandwidth_up_mbps: if kind == DeviceType::Firewall {
                             1000
@@ -176,33 +176,30 @@ pub fn devices(ctx: &SeedCtx) -> Vec<DeviceDetail> {
                             500
                         },
                         public_ip: format!("198.51.100.{}", (si * 8 + k) % 250 + 1),
-                        status: "up".into(),
+                        status: LinkStatus::Up,
                         latency_ms: Some(rng.random_range(3.0..12.0_f64).round()),
                         loss_pct: Some(0.0),
                     }];
                     if kind == DeviceType::Router {
                         // The backup link of the first site is down, the second site's degraded.
                         let st = match si {
-                            0 => "down",
-                            1 => "degraded",
-                            _ => "up",
+                            0 => LinkStatus::Down,
+                            1 => LinkStatus::Degraded,
+                            _ => LinkStatus::Up,
                         };
                         links.push(WanLink {
                             name: "lte1".into(),
                             provider: PROVIDERS[(si + 2) % PROVIDERS.len()].into(),
-                            medium: "lte".into(),
-                            role: "backup".into(),
+                            medium: WanMedium::Lte,
+                            role: WanRole::Backup,
                             bandwidth_down_mbps: 150,
                             bandwidth_up_mbps: 50,
                             public_ip: format!("192.0.2.{}", si + 10),
-                            status: st.into(),
-                            latency_ms: (st != "down")
+                            status: st,
+                            latency_ms: (st != LinkStatus::Down)
                                 .then(|| rng.random_range(30.0..90.0_f64).round()),
-                            loss_pct: (st != "down").then_some(if st == "degraded" {
-                                4.5
-                            } else {
-                                0.1
-                            }),
+                            loss_pct: (st != LinkStatus::Down)
+                                .then_some(if st == LinkStatus::Degraded { 4.5 } else { 0.1 }),
                         });
                     }
                     links
@@ -213,13 +210,13 @@ pub fn devices(ctx: &SeedCtx) -> Vec<DeviceDetail> {
                 device: Device {
                     id: next_id,
                     name: device_name(ctx, site.code, code, n),
-                    device_type: kind.as_str().into(),
+                    device_type: kind,
                     vendor: vendor.into(),
                     model: model.into(),
                     ip,
                     site_id: site_id(ctx, si),
                     site: site.code.into(),
-                    status: status.as_str().into(),
+                    status,
                     firmware: firmware.into(),
                     serial: format!("{}{:08X}", &vendor[..2].to_uppercase(), rng.random::<u32>()),
                     last_seen_at,
@@ -230,7 +227,7 @@ pub fn devices(ctx: &SeedCtx) -> Vec<DeviceDetail> {
                     },
                 },
                 wan_links,
-                interfaces: interfaces(&mut rng, kind, status.as_str()),
+                interfaces: interfaces(&mut rng, kind, status),
             };
             next_id += 1;
             out.push(detail);
@@ -245,7 +242,7 @@ pub fn tunnels(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Tunnel> {
     let fws: Vec<&Device> = devices
         .iter()
         .map(|d| &d.device)
-        .filter(|d| d.device_type == "firewall")
+        .filter(|d| d.device_type == DeviceType::Firewall)
         .collect();
     let end = |d: &Device| TunnelEnd {
         site_id: d.site_id,
@@ -263,27 +260,28 @@ pub fn tunnels(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Tunnel> {
         .enumerate()
         .map(|(i, (a, b))| {
             let status = match i {
-                1 => "down",
-                2 => "degraded",
-                _ => "up",
+                1 => LinkStatus::Down,
+                2 => LinkStatus::Degraded,
+                _ => LinkStatus::Up,
             };
             let changed = ctx.now - Duration::minutes(rng.random_range(30..20 * 24 * 60));
             Tunnel {
                 id: ctx.tenant.id_base + 1 + i as i64,
                 name: format!("{}-{}", fws[a].site, fws[b].site),
-                status: status.into(),
+                status,
                 protocol: "IPsec IKEv2".into(),
                 local: end(fws[a]),
                 remote: end(fws[b]),
-                established_at: (status != "down").then_some(changed),
+                established_at: (status != LinkStatus::Down).then_some(changed),
                 last_change_at: changed,
-                latency_ms: (status != "down").then(|| rng.random_range(8.0..40.0_f64).round()),
-                bytes_in_24h: if status == "down" {
+                latency_ms: (status != LinkStatus::Down)
+                    .then(|| rng.random_range(8.0..40.0_f64).round()),
+                bytes_in_24h: if status == LinkStatus::Down {
                     0
                 } else {
                     rng.random_range(1_000_000_000..60_000_000_000)
                 },
-                bytes_out_24h: if status == "down" {
+                bytes_out_24h: if status == LinkStatus::Down {
                     0
                 } else {
                     rng.random_range(1_000_000_000..40_000_000_000)
