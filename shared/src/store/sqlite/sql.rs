@@ -97,20 +97,13 @@ pub(super) fn filter_sql(
                 format!("substr(json_extract({col}, {}), 1, ?) = ?", json_path(f)?)
             }
             Pred::Contains(fs, needle) => {
-                // SQLite's own instr(lower()) decides every ASCII text (its lower() folds
-                // ASCII as fold() does) at C speed; a text with other characters goes to
-                // netops_contains, the Unicode folding of Filter::matches (É, Œ, ...).
                 let needle = crate::store::filter::fold(needle);
                 let mut ors = Vec::new();
                 for f in fs {
-                    let path = json_path(f)?;
-                    let value = format!("json_extract({col}, {path})");
-                    args.push(SqlValue::Text(needle.clone()));
                     args.push(SqlValue::Text(needle.clone()));
                     ors.push(format!(
-                        "(json_type({col}, {path}) = 'text' AND (instr(lower({value}), ?) > 0 \
-                         OR (length({value}) < length(CAST({value} AS BLOB)) \
-                         AND netops_contains({value}, ?))))"
+                        "netops_contains(json_extract({col}, {}), ?)",
+                        json_path(f)?
                     ));
                 }
                 format!("({})", ors.join(" OR "))
