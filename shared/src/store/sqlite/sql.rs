@@ -99,14 +99,29 @@ pub(super) fn filter_sql(
             Pred::Contains(fs, needle) => {
                 let needle = crate::store::filter::fold(needle);
                 let mut ors = Vec::new();
+                let mut exact_args = Vec::new();
                 for f in fs {
-                    args.push(SqlValue::Text(needle.clone()));
+                    exact_args.push(SqlValue::Text(needle.clone()));
                     ors.push(format!(
                         "netops_contains(json_extract({col}, {}), ?)",
                         json_path(f)?
                     ));
                 }
-                format!("({})", ors.join(" OR "))
+                let exact = format!("({})", ors.join(" OR "));
+                if needle.is_empty() || !written_as_is(&needle) {
+                    args.extend(exact_args);
+                    exact
+                } else {
+                    // As for Eq, a cheap necessary condition before any JSON is parsed: an
+                    // ASCII text holding the needle in any case holds it in the lowered
+                    // document; a document with other characters (which may fold to ASCII,
+                    // as the Kelvin sign does) goes to the exact test.
+                    args.push(SqlValue::Text(needle));
+                    args.extend(exact_args);
+                    format!(
+                        "((instr(lower({col}), ?) > 0 OR length({col}) < length(CAST({col} AS BLOB))) AND {exact})"
+                    )
+                }
             }
             Pred::Gte(f, n) => {
                 args.push(SqlValue::Real(*n));
