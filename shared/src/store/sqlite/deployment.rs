@@ -2,6 +2,7 @@
 //! tenant.
 
 use async_trait::async_trait;
+use rusqlite::TransactionBehavior;
 use rusqlite::params;
 
 use super::SqliteStore;
@@ -36,7 +37,9 @@ impl Deployment for SqliteStore {
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
         let tenant = tenant.to_owned();
         self.with_write(move |c| {
-            let tx = c.transaction().map_err(backend)?;
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
             for table in ["docs", "series", "rollups"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [&tenant])
                     .map_err(backend)?;

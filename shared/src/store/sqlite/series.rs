@@ -2,6 +2,7 @@
 //! partition.
 
 use async_trait::async_trait;
+use rusqlite::TransactionBehavior;
 use rusqlite::params;
 use rusqlite::params_from_iter;
 use rusqlite::types::Value as SqlValue;
@@ -127,7 +128,9 @@ impl SeriesWrite for SqliteStore {
         // lands in one transaction, or none of it.
         let (chunks, mut received) = tokio::sync::mpsc::channel::<Vec<RecordRow>>(2);
         let insert = self.with_write(move |c| {
-            let tx = c.transaction().map_err(backend)?;
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
             while let Some(rows) = received.blocking_recv() {
                 insert_records(&tx, &tenant, &series, &rows)?;
             }
