@@ -2,7 +2,6 @@
 //! tenant.
 
 use async_trait::async_trait;
-use rusqlite::TransactionBehavior;
 use rusqlite::params;
 
 use super::SqliteStore;
@@ -36,15 +35,12 @@ impl Deployment for SqliteStore {
 
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
         let tenant = tenant.to_owned();
-        self.with_write(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+        self.with_write(move |tx| {
             for table in ["docs", "series", "rollups"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [&tenant])
                     .map_err(backend)?;
             }
-            tx.commit().map_err(backend)
+            Ok(())
         })
         .await
     }

@@ -1,7 +1,6 @@
 //! Documents in the embedded store: the `docs` table, keyed by tenant, collection and key.
 
 use async_trait::async_trait;
-use rusqlite::TransactionBehavior;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde_json::Value;
@@ -179,14 +178,11 @@ impl Documents for SqliteStore {
         docs: Vec<(String, Value)>,
     ) -> StoreResult<()> {
         let (tenant, coll) = (tenant.to_owned(), collection.to_owned());
-        self.with_write(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+        self.with_write(move |tx| {
             for (key, body) in &docs {
-                put_doc(&tx, &tenant, &coll, key, body, Expect::Any)?;
+                put_doc(tx, &tenant, &coll, key, body, Expect::Any)?;
             }
-            tx.commit().map_err(backend)
+            Ok(())
         })
         .await
     }

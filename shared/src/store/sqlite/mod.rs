@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, mpsc};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 pub use conn::BUSY_TIMEOUT;
 use conn::{Create, Durability, FileId, Inner, backend, open};
@@ -134,17 +134,27 @@ impl SqliteStore {
         .map_err(backend)?
     }
 
-    /// [`SqliteStore::with`] for a call that writes: refused while the file is not the one
-    /// opened, and a failure checks the file again so that the process log says why.
+    /// [`SqliteStore::with`] for a call that writes: `f` runs in one transaction, committed
+    /// when it succeeds, that takes the write lock first (BEGIN IMMEDIATE: a transaction that
+    /// read before writing would otherwise fail at once, without waiting, when another writer
+    /// committed meanwhile). Refused while the file is not the one opened, and a failure
+    /// checks the file again so that the process log says why.
     async fn with_write<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> StoreResult<T> + Send + 'static,
     {
         let inner = self.inner.clone();
         self.with(move |c| {
             inner.check_file()?;
-            let out = f(c);
+            let out = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)
+                .and_then(|tx| {
+                    let value = f(&tx)?;
+                    tx.commit().map_err(backend)?;
+                    Ok(value)
+                });
             if matches!(out, Err(StoreError::Backend(_))) {
                 let _ = inner.check_file();
             }

@@ -4,7 +4,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rusqlite::TransactionBehavior;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde_json::Value;
@@ -133,8 +132,7 @@ fn each_rollup(
 impl Rollups for SqliteStore {
     async fn add(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
         let (tenant, series) = (tenant.to_owned(), series.to_owned());
-        self.with_write(move |c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)?;
+        self.with_write(move |tx| {
             {
                 let mut get = tx
                     .prepare_cached(
@@ -160,7 +158,7 @@ impl Rollups for SqliteStore {
                         .map_err(backend)?;
                 }
             }
-            tx.commit().map_err(backend)
+            Ok(())
         })
         .await
     }

@@ -2,7 +2,6 @@
 //! partition.
 
 use async_trait::async_trait;
-use rusqlite::TransactionBehavior;
 use rusqlite::params;
 use rusqlite::params_from_iter;
 use rusqlite::types::Value as SqlValue;
@@ -127,14 +126,11 @@ impl SeriesWrite for SqliteStore {
         // inserts on the blocking pool, so a big append keeps two cores busy; all of it
         // lands in one transaction, or none of it.
         let (chunks, mut received) = tokio::sync::mpsc::channel::<Vec<RecordRow>>(2);
-        let insert = self.with_write(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+        let insert = self.with_write(move |tx| {
             while let Some(rows) = received.blocking_recv() {
-                insert_records(&tx, &tenant, &series, &rows)?;
+                insert_records(tx, &tenant, &series, &rows)?;
             }
-            tx.commit().map_err(backend)
+            Ok(())
         });
         let encode = async move {
             let mut records = records.into_iter();

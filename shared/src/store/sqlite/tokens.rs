@@ -1,7 +1,7 @@
 //! Tokens in the embedded store: the `tokens` table, keyed by hash.
 
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 use super::SqliteStore;
 use super::conn::backend;
@@ -37,10 +37,7 @@ impl Tokens for SqliteStore {
 
     async fn insert(&self, token: &TokenRecord) -> StoreResult<()> {
         let t = token.clone();
-        self.with_write(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+        self.with_write(move |tx| {
             let active: bool = tx
                 .query_row(
                     "SELECT EXISTS (SELECT 1 FROM tokens WHERE tenant = ?1 AND name = ?2 AND revoked_at IS NULL AND expires_at > ?3)",
@@ -57,7 +54,7 @@ impl Tokens for SqliteStore {
                 params![t.hash, t.tenant, t.name, scopes.join(","), t.created_at, t.expires_at, t.revoked_at],
             )
             .map_err(backend)?;
-            tx.commit().map_err(backend)
+            Ok(())
         })
         .await
     }

@@ -6,7 +6,7 @@ use std::sync::{Weak, mpsc};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::params;
 
 use super::SqliteStore;
 use super::conn::{Inner, backend};
@@ -88,10 +88,7 @@ fn parse_entry(text: &str) -> StoreResult<WriteLogEntry> {
 #[async_trait]
 impl WriteLog for SqliteStore {
     async fn commit(&self, log: WriteLogEntry, changes: Vec<Change>) -> StoreResult<()> {
-        self.with_write(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+        self.with_write(move |tx| {
             for change in changes {
                 match change {
                     Change::PutDoc {
@@ -99,16 +96,16 @@ impl WriteLog for SqliteStore {
                         key,
                         body,
                         expect,
-                    } => put_doc(&tx, &log.tenant, &collection, &key, &body, expect)?,
+                    } => put_doc(tx, &log.tenant, &collection, &key, &body, expect)?,
                     Change::Append { series, record } => {
-                        insert_records(&tx, &log.tenant, &series, &[RecordRow::from(record)])?
+                        insert_records(tx, &log.tenant, &series, &[RecordRow::from(record)])?
                     }
                 }
             }
             tx.prepare_cached("INSERT INTO writes (tenant, entry, expires) VALUES (?1, ?2, ?3)")
                 .and_then(|mut s| s.execute(params![log.tenant, entry_text(&log)?, log.expires_at]))
                 .map_err(backend)?;
-            tx.commit().map_err(backend)
+            Ok(())
         })
         .await
     }
