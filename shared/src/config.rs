@@ -207,9 +207,14 @@ pub struct DynamoConfig {
     /// Series and rollups expire (TTL) this many days after their time.
     pub retention_days: u32,
     /// The most one DynamoDB operation may take, retries included (each attempt half of it):
-    /// past it the request answers 503 rather than wait (6 s, within the functions' 10 s).
+    /// past it the request answers 503 rather than wait ([`STORE_TIMEOUT_SECS`]).
     pub timeout_secs: u64,
 }
+
+/// The most one operation of an AWS store (DynamoDB, Timestream) may take by default,
+/// retries included: past it the request answers 503 rather than wait, well within the
+/// functions' 10 s.
+pub const STORE_TIMEOUT_SECS: u64 = 6;
 
 impl Default for DynamoConfig {
     fn default() -> Self {
@@ -219,7 +224,7 @@ impl Default for DynamoConfig {
             region: None,
             token_cache_secs: 30,
             retention_days: 400,
-            timeout_secs: 6,
+            timeout_secs: STORE_TIMEOUT_SECS,
         }
     }
 }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::http::X_REQUEST_ID;
 use crate::routes::{self, BASE_PATH, Match};
-pub use crate::usage::{Counted, Usage};
+use crate::usage::{Counted, Usage};
 
 /// The CloudWatch namespace of the metrics.
 pub const NAMESPACE: &str = "netops";
@@ -146,29 +146,6 @@ mod tests {
         assert_eq!(doc["_aws"]["Timestamp"], 1_700_000_000_000_i64);
         assert_eq!(doc["DynamoCalls"], 3);
         assert_eq!(doc["ReadUnits"], 1.5);
-    }
-
-    #[tokio::test]
-    async fn usage_is_counted_for_the_request_in_scope_only() {
-        let ((), counted) = Usage::measure(async {
-            Usage::add_call();
-            Usage::add_units(0.5, 0.0);
-            Usage::add_call();
-            Usage::add_units(0.0, 2.0);
-        })
-        .await;
-        assert_eq!(
-            counted,
-            Counted {
-                calls: 2,
-                read_units: 0.5,
-                write_units: 2.0
-            }
-        );
-        // Outside a request (a background task) nothing is counted, and nothing fails.
-        Usage::add_call();
-        let ((), none) = Usage::measure(async {}).await;
-        assert_eq!(none, Counted::default());
     }
 
     #[test]

@@ -67,3 +67,31 @@ pub struct Counted {
     pub read_units: f64,
     pub write_units: f64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn usage_is_counted_for_the_request_in_scope_only() {
+        let ((), counted) = Usage::measure(async {
+            Usage::add_call();
+            Usage::add_units(0.5, 0.0);
+            Usage::add_call();
+            Usage::add_units(0.0, 2.0);
+        })
+        .await;
+        assert_eq!(
+            counted,
+            Counted {
+                calls: 2,
+                read_units: 0.5,
+                write_units: 2.0
+            }
+        );
+        // Outside a request (a background task) nothing is counted, and nothing fails.
+        Usage::add_call();
+        let ((), none) = Usage::measure(async {}).await;
+        assert_eq!(none, Counted::default());
+    }
+}

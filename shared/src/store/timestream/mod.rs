@@ -49,12 +49,10 @@ impl TimestreamSeries {
         others: Arc<dyn SeriesRead>,
         config: &TimestreamConfig,
     ) -> StoreResult<Self> {
-        let timeout =
-            std::time::Duration::from_secs(super::dynamo::DynamoConfig::default().timeout_secs);
         let sdk = super::dynamo::sdk_config(
             config.region.as_deref(),
             config.endpoint.as_deref(),
-            timeout,
+            std::time::Duration::from_secs(crate::config::STORE_TIMEOUT_SECS),
         )
         .await;
         Ok(Self::with_client(others, Client::new(&sdk), config))
