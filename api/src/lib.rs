@@ -7,7 +7,7 @@
 mod modules;
 mod openapi;
 
-use netops_shared::AppState;
+use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 
 pub use modules::MODULES;
@@ -16,7 +16,12 @@ pub use openapi::openapi;
 /// Every data module's routes, merged (the docs and MCP functions' own routes are not among
 /// them).
 pub fn router() -> OpenApiRouter<AppState> {
-    MODULES.iter().fold(OpenApiRouter::new(), |router, module| {
+    router_of(MODULES)
+}
+
+/// The routes of `modules`, merged.
+pub fn router_of(modules: &[&Module]) -> OpenApiRouter<AppState> {
+    modules.iter().fold(OpenApiRouter::new(), |router, module| {
         router.merge((module.routes)())
     })
 }

@@ -43,10 +43,7 @@ const SEEDERS: [(Function, Seeder); 12] = [
 
 /// The whole API, every module mounted under `/api/v1`.
 pub fn app(state: AppState) -> Router {
-    let (router, _) = netops_api::router()
-        .merge(netops_docs::routes())
-        .merge(netops_mcp::routes())
-        .split_for_parts();
+    let (router, _) = netops_api::router_of(&modules()).split_for_parts();
     netops_shared::http::app(router, state)
 }
 

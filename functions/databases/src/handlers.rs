@@ -6,6 +6,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::lookup::decode;
+use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::store::{Filter, Pred, Record, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query, Window,
@@ -376,19 +377,14 @@ pub async fn list_database_sessions(
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
     let filter = Filter::all().and_some(login, |l| Pred::Contains(vec!["login"], l));
-    let (records, more) = scan(
-        &state,
-        &caller,
-        SESSIONS,
-        Some(&id.to_string()),
-        window.from_ms(),
-        window.to_ms(),
-        &filter,
-        page.limit as usize,
-    )
-    .await?;
-    let (sessions, meta) = page.limited(parse_all(records)?, more);
-    Ok(Envelope::new(sessions, meta.window(&window)))
+    let instance = id.to_string();
+    let spec = SeriesSpec {
+        series: SESSIONS,
+        partition: Some(&instance),
+        filter: &filter,
+    };
+    let (records, meta) = series_list(&state, &caller, &page, &window, spec).await?;
+    Ok(Envelope::new(parse_all(records)?, meta))
 }
 
 /// Chaînes de blocage
