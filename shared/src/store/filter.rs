@@ -62,6 +62,22 @@ pub fn fold(text: &str) -> String {
     text.to_lowercase()
 }
 
+/// The characters other than ASCII whose [`fold`] holds ASCII: the Kelvin sign folds to `k`,
+/// the dotted capital I to `i` and a combining dot. Every other character folds to
+/// characters other than ASCII, so an ASCII needle found in a folded text was ASCII there
+/// already, or came from one of these (a unit test checks the list against every character).
+pub const FOLDING_TO_ASCII: [char; 2] = ['\u{130}', '\u{212A}'];
+
+/// The characters of [`FOLDING_TO_ASCII`] that a text must hold to match the ASCII,
+/// folded `needle` other than by its ASCII letters.
+pub fn folding_into(needle: &str) -> impl Iterator<Item = char> + '_ {
+    FOLDING_TO_ASCII.into_iter().filter(move |c| {
+        fold(&c.to_string())
+            .chars()
+            .any(|f| f.is_ascii() && needle.contains(f))
+    })
+}
+
 /// True when `text`, folded, contains `folded_needle` (itself folded by [`fold`]).
 pub fn contains_folded(text: &str, folded_needle: &str) -> bool {
     if text.is_ascii() {
@@ -133,6 +149,18 @@ impl Pred {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn folding_to_ascii_lists_every_character_whose_fold_holds_ascii() {
+        let found: Vec<char> = (0x80..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| fold(&c.to_string()).chars().any(|f| f.is_ascii()))
+            .collect();
+        assert_eq!(found, FOLDING_TO_ASCII);
+        assert_eq!(folding_into("k").collect::<Vec<_>>(), ['\u{212A}']);
+        assert_eq!(folding_into("kelvin").count(), 2);
+        assert_eq!(folding_into("teams").count(), 0);
+    }
 
     #[test]
     fn predicates_match_as_documented() {

@@ -112,15 +112,18 @@ pub(super) fn filter_sql(
                     args.extend(exact_args);
                     exact
                 } else {
-                    // As for Eq, a cheap necessary condition before any JSON is parsed: an
-                    // ASCII text holding the needle in any case holds it in the lowered
-                    // document; a document with other characters (which may fold to ASCII,
-                    // as the Kelvin sign does) goes to the exact test.
-                    args.push(SqlValue::Text(needle));
+                    // As for Eq, a cheap necessary condition before any JSON is parsed: a
+                    // text holding the ASCII needle once folded holds it in the lowered
+                    // document, or holds a character that folds to ASCII of the needle (the
+                    // Kelvin sign folds to `k`).
+                    let mut cheap = vec![format!("instr(lower({col}), ?) > 0")];
+                    args.push(SqlValue::Text(needle.clone()));
+                    for c in crate::store::filter::folding_into(&needle) {
+                        cheap.push(format!("instr({col}, ?) > 0"));
+                        args.push(SqlValue::Text(c.to_string()));
+                    }
                     args.extend(exact_args);
-                    format!(
-                        "((instr(lower({col}), ?) > 0 OR length({col}) < length(CAST({col} AS BLOB))) AND {exact})"
-                    )
+                    format!("(({}) AND {exact})", cheap.join(" OR "))
                 }
             }
             Pred::Gte(f, n) => {
@@ -169,6 +172,7 @@ mod tests {
             json!("STRASSE Straße"),
             json!("ΟΔΟΣ Σ"),
             json!("1 \u{212a}elvin"),
+            json!("\u{130}zmir \u{130}STANBUL \u{212a}ELV\u{130}N"),
             json!("tab\there\nline"),
             json!(""),
             json!(42),
@@ -209,7 +213,12 @@ mod tests {
             "σ",
             "οδος",
             "k",
+            "kelvin",
+            "ELVIN",
+            "i",
+            "zmir",
             "\u{212a}",
+            "\u{130}",
             "\t",
             "\n",
             "42",
