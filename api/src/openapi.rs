@@ -32,7 +32,9 @@ fenêtre) ; au-delà, 429 avec `Retry-After`.\n\n\
 **Fenêtres (W)** : `period` parmi 1h, 3h, 6h, 12h, 24h, 3d, 7d, 30d (fenêtre glissante finissant maintenant) ; \
 `from`/`to` en RFC 3339. Avec `from` et `to`, `period` est ignoré ; avec `from` seul, de `from` à maintenant ; avec \
 `to` seul, la période par défaut finissant à `to`. Une fenêtre plus longue que le maximum de la route est ramenée \
-à sa partie la plus récente et `meta.window_capped` vaut true (clé absente sinon). Chaque route fenêtrée renvoie \
+à sa partie la plus récente et `meta.window_capped` vaut true (clé absente sinon). Aucune fenêtre ne remonte \
+au-delà de la rétention (400 jours par défaut, réglable) : les données plus anciennes ont quitté le stockage, et une \
+fenêtre qui la dépasse commence à la rétention, avec `meta.window_capped`. Chaque route fenêtrée renvoie \
 `meta.window` : la fenêtre appliquée.\n\n\
 **Pagination** : `limit` entier ≥ 1, ramené au maximum de la route s'il le dépasse (`meta.limit` donne la taille \
 appliquée). `cursor` est opaque et signé, lié au compte, à la route et aux filtres : modifié ou réutilisé avec \

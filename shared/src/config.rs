@@ -26,6 +26,9 @@ impl StoreKind {
 /// Days a write-log entry is kept by default (DECISIONS "Writes and the write log").
 pub const DEFAULT_WRITE_LOG_DAYS: u32 = 400;
 
+/// Days measurements, events and rollups are kept by default (`NETOPS_RETENTION_DAYS`).
+pub const DEFAULT_RETENTION_DAYS: u32 = 400;
+
 /// Where the Timestream series live (the adapter, feature `timestream`, is
 /// `store::timestream`).
 #[derive(Debug, Clone)]
@@ -50,13 +53,17 @@ pub struct Config {
     /// `NETOPS_WRITE_LOG_DAYS`: write-log entries expire this many days after their time
     /// (400; DynamoDB TTL, swept in the SQLite file).
     pub write_log_days: u32,
+    /// `NETOPS_RETENTION_DAYS`: measurements, events and rollups older than this many days
+    /// leave the store (400; DynamoDB TTL, swept in the SQLite file) and no window reaches
+    /// past it.
+    pub retention_days: u32,
     /// `NETOPS_LOG_FORMAT`: `json` (default under Lambda) or `text`.
     pub json_logs: bool,
     /// `NETOPS_STORE`: `embedded` (default) or `dynamodb`.
     pub store: StoreKind,
     /// `NETOPS_DYNAMODB_TABLE_PREFIX` (`netops-`), `NETOPS_DYNAMODB_ENDPOINT`,
     /// `NETOPS_AWS_REGION`, `NETOPS_TOKEN_CACHE_SECS` (30, at most 30),
-    /// `NETOPS_RETENTION_DAYS` (400), `NETOPS_DYNAMODB_TIMEOUT_SECS` (6): the DynamoDB adapter.
+    /// `NETOPS_DYNAMODB_TIMEOUT_SECS` (6): the DynamoDB adapter.
     pub dynamodb: DynamoConfig,
     /// `NETOPS_SERIES_STORE=timestream` with `NETOPS_TIMESTREAM_DATABASE`,
     /// `NETOPS_TIMESTREAM_SERIES` and `NETOPS_TIMESTREAM_ENDPOINT`: series reads from
@@ -79,6 +86,7 @@ impl Default for Config {
             rate_window_secs: 60,
             cursor_secret: None,
             write_log_days: DEFAULT_WRITE_LOG_DAYS,
+            retention_days: DEFAULT_RETENTION_DAYS,
             json_logs: false,
             store: StoreKind::Embedded,
             dynamodb: DynamoConfig::default(),
@@ -131,6 +139,13 @@ impl Config {
                 reason: "entries must be kept at least one day".into(),
             });
         }
+        let retention_days = parse("NETOPS_RETENTION_DAYS")?.unwrap_or(d.retention_days);
+        if retention_days == 0 {
+            return Err(ConfigError {
+                var: "NETOPS_RETENTION_DAYS",
+                reason: "data must be kept at least one day".into(),
+            });
+        }
         let store = match var("NETOPS_STORE") {
             None => d.store,
             Some(v) => StoreKind::parse(&v).ok_or_else(|| ConfigError {
@@ -151,7 +166,6 @@ impl Config {
             endpoint: var("NETOPS_DYNAMODB_ENDPOINT"),
             region: var("NETOPS_AWS_REGION"),
             token_cache_secs,
-            retention_days: parse("NETOPS_RETENTION_DAYS")?.unwrap_or(dd.retention_days),
             timeout_secs: parse("NETOPS_DYNAMODB_TIMEOUT_SECS")?
                 .filter(|s| *s > 0)
                 .unwrap_or(dd.timeout_secs),
@@ -188,6 +202,7 @@ impl Config {
             rate_window_secs,
             cursor_secret: var("NETOPS_CURSOR_SECRET").map(String::into_bytes),
             write_log_days,
+            retention_days,
             json_logs,
         })
     }
@@ -204,8 +219,6 @@ pub struct DynamoConfig {
     pub region: Option<String>,
     /// How long a token read stays cached in this instance (0 disables the cache).
     pub token_cache_secs: u64,
-    /// Series and rollups expire (TTL) this many days after their time.
-    pub retention_days: u32,
     /// The most one DynamoDB operation may take, retries included (each attempt half of it):
     /// past it the request answers 503 rather than wait ([`STORE_TIMEOUT_SECS`]).
     pub timeout_secs: u64,
@@ -223,7 +236,6 @@ impl Default for DynamoConfig {
             endpoint: None,
             region: None,
             token_cache_secs: 30,
-            retention_days: 400,
             timeout_secs: STORE_TIMEOUT_SECS,
         }
     }

@@ -80,12 +80,15 @@ pub async fn open_configured(config: &Config) -> StoreResult<Stores> {
     #[cfg_attr(not(feature = "timestream"), allow(unused_mut))]
     let mut stores = match config.store {
         #[cfg(feature = "embedded")]
-        StoreKind::Embedded => {
-            Stores::of(crate::store::sqlite::SqliteStore::open(&config.db_path)?)
-        }
+        StoreKind::Embedded => Stores::of(crate::store::sqlite::SqliteStore::open_retaining(
+            &config.db_path,
+            config.retention_days,
+        )?),
         #[cfg(not(feature = "embedded"))]
         StoreKind::Embedded => return Err(not_built("NETOPS_STORE=embedded", "embedded")),
-        StoreKind::Dynamodb => Stores::of(DynamoStore::connect(&config.dynamodb).await?),
+        StoreKind::Dynamodb => {
+            Stores::of(DynamoStore::connect(&config.dynamodb, config.retention_days).await?)
+        }
     };
     match &config.timestream {
         #[cfg(feature = "timestream")]

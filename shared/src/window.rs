@@ -10,6 +10,7 @@ use crate::error::ApiError;
 use crate::extract::Params;
 use crate::request::RequestCtx;
 use crate::routes::WindowRule;
+use crate::state::AppState;
 
 /// The sliding periods of W.
 pub const PERIODS: &[(&str, i64)] = &[
@@ -107,6 +108,18 @@ impl Window {
         Ok(window)
     }
 
+    /// The window cut to what the store keeps (`NETOPS_RETENTION_DAYS`): data older than
+    /// `retention_days` before `now` has left it, so a window reaching further starts there,
+    /// `capped` as for a route's maximum (a window wholly older is empty, `from` = `to`).
+    pub fn retained(mut self, retention_days: u32, now: DateTime<Utc>) -> Window {
+        let oldest = now - Duration::days(i64::from(retention_days));
+        if self.from < oldest {
+            self.from = oldest.min(self.to);
+            self.capped = true;
+        }
+        self
+    }
+
     pub fn from_ms(&self) -> i64 {
         self.from.timestamp_millis()
     }
@@ -133,22 +146,24 @@ pub fn window_params(params: &Params) -> Result<[Option<String>; 3], ApiError> {
     Ok([get("period")?, get("from")?, get("to")?])
 }
 
-/// Extracts the window of a route that declares a [`WindowRule`] in the route table.
-impl<S: Send + Sync> FromRequestParts<S> for Window {
+/// Extracts the window of a route that declares a [`WindowRule`] in the route table, within
+/// the retention.
+impl FromRequestParts<AppState> for Window {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let request = RequestCtx::from_request_parts(parts, state).await?;
         let rule = request.route.window.ok_or_else(|| {
             ApiError::internal(&format!("route {} has no window rule", request.route.op))
         })?;
         let [period, from, to] = window_params(&Params::of(parts))?;
-        Window::resolve(
-            period.as_deref(),
-            from.as_deref(),
-            to.as_deref(),
-            rule,
-            Utc::now(),
+        let now = Utc::now();
+        Ok(
+            Window::resolve(period.as_deref(), from.as_deref(), to.as_deref(), rule, now)?
+                .retained(state.config.retention_days, now),
         )
     }
 }
@@ -196,6 +211,31 @@ mod tests {
                 .expect("date")
         );
         assert_eq!((w.to - w.from).num_hours(), 24);
+    }
+
+    #[test]
+    fn windows_stop_at_the_retention() {
+        let open = WindowRule {
+            default_secs: 86400,
+            max_secs: None,
+        };
+        let w = Window::resolve(None, Some("2000-01-01T00:00:00Z"), None, open, now())
+            .expect("w")
+            .retained(400, now());
+        assert_eq!(w.from, now() - Duration::days(400));
+        assert!(w.capped);
+        let old = Window::resolve(
+            None,
+            Some("2000-01-01T00:00:00Z"),
+            Some("2000-01-02T00:00:00Z"),
+            open,
+            now(),
+        )
+        .expect("w")
+        .retained(400, now());
+        assert_eq!(old.from, old.to);
+        let recent = Window::resolve(Some("30d"), None, None, open, now()).expect("w");
+        assert_eq!(recent.retained(400, now()), recent);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use http::StatusCode;
 use netops_shared::AppState;
-use netops_shared::config::{Config, StoreKind};
+use netops_shared::config::{Config, DEFAULT_RETENTION_DAYS, StoreKind};
 use netops_shared::scope::Scope;
 use netops_shared::store::dynamo::{DynamoConfig, DynamoStore};
 use netops_shared::store::sqlite::SqliteStore;
@@ -48,9 +48,12 @@ fn dynamo_config(endpoint: &str, prefix: &str, cache_secs: u64) -> DynamoConfig 
 /// A fresh pair of tables, empty.
 async fn fresh_store(endpoint: &str, cache_secs: u64) -> (DynamoStore, String) {
     let prefix = format!("a{:016x}-", rand_u64());
-    let store = DynamoStore::connect(&dynamo_config(endpoint, &prefix, cache_secs))
-        .await
-        .expect("connect");
+    let store = DynamoStore::connect(
+        &dynamo_config(endpoint, &prefix, cache_secs),
+        DEFAULT_RETENTION_DAYS,
+    )
+    .await
+    .expect("connect");
     store.ensure_tables().await.expect("tables");
     (store, prefix)
 }
@@ -261,7 +264,7 @@ async fn the_write_log_keeps_its_expiry_hides_expired_items_and_coalesces_with_a
 
 /// Two routers (two instances, two SDK clients) over the same tables.
 async fn router_over(ep: &str, prefix: &str, rate_limit: u64) -> (axum::Router, DynamoStore) {
-    let store = DynamoStore::connect(&dynamo_config(ep, prefix, 30))
+    let store = DynamoStore::connect(&dynamo_config(ep, prefix, 30), DEFAULT_RETENTION_DAYS)
         .await
         .expect("connect");
     let config = Config {
@@ -394,11 +397,11 @@ async fn the_hot_path_costs_three_dynamodb_calls_cold_and_two_with_the_token_cac
 async fn a_revocation_elsewhere_takes_effect_once_the_token_cache_entry_expires() {
     let Some(ep) = endpoint() else { return };
     let prefix = format!("c{:016x}-", rand_u64());
-    let a = DynamoStore::connect(&dynamo_config(&ep, &prefix, 1))
+    let a = DynamoStore::connect(&dynamo_config(&ep, &prefix, 1), DEFAULT_RETENTION_DAYS)
         .await
         .expect("connect");
     a.ensure_tables().await.expect("tables");
-    let b = DynamoStore::connect(&dynamo_config(&ep, &prefix, 1))
+    let b = DynamoStore::connect(&dynamo_config(&ep, &prefix, 1), DEFAULT_RETENTION_DAYS)
         .await
         .expect("connect");
     let record = TokenRecord {

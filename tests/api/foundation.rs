@@ -6,7 +6,7 @@ use netops_shared::config::Config;
 use netops_shared::scope::Scope;
 use serde_json::Value;
 
-use crate::helpers::{TestApp, walk};
+use crate::helpers::{TestApp, TestResponse, walk};
 
 #[tokio::test]
 async fn every_401_case_answers_unauthorized_with_a_distinct_message() {
@@ -582,4 +582,42 @@ async fn every_scoped_route_refuses_a_token_without_its_scope_naming_it() {
         assert_eq!(res.error(), "forbidden", "{path}");
         assert_eq!(res.body["scope"], scope.as_str(), "{path}");
     }
+}
+
+#[tokio::test]
+async fn no_window_reaches_past_the_retention() {
+    let app = TestApp::with_config(Config {
+        retention_days: 2,
+        ..Config::default()
+    })
+    .await;
+    let token = app.full_token().await;
+    let days = |res: &TestResponse| {
+        let at = |k: &str| {
+            chrono::DateTime::parse_from_rfc3339(res.body["meta"]["window"][k].as_str().expect(k))
+                .expect("date")
+        };
+        (at("to") - at("from")).num_hours()
+    };
+    // A route without a cap of its own, asked from the epoch, starts at the retention.
+    let long = app
+        .get("/dns/top-domains?from=1970-01-01T00:00:00Z", &token)
+        .await;
+    assert_eq!(long.status, StatusCode::OK);
+    assert_eq!(long.body["meta"]["window_capped"], true);
+    assert_eq!(days(&long), 48);
+    // A window wholly older than the retention is empty.
+    let old = app
+        .get(
+            "/dns/top-domains?from=2000-01-01T00:00:00Z&to=2000-01-02T00:00:00Z",
+            &token,
+        )
+        .await;
+    assert_eq!(old.status, StatusCode::OK);
+    assert_eq!(days(&old), 0);
+    assert_eq!(old.items().len(), 0);
+    // Within the retention nothing changes.
+    let day = app.get("/dns/top-domains?period=24h", &token).await;
+    assert!(day.body["meta"].get("window_capped").is_none());
+    assert_eq!(days(&day), 24);
 }

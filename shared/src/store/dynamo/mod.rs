@@ -57,8 +57,9 @@ pub struct DynamoStore {
 
 impl DynamoStore {
     /// Connects to the tables named by the configuration (they must exist; see
-    /// [`DynamoStore::ensure_tables`]). The SDK client is built here, once.
-    pub async fn connect(config: &DynamoConfig) -> StoreResult<Self> {
+    /// [`DynamoStore::ensure_tables`]). The SDK client is built here, once. Series items and
+    /// rollups carry a TTL of `retention_days` after their time.
+    pub async fn connect(config: &DynamoConfig, retention_days: u32) -> StoreResult<Self> {
         let sdk = sdk_config(
             config.region.as_deref(),
             config.endpoint.as_deref(),
@@ -77,7 +78,7 @@ impl DynamoStore {
                 config.token_cache_secs,
             ))),
             calls,
-            retention_secs: i64::from(config.retention_days) * 86_400,
+            retention_secs: i64::from(retention_days) * 86_400,
         })
     }
 

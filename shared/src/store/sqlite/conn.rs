@@ -24,7 +24,9 @@ pub(super) struct Inner {
     pub(super) pool: Mutex<Vec<Connection>>,
     /// A connection for the token lookup of every request, run inline ([`super::SqliteStore::inline`]).
     pub(super) inline: Mutex<Option<Connection>>,
-    /// Dropped with the store, which ends its sweeper (`super::writes::spawn_sweeper`).
+    /// Series records and rollups older than this many days are swept (`super::sweep`).
+    pub(super) retention_days: i64,
+    /// Dropped with the store, which ends its sweeper (`super::sweep::spawn_sweeper`).
     pub(super) _stop_sweeper: Option<mpsc::Sender<()>>,
 }
 

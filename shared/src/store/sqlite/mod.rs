@@ -10,7 +10,8 @@
 //! 503 and changes nothing): a write waits at most [`BUSY_TIMEOUT`] for another connection's
 //! lock; only the first open may create the file, and a file deleted or replaced while the
 //! store is open refuses every write instead of taking it into a file no one will read again.
-//! Expired write-log entries are swept off the request path (`writes::spawn_sweeper`).
+//! Expired write-log entries and data older than the retention are swept off the request
+//! path ([`sweep`]).
 
 mod conn;
 mod counters;
@@ -20,6 +21,7 @@ mod rollups;
 mod schema;
 mod series;
 mod sql;
+mod sweep;
 mod tokens;
 mod writes;
 
@@ -32,8 +34,9 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 pub use conn::BUSY_TIMEOUT;
 use conn::{Create, Durability, FileId, Inner, backend, open};
 use schema::{SCHEMA, migrate};
-use writes::spawn_sweeper;
+use sweep::spawn_sweeper;
 
+use crate::config::DEFAULT_RETENTION_DAYS;
 use crate::store::{StoreError, StoreResult};
 
 /// The embedded store.
@@ -43,26 +46,33 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (or creates) the database file and its schema.
+    /// Opens (or creates) the database file and its schema, keeping data for the default
+    /// retention ([`DEFAULT_RETENTION_DAYS`]).
     pub fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
-        Self::open_with(path.as_ref(), Durability::Durable)
+        Self::open_retaining(path, DEFAULT_RETENTION_DAYS)
+    }
+
+    /// [`SqliteStore::open`], series records and rollups older than `retention_days` swept
+    /// at once and then every hour (`NETOPS_RETENTION_DAYS`).
+    pub fn open_retaining(path: impl AsRef<Path>, retention_days: u32) -> StoreResult<Self> {
+        Self::open_with(path.as_ref(), Durability::Durable, retention_days)
     }
 
     /// [`SqliteStore::open`] for a bulk load (`netops seed`): nothing is synced to the disk
     /// until [`SqliteStore::settle`], so a crash of the machine (not of the process) before
     /// then can lose or damage the load; the load is simply run again.
     pub fn open_for_load(path: impl AsRef<Path>) -> StoreResult<Self> {
-        Self::open_with(path.as_ref(), Durability::Loading)
+        Self::open_with(path.as_ref(), Durability::Loading, DEFAULT_RETENTION_DAYS)
     }
 
-    fn open_with(path: &Path, sync: Durability) -> StoreResult<Self> {
+    fn open_with(path: &Path, sync: Durability, retention_days: u32) -> StoreResult<Self> {
         let mut conn = open(path, sync, Create::Yes)?;
         migrate(&mut conn)?;
         conn.execute_batch(SCHEMA).map_err(backend)?;
         let file = FileId::of(path).ok_or_else(|| {
             StoreError::Backend(format!("{} vanished once opened", path.display()))
         })?;
-        // A bulk load has no log to sweep.
+        // A bulk load has nothing to sweep.
         let (stop, stopped) = match sync {
             Durability::Durable => {
                 let (stop, stopped) = mpsc::channel();
@@ -77,6 +87,7 @@ impl SqliteStore {
             lost: AtomicBool::new(false),
             pool: Mutex::new(vec![conn]),
             inline: Mutex::new(None),
+            retention_days: i64::from(retention_days),
             _stop_sweeper: stop,
         });
         if let Some(stopped) = stopped {

@@ -1,80 +1,16 @@
 //! The write log in the embedded store: the `writes` table, committed in the transaction of
-//! the changes it logs, coalesced refusals keyed by `ckey`, expired entries swept off the
-//! request path.
-
-use std::sync::{Weak, mpsc};
-use std::time::Duration;
+//! the changes it logs, coalesced refusals keyed by `ckey`; expired entries are swept off the
+//! request path (`super::sweep`).
 
 use async_trait::async_trait;
 use rusqlite::params;
 
 use super::SqliteStore;
-use super::conn::{Inner, backend};
+use super::conn::backend;
 use super::docs::put_doc;
 use super::series::{RecordRow, insert_records};
 use super::sql::text;
 use crate::store::{Change, StoreError, StoreResult, WriteLog, WriteLogEntry};
-
-/// Write-log entries deleted per transaction by the sweep: short transactions, so that a
-/// write never waits long behind one.
-const SWEEP_BATCH: i64 = 1000;
-
-/// How often the sweep runs while the store is open.
-const SWEEP_EVERY: Duration = Duration::from_secs(3600);
-
-/// Deletes the write-log entries expired at `now` (s), [`SWEEP_BATCH`] per transaction;
-/// returns how many.
-fn sweep(inner: &Inner, now: i64) -> StoreResult<usize> {
-    let conn = inner.connection()?;
-    let batches = || -> StoreResult<usize> {
-        let mut swept = 0;
-        loop {
-            inner.check_file()?;
-            let deleted = conn
-                .prepare_cached(
-                    "DELETE FROM writes WHERE seq IN \
-                     (SELECT seq FROM writes WHERE expires <= ?1 LIMIT ?2)",
-                )
-                .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
-                .map_err(backend)?;
-            swept += deleted;
-            if (deleted as i64) < SWEEP_BATCH {
-                return Ok(swept);
-            }
-            // Writers get the lock between two batches.
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    let out = batches();
-    inner.give_back(conn);
-    out
-}
-
-/// Sweeps the expired write-log entries (DECISIONS: they expire after
-/// `NETOPS_WRITE_LOG_DAYS`) at once and then every [`SWEEP_EVERY`], on a thread of its own,
-/// until the store is dropped.
-pub(super) fn spawn_sweeper(store: Weak<Inner>, stopped: mpsc::Receiver<()>) {
-    let run = move || {
-        loop {
-            let Some(inner) = store.upgrade() else { return };
-            match sweep(&inner, chrono::Utc::now().timestamp()) {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(entries = n, "expired write-log entries deleted"),
-                Err(e) => tracing::warn!(cause = %e, "write-log sweep failed; tried again later"),
-            }
-            drop(inner);
-            if stopped.recv_timeout(SWEEP_EVERY) != Err(mpsc::RecvTimeoutError::Timeout) {
-                return;
-            }
-        }
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("netops-log-sweep".into())
-        .spawn(run)
-    {
-        tracing::warn!(cause = %e, "no write-log sweep in this process");
-    }
-}
 
 /// A write-log entry as stored (its count and last time are columns of their own).
 fn entry_text(log: &WriteLogEntry) -> rusqlite::Result<String> {
@@ -174,74 +110,11 @@ impl WriteLog for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use serde_json::{Value, json};
 
     use super::*;
     use crate::store::sqlite::testing::{entry, store};
     use crate::store::{Documents, Expect};
-
-    #[tokio::test]
-    async fn expired_write_log_entries_are_hidden_then_swept_in_batches() {
-        // Opened for a load, which runs no sweeper of its own: this test sweeps by hand.
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = SqliteStore::open_for_load(d.path().join("t.db")).expect("open");
-        let now = chrono::Utc::now().timestamp();
-        let aged = |i: usize, expires_at: i64| WriteLogEntry {
-            request_id: format!("r{i}"),
-            expires_at,
-            ..entry("a")
-        };
-        for i in 0..(SWEEP_BATCH as usize * 2 + 500) {
-            s.commit(aged(i, now - 10), Vec::new())
-                .await
-                .expect("commit");
-        }
-        for i in 0..3 {
-            s.commit(aged(i, now + 3600), Vec::new())
-                .await
-                .expect("commit");
-        }
-        assert_eq!(s.entries("a").await.expect("log").len(), 3);
-        let swept = sweep(&s.inner, now).expect("sweep");
-        assert_eq!(swept, SWEEP_BATCH as usize * 2 + 500);
-        let rows: i64 = s
-            .with(|c| {
-                c.query_row("SELECT count(*) FROM writes", [], |r| r.get(0))
-                    .map_err(backend)
-            })
-            .await
-            .expect("count");
-        assert_eq!(rows, 3);
-        assert_eq!(sweep(&s.inner, now).expect("sweep"), 0);
-    }
-
-    #[tokio::test]
-    async fn opening_sweeps_what_has_expired() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("t.db");
-        let s = SqliteStore::open(&path).expect("open");
-        let old = WriteLogEntry {
-            expires_at: 1,
-            ..entry("a")
-        };
-        s.commit(old, Vec::new()).await.expect("commit");
-        s.commit(entry("a"), Vec::new()).await.expect("commit");
-        drop(s);
-        let s = SqliteStore::open(&path).expect("reopen");
-        let rows = || {
-            s.with(|c| {
-                c.query_row("SELECT count(*) FROM writes", [], |r| r.get::<_, i64>(0))
-                    .map_err(backend)
-            })
-        };
-        let started = std::time::Instant::now();
-        while rows().await.expect("count") != 1 {
-            assert!(started.elapsed() < Duration::from_secs(5), "not swept");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
 
     #[tokio::test]
     async fn coalesced_refusals_count_in_one_entry_per_key() {
