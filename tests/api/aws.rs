@@ -956,3 +956,89 @@ async fn series_not_routed_to_timestream_stay_on_the_main_store() {
     assert_eq!(page.records.len(), 3);
     assert_eq!(store.calls(), 0);
 }
+
+#[tokio::test]
+async fn ended_documents_of_aging_collections_expire_by_ttl_on_dynamodb() {
+    let Some(ep) = endpoint() else { return };
+    let (store, prefix) = fresh_store(&ep, 30).await;
+    let resolved = chrono::Utc::now() - chrono::Duration::days(3);
+    let alerts = "netdiag_alerts".to_owned();
+    store
+        .put(
+            "t",
+            &alerts,
+            vec![
+                ("done".into(), json!({"resolved_at": resolved.to_rfc3339()})),
+                ("open".into(), json!({"opened_at": resolved.to_rfc3339()})),
+            ],
+        )
+        .await
+        .expect("put");
+    store
+        .put(
+            "t",
+            "machines",
+            vec![("m".into(), json!({"resolved_at": resolved.to_rfc3339()}))],
+        )
+        .await
+        .expect("put");
+    let ttls = || async {
+        let client = aws_sdk_dynamodb::Client::new(&aws_config_for(&ep).await);
+        let items = client
+            .scan()
+            .table_name(format!("{prefix}data"))
+            .send()
+            .await
+            .expect("scan")
+            .items
+            .unwrap_or_default();
+        let mut out: Vec<(String, Option<i64>)> = items
+            .iter()
+            .filter(|i| i.contains_key("b"))
+            .map(|i| {
+                let sk = i["sk"].as_s().expect("sk").clone();
+                let ttl = i
+                    .get("ttl")
+                    .map(|t| t.as_n().expect("n").parse().expect("ttl"));
+                (sk, ttl)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let ttl = resolved.timestamp() + i64::from(DEFAULT_RETENTION_DAYS) * 86_400;
+    assert_eq!(
+        ttls().await,
+        [
+            ("done".into(), Some(ttl)),
+            ("m".into(), None),
+            ("open".into(), None)
+        ]
+    );
+    // Through the write path: resolving the open one gives it a TTL, reopening the other
+    // takes its TTL away.
+    let change = |key: &str, body| Change::PutDoc {
+        collection: alerts.clone(),
+        key: key.into(),
+        body,
+        expect: Expect::Any,
+    };
+    store
+        .commit(
+            entry("t", "r1"),
+            vec![
+                change("open", json!({"resolved_at": resolved.to_rfc3339()})),
+                change("done", json!({"opened_at": resolved.to_rfc3339()})),
+            ],
+        )
+        .await
+        .expect("commit");
+    assert_eq!(
+        ttls().await,
+        [
+            ("done".into(), None),
+            ("m".into(), None),
+            ("open".into(), Some(ttl))
+        ]
+    );
+}

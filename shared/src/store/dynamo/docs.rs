@@ -12,7 +12,15 @@ use super::DynamoStore;
 use super::client::backend;
 use super::item::{doc_pk, get_json, get_n, get_s, n, s};
 use super::requests::each_item;
+use crate::store::ports::docs::ended_at;
 use crate::store::{Doc, Documents, Filter, StoreError, StoreResult};
+
+impl DynamoStore {
+    /// The TTL (s) of a document of a collection that ages out, once it has ended.
+    pub(super) fn doc_ttl(&self, collection: &str, body: &Value) -> Option<i64> {
+        ended_at(collection, body).map(|t| t.timestamp() + self.retention_secs)
+    }
+}
 
 #[async_trait]
 impl Documents for DynamoStore {
@@ -106,12 +114,16 @@ impl Documents for DynamoStore {
         for key in order {
             let body = last.remove(&key).unwrap_or(Value::Null);
             let text = serde_json::to_string(&body).map_err(|e| StoreError::Data(e.to_string()))?;
-            requests.push(Self::put_request(HashMap::from([
+            let mut item = HashMap::from([
                 ("pk".to_owned(), s(pk.clone())),
                 ("sk".to_owned(), s(key)),
                 ("v".to_owned(), n(version)),
                 ("b".to_owned(), s(text)),
-            ]))?);
+            ]);
+            if let Some(ttl) = self.doc_ttl(collection, &body) {
+                item.insert("ttl".to_owned(), n(ttl));
+            }
+            requests.push(Self::put_request(item)?);
         }
         self.batch_write(&self.data, requests).await
     }

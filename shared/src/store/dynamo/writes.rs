@@ -51,13 +51,23 @@ impl WriteLog for DynamoStore {
                 } => {
                     let text = serde_json::to_string(&body)
                         .map_err(|e| StoreError::Data(e.to_string()))?;
+                    // A document that has ended (a resolved alert) takes its TTL; one that
+                    // has not keeps none.
+                    let ttl = self.doc_ttl(&collection, &body);
                     let mut update = Update::builder()
                         .table_name(self.data.as_ref())
                         .key("pk", s(doc_pk(&log.tenant, &collection)))
                         .key("sk", s(key))
-                        .update_expression("SET b = :b ADD v :one")
+                        .update_expression(match ttl {
+                            Some(_) => "SET b = :b, #ttl = :ttl ADD v :one",
+                            None => "SET b = :b ADD v :one REMOVE #ttl",
+                        })
+                        .expression_attribute_names("#ttl", "ttl")
                         .expression_attribute_values(":b", s(text))
                         .expression_attribute_values(":one", n(1));
+                    if let Some(ttl) = ttl {
+                        update = update.expression_attribute_values(":ttl", n(ttl));
+                    }
                     update = match expect {
                         Expect::Any => update,
                         Expect::Absent => update.condition_expression("attribute_not_exists(pk)"),

@@ -94,3 +94,18 @@ pub fn doc_time(body: &Value, field: &str) -> Option<DateTime<Utc>> {
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
+
+/// The collections whose documents age out, each with the field dating a document's end: an
+/// ended document leaves the store the retention (`NETOPS_RETENTION_DAYS`) after that date
+/// (DynamoDB TTL, the embedded store's sweep); one still open (no date there) stays.
+pub const AGING: [(&str, &str); 3] = [
+    ("netdiag_alerts", "resolved_at"),
+    ("monitor_incidents", "resolved_at"),
+    ("siem_incidents", "closed_at"),
+];
+
+/// When a document of `collection` ended, for the collections of [`AGING`].
+pub fn ended_at(collection: &str, body: &Value) -> Option<DateTime<Utc>> {
+    let (_, field) = AGING.iter().find(|(c, _)| *c == collection)?;
+    doc_time(body, field)
+}

@@ -1,6 +1,7 @@
 //! What leaves the embedded file with time, off the request path: expired write-log entries
-//! (`NETOPS_WRITE_LOG_DAYS`) and series records and rollups older than the retention
-//! (`NETOPS_RETENTION_DAYS`), a batch per transaction so a write never waits long behind one.
+//! (`NETOPS_WRITE_LOG_DAYS`), and series records, rollups and ended documents older than the
+//! retention (`NETOPS_RETENTION_DAYS`), a batch per transaction so a write never waits long
+//! behind one.
 
 use std::sync::{Weak, mpsc};
 use std::time::Duration;
@@ -8,7 +9,9 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 
 use super::conn::{Inner, backend};
+use super::sql::json_path;
 use crate::store::StoreResult;
+use crate::store::ports::docs::AGING;
 
 /// Rows deleted per transaction (at least: the rows of the last time kept go with their batch).
 const SWEEP_BATCH: i64 = 1000;
@@ -85,12 +88,34 @@ fn aged_rows(inner: &Inner, conn: &Connection, cutoff: i64) -> StoreResult<usize
     Ok(swept)
 }
 
-/// One pass of the sweep at `now` (ms): (write-log entries, aged rows) deleted.
+/// Deletes the documents of the collections that age out ([`AGING`]) that ended before
+/// `cutoff` (ms). The documents table is small next to the series: one pass per collection.
+fn ended_docs(inner: &Inner, conn: &Connection, cutoff: i64) -> StoreResult<usize> {
+    // The cutoff as a Julian day, what SQLite's julianday() gives of any RFC 3339 date.
+    let cutoff = cutoff as f64 / 86_400_000.0 + 2_440_587.5;
+    let mut swept = 0;
+    for (collection, field) in AGING {
+        let path = json_path(field)?;
+        swept += in_batches(inner, || {
+            conn.prepare_cached(&format!(
+                "DELETE FROM docs WHERE (tenant, coll, key) IN (SELECT tenant, coll, key \
+                 FROM docs WHERE coll = ?1 AND julianday(json_extract(body, {path})) < ?2 \
+                 LIMIT ?3)"
+            ))
+            .and_then(|mut s| s.execute(params![collection, cutoff, SWEEP_BATCH]))
+            .map_err(backend)
+        })?;
+    }
+    Ok(swept)
+}
+
+/// One pass of the sweep at `now` (ms): (write-log entries, aged rows and documents) deleted.
 pub(super) fn sweep(inner: &Inner, now: i64) -> StoreResult<(usize, usize)> {
     let conn = inner.connection()?;
     let out = expired_entries(inner, &conn, now.div_euclid(1000)).and_then(|entries| {
         let cutoff = now - inner.retention_days * 86_400_000;
-        Ok((entries, aged_rows(inner, &conn, cutoff)?))
+        let rows = aged_rows(inner, &conn, cutoff)? + ended_docs(inner, &conn, cutoff)?;
+        Ok((entries, rows))
     });
     inner.give_back(conn);
     out
@@ -138,7 +163,7 @@ mod tests {
     use crate::store::sqlite::SqliteStore;
     use crate::store::sqlite::testing::entry;
     use crate::store::{
-        Filter, Record, Rollup, Rollups, SeriesQuery, SeriesRead, SeriesWrite, WriteLog,
+        Documents, Filter, Record, Rollup, Rollups, SeriesQuery, SeriesRead, SeriesWrite, WriteLog,
         WriteLogEntry,
     };
 
@@ -261,5 +286,42 @@ mod tests {
             .expect("rows");
         assert_eq!(rollups.len() as i64, kept_days + 1);
         assert_eq!(sweep(&s.inner, now).expect("again"), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn ended_documents_of_aging_collections_leave_after_the_retention() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = SqliteStore::open_for_load(d.path().join("t.db")).expect("open");
+        let now = chrono::Utc::now();
+        let ago = |days: i64| (now - chrono::Duration::days(days)).to_rfc3339();
+        let kept = s.inner.retention_days;
+        let docs = vec![
+            ("old".to_owned(), json!({"resolved_at": ago(kept + 1)})),
+            (
+                "old-offset".to_owned(),
+                json!({"resolved_at": "2001-01-01T10:00:00+02:00"}),
+            ),
+            ("recent".to_owned(), json!({"resolved_at": ago(kept - 1)})),
+            ("open".to_owned(), json!({"opened_at": ago(kept + 5)})),
+        ];
+        s.put("t", "netdiag_alerts", docs.clone())
+            .await
+            .expect("put");
+        // Another collection with the same dates is not touched.
+        s.put("t", "machines", docs).await.expect("put");
+        let (_, rows) = sweep(&s.inner, now.timestamp_millis()).expect("sweep");
+        assert_eq!(rows, 2);
+        let keys =
+            |docs: Vec<crate::store::Doc>| docs.into_iter().map(|d| d.key).collect::<Vec<_>>();
+        let alerts = s
+            .list("t", "netdiag_alerts", &Filter::all(), None, 100)
+            .await
+            .expect("list");
+        assert_eq!(keys(alerts), ["open", "recent"]);
+        let machines = s
+            .list("t", "machines", &Filter::all(), None, 100)
+            .await
+            .expect("list");
+        assert_eq!(machines.len(), 4);
     }
 }
