@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use clap::{Args, Parser, Subcommand};
 use netops::server::{self, Limits};
 use netops::{SeedSize, open_configured, seed_configured, seed_demo};
@@ -130,6 +130,7 @@ enum TokenCommand {
 }
 
 /// A failure to report: message and exit code.
+#[derive(Debug)]
 struct Failure(String, u8);
 
 impl From<StoreError> for Failure {
@@ -341,17 +342,33 @@ async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
     }
 }
 
-async fn demo_token(stores: &Stores) -> Result<String, Failure> {
-    let name = format!("demo-{}", Utc::now().format("%Y%m%d-%H%M%S"));
-    let (secret, _) = netops_shared::auth::create_token(
-        stores.tokens.as_ref(),
-        "acme",
-        &name,
-        Scope::ALL.to_vec(),
-        Duration::days(90),
-    )
-    .await?;
-    Ok(secret)
+async fn demo_token(stores: &Stores, now: DateTime<Utc>) -> Result<String, Failure> {
+    let stamp = format!("demo-{}", now.format("%Y%m%d-%H%M%S"));
+    // Named by the second it is made; another start in the same second (or after the clock
+    // went back) takes the next free suffix rather than fail.
+    for n in 1..=100 {
+        let name = match n {
+            1 => stamp.clone(),
+            n => format!("{stamp}-{n}"),
+        };
+        match netops_shared::auth::create_token(
+            stores.tokens.as_ref(),
+            "acme",
+            &name,
+            Scope::ALL.to_vec(),
+            Duration::days(90),
+        )
+        .await
+        {
+            Ok((secret, _)) => return Ok(secret),
+            Err(StoreError::Exists) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(Failure(
+        format!("a demo token named {stamp} exists 100 times over"),
+        1,
+    ))
 }
 
 async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failure> {
@@ -380,7 +397,7 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failur
     // the token and stops the server at once still gets a clean stop.
     let stop =
         shutdown().map_err(|e| Failure(format!("cannot install signal handlers: {e}"), 1))?;
-    let token = demo_token(&stores).await?;
+    let token = demo_token(&stores, Utc::now()).await?;
     let base = format!("http://{local}/api/v1");
     // One write, errors ignored: a closed stdout must not stop the server.
     let banner = format!(
@@ -433,5 +450,28 @@ mod tests {
         for bad in ["", "d", "0d", "-1d", "5w", "1.5h"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
+    }
+
+    #[tokio::test]
+    async fn two_starts_in_one_second_each_get_a_demo_token() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let stores = netops::open_store(&dir.path().join("t.db")).expect("store");
+        let now = Utc::now();
+        let first = demo_token(&stores, now).await.expect("first");
+        let second = demo_token(&stores, now).await.expect("second");
+        assert_ne!(first, second);
+        let names: Vec<String> = stores
+            .tokens
+            .list("acme")
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        let stamp = format!("demo-{}", now.format("%Y%m%d-%H%M%S"));
+        assert!(
+            names.contains(&stamp) && names.contains(&format!("{stamp}-2")),
+            "{names:?}"
+        );
     }
 }
