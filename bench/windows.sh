@@ -35,7 +35,12 @@ window_days() {
   curl -s -H "Authorization: Bearer $TOKEN" "$URL$1" | python3 -c '
 import json, sys
 from datetime import datetime
-meta = json.load(sys.stdin).get("meta", {})
+try:
+    meta = json.load(sys.stdin).get("meta", {})
+except ValueError:
+    # Not JSON (the PDF report): its window is the one asked.
+    print("pdf")
+    sys.exit()
 w = meta.get("window")
 if not w:
     print("-")
