@@ -1,6 +1,8 @@
 //! The requests the ports share: writes in batches, transactions retried on conflict, and the
-//! one paginator every read of several pages goes through.
+//! paging every read of several pages goes through ([`Page`]: [`each_item`] for reads of a
+//! whole Query, [`take_in_order`] for reads that want some items of one or more Queries).
 
+use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
@@ -15,19 +17,135 @@ use super::item::Item;
 use crate::store::{StoreError, StoreResult};
 use crate::usage::Usage;
 
-/// Hands `each` the items of a Query in order, page after page, until it breaks or the pages
-/// end. The pages are the SDK's paginator, which follows `LastEvaluatedKey` and asks for a
-/// page only when the previous one has been read: a read that stops early sends no request
-/// for the pages it does not need.
+/// The most items a page sized from what a read still wants asks for, and the fewest a
+/// filtered read's page asks for.
+const PAGE_MOST: usize = 1000;
+const PAGE_LEAST: usize = 50;
+/// The most Queries of one sequence ([`take_in_order`]) in flight at once.
+const AHEAD: usize = 4;
+
+/// One page of a Query: its items, and the Query of the next page when there is one.
+pub(super) struct Page {
+    items: Vec<Item>,
+    next: Option<QueryFluentBuilder>,
+    /// The `Limit` it asked for (none: the Query's own, or up to 1 MB).
+    limit: Option<usize>,
+}
+
+impl Page {
+    /// The page `query` starts with, asking for `limit` items when given.
+    async fn read(query: QueryFluentBuilder, limit: Option<usize>) -> StoreResult<Page> {
+        let query = match limit {
+            Some(l) => query.limit(l as i32),
+            None => query,
+        };
+        let out = query.clone().send().await.map_err(backend)?;
+        let next = out
+            .last_evaluated_key
+            .filter(|key| !key.is_empty())
+            .map(|key| query.set_exclusive_start_key(Some(key)));
+        Ok(Page {
+            items: out.items.unwrap_or_default(),
+            next,
+            limit,
+        })
+    }
+}
+
+/// Hands `each` the items of a Query in order, page after page (following
+/// `LastEvaluatedKey`), until it breaks or the pages end; each page asks for the Query's own
+/// `Limit`, if any. A page is asked for only once the previous one has been read: a read
+/// that stops early sends no request for the pages it does not need.
 pub(super) async fn each_item(
     query: QueryFluentBuilder,
     mut each: impl FnMut(Item) -> StoreResult<ControlFlow<()>>,
 ) -> StoreResult<()> {
-    let mut items = query.into_paginator().items().send();
-    while let Some(item) = items.next().await {
-        if each(item.map_err(backend)?)?.is_break() {
-            break;
+    let mut page = Page::read(query, None).await?;
+    loop {
+        for item in page.items {
+            if each(item)?.is_break() {
+                return Ok(());
+            }
         }
+        match page.next {
+            Some(next) => page = Page::read(next, None).await?,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// How many items a page asks for when its read wants `need` more items, `every` when it
+/// takes every item it reads: that many; else, having read `read` items and taken `taken`,
+/// what that rate of taking says the need takes, and a quarter more, but at most twice the
+/// last page (`last`; the first asks for twice the need), at least [`PAGE_LEAST`]. At most
+/// [`PAGE_MOST`] either way.
+fn page_limit(need: usize, every: bool, last: Option<usize>, read: usize, taken: usize) -> usize {
+    let limit = match (every, last) {
+        (true, _) => need,
+        (false, None) => (2 * need).max(PAGE_LEAST),
+        (false, Some(last)) => {
+            let by_rate = match taken {
+                0 => usize::MAX,
+                _ => (need.saturating_mul(read).div_ceil(taken)).saturating_mul(5) / 4,
+            };
+            by_rate.min(2 * last).max(PAGE_LEAST)
+        }
+    };
+    limit.clamp(1, PAGE_MOST)
+}
+
+/// Reads the Queries of `queries` as one sequence, the items of each in order and the
+/// Queries in turn, handing each item to `take` (which says whether it took it) until `want`
+/// are taken or the Queries end. `every` tells that `take` takes every item (no filter).
+///
+/// Each page asks for about what the rest of the read needs ([`page_limit`]), not for 1 MB.
+/// The first page of the next Queries is sent ahead, one more at a time after each Query
+/// that leaves the read short, up to [`AHEAD`] in flight: a read its first Query fills sends
+/// no other, one that a sparse filter makes walk many Queries waits for them a few at a time
+/// rather than one after another. The items come out in the same order either way. Pages
+/// sent ahead that the read does not need are left to end on their own (their cost is spent
+/// once sent; ending them early would close their connections).
+pub(super) async fn take_in_order(
+    queries: impl IntoIterator<Item = QueryFluentBuilder>,
+    want: usize,
+    every: bool,
+    mut take: impl FnMut(Item) -> StoreResult<bool>,
+) -> StoreResult<()> {
+    let mut queries = queries.into_iter();
+    let mut ahead = VecDeque::new();
+    let (mut taken, mut width) = (0, 1);
+    while taken < want {
+        while ahead.len() < width
+            && let Some(query) = queries.next()
+        {
+            let limit = page_limit(want - taken, every, None, 0, 0);
+            let page = Usage::carried(Page::read(query, Some(limit)));
+            ahead.push_back(tokio::spawn(page));
+        }
+        let Some(first) = ahead.pop_front() else {
+            break;
+        };
+        let mut page = first
+            .await
+            .map_err(|e| StoreError::Backend(e.to_string()))??;
+        let (mut read, taken_before) = (0, taken);
+        'pages: loop {
+            for item in page.items {
+                read += 1;
+                if take(item)? {
+                    taken += 1;
+                    if taken == want {
+                        break 'pages;
+                    }
+                }
+            }
+            let Some(next) = page.next else {
+                break;
+            };
+            let limit = page_limit(want - taken, every, page.limit, read, taken - taken_before);
+            page = Page::read(next, Some(limit)).await?;
+        }
+        width = (width + 1).min(AHEAD);
     }
     Ok(())
 }
@@ -163,3 +281,7 @@ pub(super) fn tx_put(
         .map_err(|e| StoreError::Backend(e.to_string()))?;
     Ok(TransactWriteItem::builder().put(put).build())
 }
+
+#[cfg(test)]
+#[path = "read_costs.rs"]
+mod read_costs;

@@ -3,9 +3,9 @@
 //! and last day a series has records for.
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
@@ -13,9 +13,9 @@ use super::item::{
     Item, bucket_pk, day_of, extent_pk, get_json, get_n, get_s, item_sk, n, partition_pk,
     record_sk, s, ts_key, ts_key_last,
 };
-use super::requests::each_item;
+use super::requests::take_in_order;
 use crate::store::{
-    Filter, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite, StoreError, StoreResult,
+    Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite, StoreError, StoreResult,
 };
 
 impl DynamoStore {
@@ -50,10 +50,9 @@ impl DynamoStore {
         })
     }
 
-    /// Reads newest first from one item collection (a day bucket, or one partition in the
-    /// `by_partition` index) until `want` records match or it is exhausted.
-    #[allow(clippy::too_many_arguments)]
-    async fn read_newest_first(
+    /// The Query reading newest first one item collection (a day bucket, or one partition in
+    /// the `by_partition` index) between two sort keys, from `start` when given.
+    fn newest_first(
         &self,
         index: Option<&str>,
         key_attr: &str,
@@ -61,17 +60,9 @@ impl DynamoStore {
         lo: String,
         hi: String,
         start: Option<Item>,
-        filter: &Filter,
-        want: usize,
-        out: &mut Vec<Record>,
-    ) -> StoreResult<()> {
-        let need = want.saturating_sub(out.len());
-        if need == 0 {
-            return Ok(());
-        }
+    ) -> QueryFluentBuilder {
         let sk_attr = if index.is_some() { "gs" } else { "sk" };
-        let mut query = self
-            .client
+        self.client
             .query()
             .table_name(self.data.as_ref())
             .set_index_name(index.map(str::to_owned))
@@ -82,25 +73,8 @@ impl DynamoStore {
             .expression_attribute_values(":lo", s(lo))
             .expression_attribute_values(":hi", s(hi))
             .scan_index_forward(false)
-            .set_exclusive_start_key(start);
-        // Without a predicate every item is taken: a page need hold no more than the rest.
-        if filter.0.is_empty() {
-            query = query.limit(need.min(1000) as i32);
-        }
-        if index.is_none() {
-            query = query.consistent_read(true);
-        }
-        each_item(query, |item| {
-            let record = Self::record_of(&item)?;
-            if filter.matches(&record.body) {
-                out.push(record);
-            }
-            Ok(match out.len() >= want {
-                true => ControlFlow::Break(()),
-                false => ControlFlow::Continue(()),
-            })
-        })
-        .await
+            .set_exclusive_start_key(start)
+            .set_consistent_read(index.is_none().then_some(true))
     }
 
     /// Widens the days a series has records for to include `lo..=hi`: two conditional
@@ -150,7 +124,9 @@ impl DynamoStore {
 impl SeriesRead for DynamoStore {
     async fn scan(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
         let want = q.limit.saturating_add(1);
-        let mut records = Vec::new();
+        // The Queries of the read, in order; built only as the read reaches them.
+        let mut queries: Box<dyn Iterator<Item = QueryFluentBuilder> + Send + '_> =
+            Box::new(std::iter::empty());
         // DynamoDB refuses a start key outside the key condition: a position newer than the
         // window resumes from its top, one older than the window has nothing left.
         let after = q.after.filter(|pos| pos.ts < q.to);
@@ -173,18 +149,8 @@ impl SeriesRead for DynamoStore {
                             ("gs".to_owned(), s(sk)),
                         ])
                     });
-                    self.read_newest_first(
-                        Some("by_partition"),
-                        "gp",
-                        gp,
-                        lo,
-                        hi,
-                        start,
-                        q.filter,
-                        want,
-                        &mut records,
-                    )
-                    .await?;
+                    let query = self.newest_first(Some("by_partition"), "gp", gp, lo, hi, start);
+                    queries = Box::new(std::iter::once(query));
                 }
                 None => {
                     // Day buckets from the newest, resuming inside the bucket of the position,
@@ -195,9 +161,9 @@ impl SeriesRead for DynamoStore {
                         Some(pos) => pos.ts.min(q.to - 1),
                         None => q.to - 1,
                     };
-                    let mut day = day_of(newest).min(latest);
                     let first = day_of(q.from.max(0)).max(oldest);
-                    while day >= first && records.len() < want {
+                    let days = (first..=day_of(newest).min(latest)).rev();
+                    queries = Box::new(days.map(move |day| {
                         let pk = bucket_pk(q.tenant, q.series, day);
                         let start = after.filter(|pos| day_of(pos.ts) == day).map(|pos| {
                             HashMap::from([
@@ -205,23 +171,21 @@ impl SeriesRead for DynamoStore {
                                 ("sk".to_owned(), s(record_sk(pos.ts, &pos.id))),
                             ])
                         });
-                        self.read_newest_first(
-                            None,
-                            "pk",
-                            pk,
-                            lo.clone(),
-                            hi.clone(),
-                            start,
-                            q.filter,
-                            want,
-                            &mut records,
-                        )
-                        .await?;
-                        day -= 1;
-                    }
+                        self.newest_first(None, "pk", pk, lo.clone(), hi.clone(), start)
+                    }));
                 }
             }
         }
+        let mut records = Vec::new();
+        take_in_order(queries, want, q.filter.0.is_empty(), |item| {
+            let record = Self::record_of(&item)?;
+            let matches = q.filter.matches(&record.body);
+            if matches {
+                records.push(record);
+            }
+            Ok(matches)
+        })
+        .await?;
         Ok(SeriesPage::cut(records, q.limit))
     }
 }
