@@ -1,7 +1,7 @@
 //! The DynamoDB adapter: every port over two tables (see `infra/README.md` for the table
 //! design and the access pattern each key serves), a file per port; the SDK client
 //! ([`client`]), items and keys ([`item`]), the requests shared by the ports ([`requests`]:
-//! batches, transactions, the one paginator) and the tables' creation ([`tables`]) apart.
+//! batches, transactions, the paging of every Query) and the tables' creation ([`tables`]) apart.
 //!
 //! - `{prefix}control`: tokens (by hash; GSI `by_tenant` lists them), token-name guards,
 //!   rate-limit counters (atomic `ADD`, TTL), deployment secrets.
@@ -10,7 +10,8 @@
 //!
 //! Predicates are evaluated here with [`crate::store::Filter::matches`] on the decoded body,
 //! page by page, so their semantics are exactly the embedded adapter's. Pages follow
-//! `LastEvaluatedKey` inside a call (the SDK's paginator, [`requests::each_item`]); the
+//! `LastEvaluatedKey` inside a call ([`requests::each_item`], and [`requests::take_in_order`]
+//! for reads that want a page: each Query asks for about what the page still needs); the
 //! position handed back ([`crate::store::Position`] or the document key) is the last item
 //! returned, from which the next call rebuilds an `ExclusiveStartKey`.
 //!
@@ -23,6 +24,8 @@ mod counters;
 mod deployment;
 mod docs;
 mod item;
+#[cfg(test)]
+mod read_costs;
 mod requests;
 mod rollups;
 mod series;

@@ -23,8 +23,8 @@ use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 
-use super::super::DynamoStore;
-use super::super::item::Item;
+use super::DynamoStore;
+use super::item::Item;
 use crate::config::DynamoConfig;
 use crate::store::{
     Filter, Position, Pred, Record, Rollup, Rollups, SeriesQuery, SeriesRead, SeriesWrite,
@@ -138,7 +138,9 @@ async fn store() -> Option<(DynamoStore, Arc<Reads>)> {
         timeout_secs: 60,
         ..DynamoConfig::default()
     };
-    let mut store = DynamoStore::connect(&config).await.expect("connect");
+    let mut store = DynamoStore::connect(&config, crate::config::DEFAULT_RETENTION_DAYS)
+        .await
+        .expect("connect");
     store.ensure_tables().await.expect("tables");
     let reads = Arc::new(Reads::default());
     let conf = store
@@ -377,7 +379,7 @@ async fn rollups_of_a_window_opened_to_the_epoch_read_the_rows_there_are() {
 
 #[test]
 fn pages_ask_for_what_the_rest_of_the_read_needs() {
-    use super::page_limit;
+    use crate::store::dynamo::requests::page_limit;
     // Unfiltered: the need itself, at most 1000.
     assert_eq!(page_limit(11, true, None, 0, 0), 11);
     assert_eq!(page_limit(11, true, Some(11), 11, 11), 11);

@@ -79,7 +79,13 @@ pub(super) async fn each_item(
 /// what that rate of taking says the need takes, and a quarter more, but at most twice the
 /// last page (`last`; the first asks for twice the need), at least [`PAGE_LEAST`]. At most
 /// [`PAGE_MOST`] either way.
-fn page_limit(need: usize, every: bool, last: Option<usize>, read: usize, taken: usize) -> usize {
+pub(super) fn page_limit(
+    need: usize,
+    every: bool,
+    last: Option<usize>,
+    read: usize,
+    taken: usize,
+) -> usize {
     let limit = match (every, last) {
         (true, _) => need,
         (false, None) => (2 * need).max(PAGE_LEAST),
@@ -281,7 +287,3 @@ pub(super) fn tx_put(
         .map_err(|e| StoreError::Backend(e.to_string()))?;
     Ok(TransactWriteItem::builder().put(put).build())
 }
-
-#[cfg(test)]
-#[path = "read_costs.rs"]
-mod read_costs;

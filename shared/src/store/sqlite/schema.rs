@@ -170,14 +170,18 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("old.db");
         let old = Connection::open(&path).expect("open");
-        old.execute_batch(
+        // Recent records: older ones than the retention would be swept at open.
+        let now = chrono::Utc::now().timestamp_millis();
+        old.execute_batch(&format!(
             "CREATE TABLE series (tenant TEXT NOT NULL, series TEXT NOT NULL, part TEXT NOT NULL, \
              ts INTEGER NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, \
              PRIMARY KEY (tenant, series, part, ts, id)) WITHOUT ROWID; \
              CREATE INDEX series_by_time ON series (tenant, series, ts, id); \
-             INSERT INTO series VALUES ('a', 'ev', 'm1', 1000, 'x', '{\"n\":1}'); \
-             INSERT INTO series VALUES ('a', 'ev', 'm2', 2000, 'y', '{\"n\":2}');",
-        )
+             INSERT INTO series VALUES ('a', 'ev', 'm1', {}, 'x', '{{\"n\":1}}'); \
+             INSERT INTO series VALUES ('a', 'ev', 'm2', {}, 'y', '{{\"n\":2}}');",
+            now - 2000,
+            now - 1000
+        ))
         .expect("first layout");
         drop(old);
         let s = SqliteStore::open(&path).expect("open");
