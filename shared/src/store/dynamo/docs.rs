@@ -3,7 +3,6 @@
 //! here).
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -11,7 +10,7 @@ use serde_json::Value;
 use super::DynamoStore;
 use super::client::backend;
 use super::item::{doc_pk, get_json, get_n, get_s, n, s};
-use super::requests::each_item;
+use super::requests::take_in_order;
 use crate::store::ports::docs::ended_at;
 use crate::store::{Doc, Documents, Filter, StoreError, StoreResult};
 
@@ -62,7 +61,7 @@ impl Documents for DynamoStore {
         // Resuming after a key is resuming from it as the last evaluated key.
         let start = after
             .map(|a| HashMap::from([("pk".to_owned(), s(pk.clone())), ("sk".to_owned(), s(a))]));
-        let mut query = self
+        let query = self
             .client
             .query()
             .table_name(self.data.as_ref())
@@ -70,23 +69,19 @@ impl Documents for DynamoStore {
             .expression_attribute_values(":pk", s(pk))
             .consistent_read(true)
             .set_exclusive_start_key(start);
-        // Without a predicate every item is taken: a page need hold no more than the rest.
-        if filter.0.is_empty() {
-            query = query.limit(limit.min(1000) as i32);
-        }
-        each_item(query, |item| {
+        // Each Query asks for about what the page still needs (a filtered one more, by the
+        // rate of matches so far), not for 1 MB.
+        take_in_order([query], limit, filter.0.is_empty(), |item| {
             let body = get_json(&item, "b")?;
-            if filter.matches(&body) {
-                out.push(Doc {
-                    key: get_s(&item, "sk")?.to_owned(),
-                    version: get_n(&item, "v")?,
-                    body,
-                });
+            if !filter.matches(&body) {
+                return Ok(false);
             }
-            Ok(match out.len() >= limit {
-                true => ControlFlow::Break(()),
-                false => ControlFlow::Continue(()),
-            })
+            out.push(Doc {
+                key: get_s(&item, "sk")?.to_owned(),
+                version: get_n(&item, "v")?,
+                body,
+            });
+            Ok(true)
         })
         .await?;
         Ok(out)
