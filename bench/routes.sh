@@ -18,8 +18,11 @@ CLOCK=(faketime -f "@$BENCH_AT")
 TOKEN=$("$BIN" token create --db "$DB" --tenant acme --name "bench-$$" --scopes all)
 NETOPS_RATE_LIMIT=100000000 RUST_LOG=warn "${CLOCK[@]}" "$BIN" serve --db "$DB" --addr "127.0.0.1:$PORT" >/tmp/netops-bench-routes.out 2>&1 &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
+# faketime runs the server as its child: stop both.
+trap 'pkill -P $SERVER 2>/dev/null; kill $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/api/v1/openapi.json" -o /dev/null && break; sleep 0.2; done
+# Another server on the port would be measured in its place.
+kill -0 $SERVER 2>/dev/null || { echo "the server did not start: $(tail -1 /tmp/netops-bench-routes.out)" >&2; exit 1; }
 printf '%-100s %9s %9s %9s %s\n' route p50 p99 req/s bytes
 # The routes of the recorded table, in its order.
 grep -E '^/[a-z]' bench/routes-results.md | awk '{print $1}' | awk '!seen[$0]++' | while read -r path; do
@@ -30,4 +33,4 @@ grep -E '^/[a-z]' bench/routes-results.md | awk '{print $1}' | awk '!seen[$0]++'
   answer=$(curl -s -o /tmp/netops-bench-body -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/api/v1$path")
   printf '%-100s %9s %9s %9s %s/%s\n' "$path" "$p50" "$p99" "$rps" "$answer" "$(stat -c %s /tmp/netops-bench-body)"
 done
-echo "server peak memory: $(awk '/VmHWM/ {print $2, $3}' /proc/$SERVER/status)"
+echo "server peak memory: $(awk '/VmHWM/ {print $2, $3}' "/proc/$(pgrep -P $SERVER)/status")"
