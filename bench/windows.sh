@@ -4,27 +4,15 @@
 # the release build over the reference tenant (1,000 machines, 31 days). The longest window
 # is asked as `from` the epoch: the server cuts it to the route's cap or to the retention
 # (meta.window_capped); the routes whose window is a fixed list of periods get their longest.
-# The clock is pinned as in bench/routes.sh.
+# The server and its pinned clock: bench/_reference_server.sh.
 # Usage: bench/windows.sh [DB] [DURATION]   (default /tmp/netops-bench-routes.db, 3s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DB=${1:-/tmp/netops-bench-routes.db}
 DURATION=${2:-3s}
 PORT=${PORT:-8721}
-BIN=target/release/netops
-BENCH_AT=${BENCH_AT:-2026-11-24 16:00:00}
-CLOCK=(faketime -f "@$BENCH_AT")
-[ -x "$BIN" ] || cargo build --release -p netops
-[ -f "$DB" ] || "${CLOCK[@]}" "$BIN" seed --db "$DB" --machines 1000 --days 31 >&2
-TOKEN=$("$BIN" token create --db "$DB" --tenant acme --name "bench-windows-$$-$RANDOM" --scopes all)
-NETOPS_RATE_LIMIT=100000000 RUST_LOG=warn "${CLOCK[@]}" "$BIN" serve --db "$DB" --addr "127.0.0.1:$PORT" >/tmp/netops-bench-windows.out 2>&1 &
-SERVER=$!
-# faketime runs the server as its child: stop both.
-trap 'pkill -P $SERVER 2>/dev/null; kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/api/v1/openapi.json" -o /dev/null && break; sleep 0.2; done
-# Another server on the port would be measured in its place.
-kill -0 $SERVER 2>/dev/null || { echo "the server did not start: $(tail -1 /tmp/netops-bench-windows.out)" >&2; exit 1; }
-URL="http://127.0.0.1:$PORT/api/v1"
+OUT=/tmp/netops-bench-windows.out
+. bench/_reference_server.sh
 
 # p50 and p99 of one path.
 measure() {
@@ -73,4 +61,4 @@ grep -E '^/[a-z]' bench/routes-results.md | awk '{print $1}' | awk '!seen[$0]++'
     printf '%-72s %9s %9s %7s | %9s %9s %7s\n' "$default" "$d50" "$d99" "$dw" "$l50" "$l99" "$lw"
   fi
 done
-echo "server peak memory: $(awk '/VmHWM/ {print $2, $3}' "/proc/$(pgrep -P $SERVER)/status")"
+echo "server peak memory: $(server_peak)"
