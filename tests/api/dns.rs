@@ -3,6 +3,7 @@
 use chrono::DurationRound;
 use http::StatusCode;
 use netops_shared::scope::Scope;
+use netops_shared::store::Record;
 
 use crate::helpers::TestApp;
 
@@ -298,4 +299,75 @@ async fn bad_dns_parameters_give_400_naming_them() {
             res.body
         );
     }
+}
+
+#[tokio::test]
+async fn threats_read_page_by_page_until_the_list_is_full() {
+    let app = TestApp::with_modules(&[]).await;
+    let now = chrono::Utc::now();
+    let threat = |id: String, first: chrono::DateTime<chrono::Utc>, last| Record {
+        partition: "ZETA-LT-0001".into(),
+        ts: chrono::DateTime::<chrono::Utc>::timestamp_millis(&last),
+        id: id.clone(),
+        body: serde_json::json!({"id": id, "domain": "bad.example", "category": "malware",
+            "severity": "high", "machine": "ZETA-LT-0001", "machine_ip": "10.0.0.1", "user": null,
+            "queries": 3, "blocked": true, "source": "feed", "first_seen_at": first,
+            "last_seen_at": last, "acknowledged": false, "acknowledged_at": null}),
+    };
+    let (from, to) = (
+        now - chrono::Duration::hours(36),
+        now - chrono::Duration::hours(24),
+    );
+    // 650 active in the window, then 300 newer ones first seen after it: the newest records
+    // of the series, which the list must read past.
+    let mut records: Vec<Record> = (0..650)
+        .map(|i| {
+            let last = from + chrono::Duration::seconds(i);
+            threat(format!("old-{i:03}"), now - chrono::Duration::days(3), last)
+        })
+        .collect();
+    records.extend((0..300).map(|i| {
+        let first = now - chrono::Duration::hours(12);
+        threat(
+            format!("late-{i:03}"),
+            first,
+            first + chrono::Duration::seconds(i),
+        )
+    }));
+    app.stores
+        .series_writes
+        .append("zeta", "dns_threats", records)
+        .await
+        .expect("threats");
+    let token = app.token("zeta", &[Scope::ReadDns]).await;
+    let at =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let res = app
+        .get(
+            &format!("/dns/threats?from={}&to={}", at(from), at(to)),
+            &token,
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.items().len(), 500);
+    assert_eq!(res.body["meta"]["truncated"], true);
+    let ids: Vec<&str> = res
+        .items()
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!((ids[0], ids[499]), ("old-649", "old-150"), "newest first");
+    // From the 600th second: the 50 last of them, all of it.
+    let res = app
+        .get(
+            &format!(
+                "/dns/threats?from={}&to={}",
+                at(from + chrono::Duration::seconds(600)),
+                at(to)
+            ),
+            &token,
+        )
+        .await;
+    assert_eq!(res.items().len(), 50);
+    assert_eq!(res.body["meta"]["truncated"], false);
 }

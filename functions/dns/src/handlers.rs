@@ -132,25 +132,37 @@ pub async fn list_threats(
     let filter = Filter::all().and_some(q.acknowledged, |f| {
         Pred::Eq("acknowledged", json!(f == Flag::Yes))
     });
-    // A threat is stored at its last sighting: those seen since the window's start.
-    let seen = state
-        .series
-        .read_all(
-            &caller.tenant,
-            THREATS,
-            None,
-            window.from_ms(),
-            i64::MAX,
-            &filter,
-        )
-        .await?;
-    let mut data: Vec<DnsThreat> = seen
-        .items
-        .into_iter()
-        .map(|r| decode(r.body))
-        .collect::<Result<_, _>>()?;
-    data.retain(|t| t.first_seen_at < window.to);
-    let truncated = seen.cut || data.len() > LIST_CAP;
+    // A threat is stored at its last sighting: those seen since the window's start, newest
+    // first, page after page until one more than the list holds were first seen before the
+    // window's end (a read that stops with its answer, not at the start of time).
+    let mut data: Vec<DnsThreat> = Vec::new();
+    let mut after = None;
+    loop {
+        let page = state
+            .series
+            .scan(&SeriesQuery {
+                tenant: &caller.tenant,
+                series: THREATS,
+                partition: None,
+                from: window.from_ms(),
+                to: i64::MAX,
+                filter: &filter,
+                after: after.as_ref(),
+                limit: LIST_CAP + 1,
+            })
+            .await?;
+        for record in page.records {
+            let threat: DnsThreat = decode(record.body)?;
+            if threat.first_seen_at < window.to {
+                data.push(threat);
+            }
+        }
+        match page.next {
+            Some(next) if data.len() <= LIST_CAP => after = Some(next),
+            _ => break,
+        }
+    }
+    let truncated = data.len() > LIST_CAP;
     data.truncate(LIST_CAP);
     Ok(Envelope::new(
         data,
