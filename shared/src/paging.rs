@@ -146,6 +146,30 @@ pub struct SeriesSpec<'a> {
     pub filter: &'a Filter,
 }
 
+impl<'a> SeriesSpec<'a> {
+    /// The read of `limit` records of the tenant's series between `from` and `to` (ms),
+    /// after `after`.
+    pub fn query(
+        &self,
+        tenant: &'a str,
+        from: i64,
+        to: i64,
+        after: Option<&'a Position>,
+        limit: usize,
+    ) -> SeriesQuery<'a> {
+        SeriesQuery {
+            tenant,
+            series: self.series,
+            partition: self.partition,
+            from,
+            to,
+            filter: self.filter,
+            after,
+            limit,
+        }
+    }
+}
+
 /// One newest-first page of a series within the window. The cursor keeps the first page's
 /// window, so a sliding period does not shift between pages.
 pub async fn series_page(
@@ -164,16 +188,13 @@ pub async fn series_page(
     }
     let result = state
         .series
-        .scan(&SeriesQuery {
-            tenant: &caller.tenant,
-            series: spec.series,
-            partition: spec.partition,
-            from: applied.from_ms(),
-            to: applied.to_ms(),
-            filter: spec.filter,
-            after: resumed.as_ref().map(|c| &c.p),
-            limit: page.limit as usize,
-        })
+        .scan(&spec.query(
+            &caller.tenant,
+            applied.from_ms(),
+            applied.to_ms(),
+            resumed.as_ref().map(|c| &c.p),
+            page.limit as usize,
+        ))
         .await?;
     let next = result.next.map(|p| SeriesCursor {
         w: (applied.from_ms(), applied.to_ms()),
@@ -196,16 +217,13 @@ pub async fn series_list(
 ) -> Result<(Vec<Record>, Meta), ApiError> {
     let result = state
         .series
-        .scan(&SeriesQuery {
-            tenant: &caller.tenant,
-            series: spec.series,
-            partition: spec.partition,
-            from: window.from_ms(),
-            to: window.to_ms(),
-            filter: spec.filter,
-            after: None,
-            limit: page.limit as usize,
-        })
+        .scan(&spec.query(
+            &caller.tenant,
+            window.from_ms(),
+            window.to_ms(),
+            None,
+            page.limit as usize,
+        ))
         .await?;
     let (records, meta) = page.limited(result.records, result.next.is_some());
     Ok((records, meta.window(window)))

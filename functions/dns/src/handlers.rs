@@ -135,22 +135,22 @@ pub async fn list_threats(
     // A threat is stored at its last sighting: those seen since the window's start, newest
     // first, page after page until one more than the list holds were first seen before the
     // window's end (a read that stops with its answer, not at the start of time).
+    let spec = SeriesSpec {
+        series: THREATS,
+        partition: None,
+        filter: &filter,
+    };
     let mut data: Vec<DnsThreat> = Vec::new();
     let mut after = None;
     loop {
-        let page = state
-            .series
-            .scan(&SeriesQuery {
-                tenant: &caller.tenant,
-                series: THREATS,
-                partition: None,
-                from: window.from_ms(),
-                to: i64::MAX,
-                filter: &filter,
-                after: after.as_ref(),
-                limit: LIST_CAP + 1,
-            })
-            .await?;
+        let query = spec.query(
+            &caller.tenant,
+            window.from_ms(),
+            i64::MAX,
+            after.as_ref(),
+            LIST_CAP + 1,
+        );
+        let page = state.series.scan(&query).await?;
         for record in page.records {
             let threat: DnsThreat = decode(record.body)?;
             if threat.first_seen_at < window.to {

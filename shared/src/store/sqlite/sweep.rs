@@ -6,7 +6,7 @@
 use std::sync::{Weak, mpsc};
 use std::time::Duration;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::conn::{Inner, backend};
 use super::sql::json_path;
@@ -69,11 +69,7 @@ fn aged_rows(inner: &Inner, conn: &Connection, cutoff: i64) -> StoreResult<usize
                 .prepare_cached(&next)
                 .and_then(|mut s| {
                     s.query_row(params![tenant, series], |r| Ok((r.get(0)?, r.get(1)?)))
-                })
-                .map(Some)
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                    e => Err(e),
+                        .optional()
                 })
                 .map_err(backend)?;
             let Some(pair) = found else { break };
