@@ -3,6 +3,7 @@
 //! `machine` or `hostname` against. A stored body of another shape than its type is an
 //! internal error (logged, never shown).
 
+use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -81,6 +82,24 @@ impl dyn Documents {
             .await?
             .items
             .into_iter()
+            .map(|d| decode(d.body))
+            .collect()
+    }
+
+    /// The documents of a collection that ages out in progress, or ended since `since`
+    /// ([`Documents::live_since`]), that match `filter`, decoded as `T`.
+    pub async fn live_as<T: DeserializeOwned>(
+        &self,
+        tenant: &str,
+        collection: &str,
+        since: Option<DateTime<Utc>>,
+        filter: &Filter,
+    ) -> Result<Vec<T>, ApiError> {
+        self.live_since(tenant, collection, since)
+            .await?
+            .items
+            .into_iter()
+            .filter(|d| filter.matches(&d.body))
             .map(|d| decode(d.body))
             .collect()
     }

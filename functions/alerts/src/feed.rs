@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use netops_shared::lookup::decode;
-use netops_shared::store::{DateQuery, Filter, Pred, doc_time};
+use netops_shared::store::{Filter, Pred, doc_time};
 use netops_shared::{ApiError, AppState, Window};
 use serde_json::{Value, json};
 
@@ -140,8 +140,8 @@ fn text<'a>(body: &'a Value, field: &str) -> &'a str {
 }
 
 /// The candidates of one origin, newest first: what is in progress now, plus (unless
-/// `open_only`) what opened in the window; at most `limit` of them with `open_only == false`.
-/// Returns them with the origin's number of alerts before any cut.
+/// `open_only`) what opened in the window; at most `limit` of them. Returns them with the
+/// origin's number of alerts before the cut.
 async fn candidates(
     state: &AppState,
     tenant: &str,
@@ -171,29 +171,14 @@ async fn candidates(
         ),
     };
     let in_progress = Filter::all().and(open_filter);
-    let (docs, total) = if open_only {
-        let docs = state
-            .docs
-            .read_all(tenant, collection, &in_progress)
-            .await?
-            .items;
-        let total = docs.len();
-        (docs, total)
-    } else {
-        let page = state
-            .docs
-            .newest_by_date(&DateQuery {
-                tenant,
-                collection,
-                field: opened_field,
-                from: window.from,
-                to: window.to,
-                or: Some(&in_progress),
-                limit,
-            })
-            .await?;
-        (page.docs, page.total)
-    };
+    // What is in progress, and what ended since the window's start: every alert opened in
+    // the window is among them.
+    let since = (!open_only).then_some(window.from);
+    let docs = state
+        .docs
+        .live_since(tenant, collection, since)
+        .await?
+        .items;
     let mut out = Vec::with_capacity(docs.len());
     for doc in docs {
         let Some(opened_at) = doc_time(&doc.body, opened_field) else {
@@ -201,6 +186,10 @@ async fn candidates(
             tracing::warn!(key = %doc.key, collection, "alert of unexpected shape skipped");
             continue;
         };
+        let opened_in_window = opened_at >= window.from && opened_at < window.to;
+        if !(in_progress.matches(&doc.body) || (!open_only && opened_in_window)) {
+            continue;
+        }
         let id = match origin {
             Origin::Hostmonitor => text(&doc.body, "alert_id").to_owned(),
             Origin::Siem => format!("siem-{}", text(&doc.body, "id")),
@@ -213,7 +202,15 @@ async fn candidates(
             body: doc.body,
         });
     }
+    let total = out.len();
+    newest_first(&mut out);
+    out.truncate(limit);
     Ok((out, total))
+}
+
+/// Newest opened first, ties by id (descending).
+fn newest_first(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| b.id.cmp(&a.id)));
 }
 
 fn build(c: Candidate, now: DateTime<Utc>) -> Result<Option<AlertItem>, ApiError> {
@@ -255,7 +252,7 @@ pub async fn collect(
         load(Origin::Netdiag)
     )?;
     let mut all: Vec<Candidate> = a.into_iter().chain(b).chain(c).collect();
-    all.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| b.id.cmp(&a.id)));
+    newest_first(&mut all);
     let total = na + nb + nc;
     all.truncate(limit);
     let mut items = Vec::with_capacity(all.len());

@@ -378,11 +378,13 @@ pub async fn list_monitor_incidents(
 ) -> ApiResult<Vec<MonitorIncident>> {
     find_monitor(&state, &caller, id).await?;
     let now = Utc::now();
+    // What is in progress, and what was resolved since the window's start.
     let stored: Vec<MonitorIncident> = state
         .docs
-        .all_as(
+        .live_as(
             &caller.tenant,
             MONITOR_INCIDENTS,
+            Some(window.from),
             &Filter::all().and(Pred::Eq("monitor_id", json!(id))),
         )
         .await?;

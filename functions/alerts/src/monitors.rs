@@ -118,15 +118,12 @@ async fn availability(
 async fn ongoing(state: &AppState, tenant: &str) -> Result<HashMap<i64, String>, ApiError> {
     let docs = state
         .docs
-        .read_all(
-            tenant,
-            MONITOR_INCIDENTS,
-            &Filter::all().and(Pred::Ne("status", json!(MonitorIncidentStatus::Resolved))),
-        )
+        .live_since(tenant, MONITOR_INCIDENTS, None)
         .await?
         .items;
+    let ongoing = Filter::all().and(Pred::Ne("status", json!(MonitorIncidentStatus::Resolved)));
     let mut out = HashMap::new();
-    for d in docs {
+    for d in docs.iter().filter(|d| ongoing.matches(&d.body)) {
         if let (Some(m), Some(a)) = (d.body["monitor_id"].as_i64(), d.body["alert_id"].as_str()) {
             out.insert(m, a.to_owned());
         }

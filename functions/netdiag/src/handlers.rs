@@ -47,15 +47,13 @@ pub async fn list_netdiag_machines(
         .into_iter()
         .filter_map(|d| serde_json::from_value(d.body).ok().map(|s| (d.key, s)))
         .collect();
+    let is_open = Filter::all().and(Pred::Eq("status", json!(AlertState::Open)));
     let open: HashMap<String, Alert> = docs
-        .read_all(
-            tenant,
-            ALERTS,
-            &Filter::all().and(Pred::Eq("status", json!(AlertState::Open))),
-        )
+        .live_since(tenant, ALERTS, None)
         .await?
         .items
         .into_iter()
+        .filter(|d| is_open.matches(&d.body))
         .filter_map(|d| serde_json::from_value::<Alert>(d.body).ok())
         .map(|a| (a.id.clone(), a))
         .collect();

@@ -378,9 +378,11 @@ pub async fn list_security_incidents(
     } else if let Some(s) = precise {
         filter = filter.and(Pred::Eq("status", json!(s)));
     }
+    // What is in progress, and what was closed since the window's start.
+    let since = (!in_progress).then_some(window.from);
     let mut incidents: Vec<Incident> = state
         .docs
-        .all_as(&caller.tenant, INCIDENTS, &filter)
+        .live_as(&caller.tenant, INCIDENTS, since, &filter)
         .await?;
     if !in_progress {
         incidents

@@ -34,7 +34,7 @@ pub use filter::{Filter, Pred};
 pub use ports::all::{All, READ_ALL};
 pub use ports::counters::{COUNTER_GRACE_SECS, Counters};
 pub use ports::deployment::Deployment;
-pub use ports::docs::{DateQuery, DatedPage, Doc, Documents, doc_time};
+pub use ports::docs::{Doc, Documents, doc_time};
 pub use ports::rollups::{Rollup, RollupGroup, Rollups};
 pub use ports::series::{Position, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite};
 pub use ports::tokens::{TokenRecord, Tokens};

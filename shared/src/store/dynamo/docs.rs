@@ -1,24 +1,59 @@
 //! Documents in DynamoDB: one item collection of the data table per tenant and collection,
-//! sorted by key. The reads by date use the port's default (the whole collection, ordered
-//! here).
+//! sorted by key. A document of a collection that ages out is also on the `by_partition`
+//! index, in its collection's "in progress" partition or, once ended, in its "ended" one by
+//! end date ([`doc_index`]), so [`Documents::live_since`] reads what is in progress and what
+//! ended since a date, never the collection's history. The index is eventually consistent:
+//! a change shows there within about a second (reads by key are consistent).
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::DynamoStore;
 use super::client::backend;
-use super::item::{doc_pk, get_json, get_n, get_s, n, s};
-use super::requests::take_in_order;
-use crate::store::ports::docs::ended_at;
-use crate::store::{Doc, Documents, Filter, StoreError, StoreResult};
+use super::item::{Item, doc_pk, get_json, get_n, get_s, n, s, ts_key};
+use super::requests::{each_item, take_in_order};
+use crate::store::ports::docs::{aging, ended_at};
+use crate::store::{All, Doc, Documents, Filter, READ_ALL, StoreError, StoreResult};
 
 impl DynamoStore {
     /// The TTL (s) of a document of a collection that ages out, once it has ended.
     pub(super) fn doc_ttl(&self, collection: &str, body: &Value) -> Option<i64> {
         ended_at(collection, body).map(|t| t.timestamp() + self.retention_secs)
     }
+}
+
+/// The `by_partition` index entry (`gp`, `gs`) of a document of a collection that ages out:
+/// while in progress, the collection's `open` partition by key; once ended, its `ended`
+/// partition by end time, then key. None for other collections.
+pub(super) fn doc_index(
+    tenant: &str,
+    collection: &str,
+    key: &str,
+    body: &Value,
+) -> Option<(String, String)> {
+    aging(collection)?;
+    let pk = doc_pk(tenant, collection);
+    Some(match ended_at(collection, body) {
+        None => (format!("{pk}|open"), key.to_owned()),
+        Some(end) => (
+            format!("{pk}|ended"),
+            format!("{}|{key}", ts_key(end.timestamp_millis())),
+        ),
+    })
+}
+
+/// A document from an item of the table or of the `by_partition` index (which holds every
+/// attribute).
+fn doc_of(item: &Item) -> StoreResult<Doc> {
+    Ok(Doc {
+        key: get_s(item, "sk")?.to_owned(),
+        version: get_n(item, "v")?,
+        body: get_json(item, "b")?,
+    })
 }
 
 #[async_trait]
@@ -77,14 +112,64 @@ impl Documents for DynamoStore {
                 return Ok(false);
             }
             out.push(Doc {
-                key: get_s(&item, "sk")?.to_owned(),
-                version: get_n(&item, "v")?,
                 body,
+                ..doc_of(&item)?
             });
             Ok(true)
         })
         .await?;
         Ok(out)
+    }
+
+    async fn live_since(
+        &self,
+        tenant: &str,
+        collection: &str,
+        since: Option<DateTime<Utc>>,
+    ) -> StoreResult<All<Doc>> {
+        if aging(collection).is_none() {
+            return Err(StoreError::Data(format!("{collection} does not age out")));
+        }
+        let pk = doc_pk(tenant, collection);
+        let partition = |part: &str| {
+            self.client
+                .query()
+                .table_name(self.data.as_ref())
+                .index_name("by_partition")
+                .key_condition_expression("gp = :gp")
+                .expression_attribute_values(":gp", s(format!("{pk}|{part}")))
+        };
+        // Each read stops one past the bound, which tells that the bound was reached.
+        let read = |query| async move {
+            let mut docs = Vec::new();
+            each_item(query, |item| {
+                docs.push(doc_of(&item)?);
+                Ok(if docs.len() > READ_ALL {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                })
+            })
+            .await?;
+            StoreResult::Ok(docs)
+        };
+        let ended = async {
+            match since {
+                Some(since) => {
+                    let from = ts_key(since.timestamp_millis());
+                    read(
+                        partition("ended")
+                            .key_condition_expression("gp = :gp AND gs >= :from")
+                            .expression_attribute_values(":from", s(from)),
+                    )
+                    .await
+                }
+                None => Ok(Vec::new()),
+            }
+        };
+        let (mut docs, ended) = tokio::try_join!(read(partition("open")), ended)?;
+        docs.extend(ended);
+        Ok(All::of_list(docs, tenant, collection))
     }
 
     async fn put(
@@ -109,6 +194,7 @@ impl Documents for DynamoStore {
         for key in order {
             let body = last.remove(&key).unwrap_or(Value::Null);
             let text = serde_json::to_string(&body).map_err(|e| StoreError::Data(e.to_string()))?;
+            let index = doc_index(tenant, collection, &key, &body);
             let mut item = HashMap::from([
                 ("pk".to_owned(), s(pk.clone())),
                 ("sk".to_owned(), s(key)),
@@ -117,6 +203,10 @@ impl Documents for DynamoStore {
             ]);
             if let Some(ttl) = self.doc_ttl(collection, &body) {
                 item.insert("ttl".to_owned(), n(ttl));
+            }
+            if let Some((gp, gs)) = index {
+                item.insert("gp".to_owned(), s(gp));
+                item.insert("gs".to_owned(), s(gs));
             }
             requests.push(Self::put_request(item)?);
         }

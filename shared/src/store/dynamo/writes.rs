@@ -10,6 +10,7 @@ use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 
 use super::DynamoStore;
 use super::client::backend;
+use super::docs::doc_index;
 use super::item::{Item, doc_pk, get_n, get_s, log_pk, n, s, ts_key};
 use super::requests::{each_item, tx_put};
 use crate::store::{Change, Expect, StoreError, StoreResult, WriteLog, WriteLogEntry};
@@ -52,21 +53,33 @@ impl WriteLog for DynamoStore {
                     let text = serde_json::to_string(&body)
                         .map_err(|e| StoreError::Data(e.to_string()))?;
                     // A document that has ended (a resolved alert) takes its TTL; one that
-                    // has not keeps none.
+                    // has not keeps none. One of a collection that ages out moves to the
+                    // index partition of its state.
                     let ttl = self.doc_ttl(&collection, &body);
+                    let index = doc_index(&log.tenant, &collection, &key, &body);
+                    let mut set = vec!["b = :b"];
+                    if ttl.is_some() {
+                        set.push("#ttl = :ttl");
+                    }
+                    if index.is_some() {
+                        set.extend(["gp = :gp", "gs = :gs"]);
+                    }
+                    let remove = if ttl.is_none() { " REMOVE #ttl" } else { "" };
                     let mut update = Update::builder()
                         .table_name(self.data.as_ref())
                         .key("pk", s(doc_pk(&log.tenant, &collection)))
                         .key("sk", s(key))
-                        .update_expression(match ttl {
-                            Some(_) => "SET b = :b, #ttl = :ttl ADD v :one",
-                            None => "SET b = :b ADD v :one REMOVE #ttl",
-                        })
+                        .update_expression(format!("SET {} ADD v :one{remove}", set.join(", ")))
                         .expression_attribute_names("#ttl", "ttl")
                         .expression_attribute_values(":b", s(text))
                         .expression_attribute_values(":one", n(1));
                     if let Some(ttl) = ttl {
                         update = update.expression_attribute_values(":ttl", n(ttl));
+                    }
+                    if let Some((gp, gs)) = index {
+                        update = update
+                            .expression_attribute_values(":gp", s(gp))
+                            .expression_attribute_values(":gs", s(gs));
                     }
                     update = match expect {
                         Expect::Any => update,

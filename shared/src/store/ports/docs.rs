@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::store::{All, Filter, READ_ALL, StoreResult};
+use crate::store::{All, Filter, READ_ALL, StoreError, StoreResult};
 
 /// A versioned JSON document.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,30 +12,6 @@ pub struct Doc {
     pub key: String,
     pub version: u64,
     pub body: Value,
-}
-
-/// A read of a collection's documents by a date they hold ([`Documents::newest_by_date`]).
-#[derive(Debug, Clone)]
-pub struct DateQuery<'a> {
-    pub tenant: &'a str,
-    pub collection: &'a str,
-    /// The field holding the document's date, RFC 3339. A document without a readable date
-    /// there is never returned.
-    pub field: &'a str,
-    /// Inclusive lower bound of the date.
-    pub from: DateTime<Utc>,
-    /// Exclusive upper bound of the date.
-    pub to: DateTime<Utc>,
-    /// Documents matching it are taken whatever their date.
-    pub or: Option<&'a Filter>,
-    pub limit: usize,
-}
-
-/// The first documents of a [`DateQuery`], with the number of all that matched.
-#[derive(Debug, Clone, Default)]
-pub struct DatedPage {
-    pub docs: Vec<Doc>,
-    pub total: usize,
 }
 
 /// Documents, each in one collection of one tenant, keyed by text.
@@ -53,29 +29,27 @@ pub trait Documents: Send + Sync + 'static {
         limit: usize,
     ) -> StoreResult<Vec<Doc>>;
 
-    /// The documents whose date lies in the query's window, plus those matching its `or`
-    /// filter whatever their date, newest first (ties by key, descending): the first `limit`,
-    /// with the number of all. Adapters that can order and count where the data lives
-    /// override this; the default reads the whole collection (up to [`READ_ALL`]).
-    async fn newest_by_date(&self, q: &DateQuery<'_>) -> StoreResult<DatedPage> {
+    /// The documents of a collection that ages out ([`AGING`]) that were in progress at
+    /// some time since `since`: those still in progress (no end date), and those that ended
+    /// at or after `since`; with no `since`, those in progress only. Unordered. This is what
+    /// a window starting at `since` can show, whatever the collection's history: adapters
+    /// read it by an index (DynamoDB: an "in progress" partition and the ended documents by
+    /// end date); the default reads the whole collection (up to [`READ_ALL`]).
+    async fn live_since(
+        &self,
+        tenant: &str,
+        collection: &str,
+        since: Option<DateTime<Utc>>,
+    ) -> StoreResult<All<Doc>> {
+        if aging(collection).is_none() {
+            return Err(StoreError::Data(format!("{collection} does not age out")));
+        }
         let docs = self
-            .list(q.tenant, q.collection, &Filter::all(), None, READ_ALL + 1)
+            .list(tenant, collection, &Filter::all(), None, READ_ALL + 1)
             .await?;
-        let docs = All::of_list(docs, q.tenant, q.collection).items;
-        let mut dated: Vec<(DateTime<Utc>, Doc)> = docs
-            .into_iter()
-            .filter_map(|d| Some((doc_time(&d.body, q.field)?, d)))
-            .filter(|(t, d)| {
-                (*t >= q.from && *t < q.to) || q.or.is_some_and(|f| f.matches(&d.body))
-            })
-            .collect();
-        let total = dated.len();
-        dated.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.key.cmp(&a.1.key)));
-        dated.truncate(q.limit);
-        Ok(DatedPage {
-            docs: dated.into_iter().map(|(_, d)| d).collect(),
-            total,
-        })
+        let mut all = All::of_list(docs, tenant, collection);
+        all.items.retain(|d| live(collection, &d.body, since));
+        Ok(all)
     }
 
     /// Unconditional puts (seeding, collection).
@@ -95,17 +69,48 @@ pub fn doc_time(body: &Value, field: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-/// The collections whose documents age out, each with the field dating a document's end: an
-/// ended document leaves the store the retention (`NETOPS_RETENTION_DAYS`) after that date
-/// (DynamoDB TTL, the embedded store's sweep); one still open (no date there) stays.
-pub const AGING: [(&str, &str); 3] = [
-    ("netdiag_alerts", "resolved_at"),
-    ("monitor_incidents", "resolved_at"),
-    ("siem_incidents", "closed_at"),
+/// A collection whose documents age out: each opens, may end, and leaves the store the
+/// retention (`NETOPS_RETENTION_DAYS`) after it ended (DynamoDB TTL, the embedded store's
+/// sweep); one still open (no end date) stays.
+#[derive(Debug, Clone, Copy)]
+pub struct Aging {
+    pub collection: &'static str,
+    /// The field dating the document's end, RFC 3339; absent or null while in progress.
+    pub ended: &'static str,
+}
+
+/// The collections whose documents age out.
+pub const AGING: [Aging; 3] = [
+    Aging {
+        collection: "netdiag_alerts",
+        ended: "resolved_at",
+    },
+    Aging {
+        collection: "monitor_incidents",
+        ended: "resolved_at",
+    },
+    Aging {
+        collection: "siem_incidents",
+        ended: "closed_at",
+    },
 ];
+
+/// The collection's entry of [`AGING`], if its documents age out.
+pub fn aging(collection: &str) -> Option<&'static Aging> {
+    AGING.iter().find(|a| a.collection == collection)
+}
 
 /// When a document of `collection` ended, for the collections of [`AGING`].
 pub fn ended_at(collection: &str, body: &Value) -> Option<DateTime<Utc>> {
-    let (_, field) = AGING.iter().find(|(c, _)| *c == collection)?;
-    doc_time(body, field)
+    doc_time(body, aging(collection)?.ended)
+}
+
+/// Whether a document of an aging collection was in progress at some time since `since`
+/// (with no `since`: is in progress now), as [`Documents::live_since`] selects them.
+pub fn live(collection: &str, body: &Value, since: Option<DateTime<Utc>>) -> bool {
+    match (ended_at(collection, body), since) {
+        (None, _) => true,
+        (Some(end), Some(since)) => end >= since,
+        (Some(_), None) => false,
+    }
 }

@@ -1,6 +1,7 @@
 //! Documents in the embedded store: the `docs` table, keyed by tenant, collection and key.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde_json::Value;
@@ -8,7 +9,9 @@ use serde_json::Value;
 use super::SqliteStore;
 use super::conn::backend;
 use super::sql::{filter_sql, json_path, json_text, parse_json, sql_limit};
-use crate::store::{DateQuery, DatedPage, Doc, Documents, Expect, Filter, StoreError, StoreResult};
+
+use crate::store::ports::docs::aging;
+use crate::store::{All, Doc, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
 
 /// Runs `sql`, which selects `key, version, body` from `docs`, into documents.
 fn read_docs(c: &Connection, sql: &str, args: Vec<SqlValue>) -> StoreResult<Vec<Doc>> {
@@ -119,56 +122,33 @@ impl Documents for SqliteStore {
         self.with(move |c| read_docs(c, &sql, args)).await
     }
 
-    /// Ordered and counted by SQLite: only the page's bodies are read and parsed.
-    async fn newest_by_date(&self, q: &DateQuery<'_>) -> StoreResult<DatedPage> {
-        // Seconds with milliseconds, exact for millisecond bounds. Each document's date and
-        // filter are computed once (a materialised pass over the collection, bodies read
-        // once); the matches are sorted without their bodies, counted, and only the page's
-        // bodies are then read, by key.
-        let time = format!(
-            "unixepoch(json_extract(body, {}), 'subsec')",
-            json_path(q.field)?
-        );
-        let mut args = Vec::new();
-        let or = match q.or {
-            // `1 AND <predicates>`: the filter's conjunction as one term.
-            Some(f) => format!("(1{})", filter_sql(f, "body", &mut args)?),
-            None => "0".to_owned(),
+    /// Selected by SQLite, the end date compared as the sweep compares it.
+    async fn live_since(
+        &self,
+        tenant: &str,
+        collection: &str,
+        since: Option<DateTime<Utc>>,
+    ) -> StoreResult<All<Doc>> {
+        let Some(aging) = aging(collection) else {
+            return Err(StoreError::Data(format!("{collection} does not age out")));
         };
-        args.extend([
-            SqlValue::Text(q.tenant.to_owned()),
-            SqlValue::Text(q.collection.to_owned()),
-            SqlValue::Real(q.from.timestamp_millis() as f64 / 1000.0),
-            SqlValue::Real(q.to.timestamp_millis() as f64 / 1000.0),
-        ]);
-        let matching = format!(
-            "WITH d AS MATERIALIZED (SELECT key, {time} AS t, {or} AS also \
-             FROM docs WHERE tenant = ? AND coll = ?) \
-             SELECT key FROM d WHERE t IS NOT NULL AND ((t >= ? AND t < ?) OR also) \
-             ORDER BY t DESC, key DESC"
+        let end = format!("json_extract(body, {})", json_path(aging.ended)?);
+        // The bound as a Julian day, what SQLite's julianday() gives of any RFC 3339 date.
+        let since = since.map_or(f64::INFINITY, |t| {
+            t.timestamp_millis() as f64 / 86_400_000.0 + 2_440_587.5
+        });
+        let sql = format!(
+            "SELECT key, version, body FROM docs WHERE tenant = ? AND coll = ? \
+             AND ({end} IS NULL OR julianday({end}) >= ?) ORDER BY key LIMIT ?"
         );
-        let (tenant, collection, limit) = (q.tenant.to_owned(), q.collection.to_owned(), q.limit);
-        self.with(move |c| {
-            // One snapshot for the keys and the bodies.
-            let c = c.transaction().map_err(backend)?;
-            let mut keys = Vec::new();
-            {
-                let mut s = c.prepare_cached(&matching).map_err(backend)?;
-                let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
-                while let Some(row) = rows.next().map_err(backend)? {
-                    keys.push(row.get::<_, String>(0).map_err(backend)?);
-                }
-            }
-            let total = keys.len();
-            keys.truncate(limit);
-            let mut page = Vec::with_capacity(keys.len());
-            for key in keys {
-                page.extend(doc_by_key(&c, &tenant, &collection, key)?);
-            }
-            c.commit().map_err(backend)?;
-            Ok(DatedPage { docs: page, total })
-        })
-        .await
+        let args = vec![
+            SqlValue::Text(tenant.to_owned()),
+            SqlValue::Text(collection.to_owned()),
+            SqlValue::Real(since),
+            sql_limit(READ_ALL + 1),
+        ];
+        let docs = self.with(move |c| read_docs(c, &sql, args)).await?;
+        Ok(All::of_list(docs, tenant, collection))
     }
 
     async fn put(
@@ -193,69 +173,45 @@ mod tests {
     use serde_json::json;
 
     use crate::store::sqlite::testing::store;
-    use crate::store::{DateQuery, Doc, Documents, Filter, Pred};
+    use crate::store::{Documents, StoreError};
 
     #[tokio::test]
-    async fn newest_by_date_orders_and_counts_by_a_date_field_within_the_window() {
+    async fn live_since_takes_what_is_in_progress_and_what_ended_since() {
         let (_d, s) = store();
-        let doc = |at: Option<&str>, status: &str| match at {
-            Some(at) => json!({"opened_at": at, "status": status}),
-            None => json!({"status": status}),
-        };
+        let doc = |closed: Option<&str>| json!({"opened_at": "2026-10-01T00:00:00Z", "closed_at": closed});
         let docs = vec![
-            ("a".to_owned(), doc(Some("2026-11-01T10:00:00Z"), "open")),
-            (
-                "b".to_owned(),
-                doc(Some("2026-11-01T10:00:00.500Z"), "closed"),
-            ),
-            // The same instant as `a` in another offset: ties go by key, descending.
-            (
-                "c".to_owned(),
-                doc(Some("2026-11-01T12:00:00+02:00"), "closed"),
-            ),
-            ("d".to_owned(), doc(Some("2026-11-02T00:00:00Z"), "open")),
-            (
-                "e".to_owned(),
-                doc(Some("2026-10-31T23:59:59.999Z"), "open"),
-            ),
-            ("f".to_owned(), doc(None, "open")),
-            ("g".to_owned(), doc(Some("bogus"), "open")),
-            ("h".to_owned(), doc(Some("2026-11-01T00:00:00Z"), "open")),
+            ("open".to_owned(), doc(None)),
+            ("old".to_owned(), doc(Some("2026-10-31T23:59:59.999Z"))),
+            ("edge".to_owned(), doc(Some("2026-11-01T00:00:00Z"))),
+            // The same instant as the bound, in another offset.
+            ("offset".to_owned(), doc(Some("2026-11-01T01:00:00+01:00"))),
+            ("late".to_owned(), doc(Some("2026-11-03T00:00:00.5Z"))),
         ];
-        s.put("t", "c", docs).await.expect("put");
-        let at = |t: &str| {
-            chrono::DateTime::parse_from_rfc3339(t)
-                .expect("date")
-                .with_timezone(&chrono::Utc)
-        };
-        let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"));
-        let keys = |docs: Vec<Doc>| docs.into_iter().map(|d| d.key).collect::<Vec<_>>();
-        let open = Filter::all().and(Pred::Eq("status", json!("open")));
-        let read = |tenant, or, limit| {
-            let q = DateQuery {
-                tenant,
-                collection: "c",
-                field: "opened_at",
-                from,
-                to,
-                or,
-                limit,
-            };
+        s.put("t", "siem_incidents", docs).await.expect("put");
+        let since = chrono::DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z")
+            .expect("date")
+            .to_utc();
+        let keys = |since| {
             let s = s.clone();
-            async move { s.newest_by_date(&q).await.expect("newest") }
+            async move {
+                let all = s
+                    .live_since("t", "siem_incidents", since)
+                    .await
+                    .expect("live");
+                assert!(!all.cut);
+                all.items.into_iter().map(|d| d.key).collect::<Vec<_>>()
+            }
         };
-        let page = read("t", None, 3).await;
-        assert_eq!(
-            (keys(page.docs), page.total),
-            (vec!["b".into(), "c".into(), "a".into()], 4)
-        );
-        let page = read("t", None, 0).await;
-        assert_eq!((page.docs.len(), page.total), (0, 4));
-        // Open ones count whatever their date (but never without one).
-        let page = read("t", Some(&open), 10).await;
-        let expected: Vec<String> = ["d", "b", "c", "a", "h", "e"].map(String::from).into();
-        assert_eq!((keys(page.docs), page.total), (expected, 6));
-        let page = read("other", Some(&open), 10).await;
-        assert_eq!((page.docs.len(), page.total), (0, 0));
+        assert_eq!(keys(Some(since)).await, ["edge", "late", "offset", "open"]);
+        assert_eq!(keys(None).await, ["open"]);
+        let other = s
+            .live_since("u", "siem_incidents", None)
+            .await
+            .expect("live");
+        assert!(other.items.is_empty());
+        assert!(matches!(
+            s.live_since("t", "machines", None).await,
+            Err(StoreError::Data(_))
+        ));
     }
 }

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::conn::{Inner, backend};
 use super::sql::json_path;
 use crate::store::StoreResult;
-use crate::store::ports::docs::AGING;
+use crate::store::ports::docs::{AGING, Aging};
 
 /// Rows deleted per transaction (at least: the rows of the last time kept go with their batch).
 const SWEEP_BATCH: i64 = 1000;
@@ -90,8 +90,8 @@ fn ended_docs(inner: &Inner, conn: &Connection, cutoff: i64) -> StoreResult<usiz
     // The cutoff as a Julian day, what SQLite's julianday() gives of any RFC 3339 date.
     let cutoff = cutoff as f64 / 86_400_000.0 + 2_440_587.5;
     let mut swept = 0;
-    for (collection, field) in AGING {
-        let path = json_path(field)?;
+    for Aging { collection, ended } in AGING {
+        let path = json_path(ended)?;
         swept += in_batches(inner, || {
             conn.prepare_cached(&format!(
                 "DELETE FROM docs WHERE (tenant, coll, key) IN (SELECT tenant, coll, key \
