@@ -395,3 +395,82 @@ fn pages_ask_for_what_the_rest_of_the_read_needs() {
     assert_eq!(page_limit(9, false, Some(50), 50, 1), 100);
     assert_eq!(page_limit(1, false, Some(50), 50, 25), 50);
 }
+
+#[tokio::test]
+async fn documents_in_progress_and_ended_since_a_date_are_read_without_the_history() {
+    use crate::store::{Change, Documents, Expect, WriteLog, WriteLogEntry};
+
+    let Some((store, reads)) = store().await else {
+        return;
+    };
+    let at = |day: i64| chrono::DateTime::from_timestamp_millis(START + day * DAY).expect("time");
+    let incident = |closed: Option<i64>| json!({"opened_at": at(0), "closed_at": closed.map(at), "status": "x"});
+    // 300 closed long ago, 3 in progress, 4 closed from day 50 on.
+    let mut docs: Vec<(String, serde_json::Value)> = (0..300)
+        .map(|i| (format!("old{i:03}"), incident(Some(i % 40))))
+        .collect();
+    docs.extend((0..3).map(|i| (format!("open{i}"), incident(None))));
+    docs.extend((0..4).map(|i| (format!("late{i}"), incident(Some(50 + i)))));
+    store.put("a", "siem_incidents", docs).await.expect("put");
+    reads.take();
+    let keys = |since| {
+        let store = store.clone();
+        async move {
+            let all = store
+                .live_since("a", "siem_incidents", since)
+                .await
+                .expect("live");
+            let mut keys: Vec<String> = all.items.into_iter().map(|d| d.key).collect();
+            keys.sort();
+            keys
+        }
+    };
+    let live = keys(Some(at(50))).await;
+    assert_eq!(
+        live,
+        [
+            "late0", "late1", "late2", "late3", "open0", "open1", "open2"
+        ]
+    );
+    let (queries, items, _) = reads.take();
+    assert_eq!((queries, items), (2, 7), "the history is not read");
+    assert_eq!(keys(None).await, ["open0", "open1", "open2"]);
+    assert_eq!(
+        keys(Some(at(52))).await,
+        ["late2", "late3", "open0", "open1", "open2"]
+    );
+    // A write that closes an incident moves it with the change; one that reopens moves it
+    // back.
+    let commit = |key: &str, body: serde_json::Value| {
+        let store = store.clone();
+        let change = Change::PutDoc {
+            collection: "siem_incidents".into(),
+            key: key.into(),
+            body,
+            expect: Expect::Any,
+        };
+        async move {
+            let log = WriteLogEntry {
+                tenant: "a".into(),
+                at: chrono::Utc::now(),
+                request_id: "r".into(),
+                expires_at: chrono::Utc::now().timestamp() + 3600,
+                ..WriteLogEntry::default()
+            };
+            store.commit(log, vec![change]).await.expect("commit")
+        }
+    };
+    commit("open1", incident(Some(51))).await;
+    commit("late3", incident(None)).await;
+    assert_eq!(keys(None).await, ["late3", "open0", "open2"]);
+    assert_eq!(
+        keys(Some(at(51))).await,
+        ["late1", "late2", "late3", "open0", "open1", "open2"]
+    );
+    assert!(keys(None).await.iter().all(|k| !k.starts_with("old")));
+    let other = store
+        .live_since("b", "siem_incidents", None)
+        .await
+        .expect("live");
+    assert!(other.items.is_empty());
+}
