@@ -446,6 +446,7 @@ async fn database_alerts_open_ignore_the_window_and_all_follow_it() {
         open.items().len(),
         "open alerts whatever the window"
     );
+    assert_open_alerts_are_those_of_the_history(app, &t, "/databases/alerts", &open).await;
 
     let all = app.get("/databases/alerts", &t).await;
     assert_eq!(all.body["meta"]["status"], "all");
@@ -515,5 +516,41 @@ async fn check_results_follow_the_window_and_404_for_an_unknown_check() {
             .await
             .status,
         StatusCode::NOT_FOUND
+    );
+}
+
+/// `status=open` of an alert list (`path`) answered `open`: the open alerts of the whole
+/// history (a window as long as the retention), newest first.
+pub async fn assert_open_alerts_are_those_of_the_history(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    open: &TestResponse,
+) {
+    let from =
+        (Utc::now() - Duration::days(399)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let history = app
+        .get(
+            &format!("{path}?status=all&from={}", from.replace('+', "%2B")),
+            token,
+        )
+        .await;
+    assert_eq!(history.status, StatusCode::OK, "{}", history.body);
+    let ids = |items: &[Value]| -> Vec<String> {
+        items
+            .iter()
+            .map(|a| a["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let open_in_history: Vec<Value> = history
+        .items()
+        .iter()
+        .filter(|a| a["status"] == "open")
+        .cloned()
+        .collect();
+    assert_eq!(
+        ids(open.items()),
+        ids(&open_in_history),
+        "same alerts, newest first"
     );
 }

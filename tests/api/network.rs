@@ -289,6 +289,13 @@ async fn alerts_open_are_in_progress_and_all_follow_the_window() {
             .iter()
             .all(|a| a["status"] == "open" && a["resolved_at"].is_null())
     );
+    crate::databases::assert_open_alerts_are_those_of_the_history(
+        app,
+        &token,
+        "/network/alerts",
+        &open,
+    )
+    .await;
     let month = app
         .get("/network/alerts?status=all&period=30d", &token)
         .await;

@@ -439,18 +439,10 @@ pub async fn list_database_alerts(
     let status = q.status.unwrap_or_default();
     let (records, more) = match status {
         AlertStatus::Open => {
-            let filter = Filter::all().and(Pred::Eq("status", json!(AlertState::Open)));
-            scan(
-                &state,
-                &caller,
-                ALERTS,
-                None,
-                i64::MIN,
-                i64::MAX,
-                &filter,
-                UNPAGED_MAX,
-            )
-            .await?
+            state
+                .docs
+                .open_alerts(&caller.tenant, ALERTS, UNPAGED_MAX)
+                .await?
         }
         AlertStatus::All => {
             scan(

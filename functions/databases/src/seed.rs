@@ -732,10 +732,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .series_writes
             .append(tenant, BLOCKING, blocking)
             .await?;
-        ctx.stores
-            .series_writes
-            .append(tenant, ALERTS, alerts)
-            .await?;
+        ctx.stores.append_alerts(tenant, ALERTS, alerts).await?;
         seed_checks(ctx, &mut rng, &insts, base).await
     })
 }

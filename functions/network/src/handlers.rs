@@ -206,28 +206,29 @@ pub async fn list_alerts(
     window: Window,
     Query(q): Query<AlertsQuery>,
 ) -> ApiResult<Vec<NetworkAlert>> {
-    let open = q.status == Some(AlertStatus::Open);
-    let filter = if open {
-        Filter::all().and(Pred::Eq("status", json!(AlertState::Open)))
+    let (records, more) = if q.status == Some(AlertStatus::Open) {
+        state
+            .docs
+            .open_alerts(&caller.tenant, ALERTS, LIST_CAP)
+            .await?
     } else {
-        Filter::all()
+        let page = state
+            .series
+            .scan(&SeriesQuery {
+                tenant: &caller.tenant,
+                series: ALERTS,
+                partition: None,
+                from: window.from_ms(),
+                to: window.to_ms(),
+                filter: &Filter::all(),
+                after: None,
+                limit: LIST_CAP,
+            })
+            .await?;
+        let more = page.next.is_some();
+        (page.records, more)
     };
-    let page = state
-        .series
-        .scan(&SeriesQuery {
-            tenant: &caller.tenant,
-            series: ALERTS,
-            partition: None,
-            from: if open { 0 } else { window.from_ms() },
-            to: window.to_ms(),
-            filter: &filter,
-            after: None,
-            limit: LIST_CAP,
-        })
-        .await?;
-    let more = page.next.is_some();
-    let data = page
-        .records
+    let data = records
         .into_iter()
         .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;

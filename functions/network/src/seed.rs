@@ -345,8 +345,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .put(tenant, PORTS, ports(ctx, &devices, &mut rng))
             .await?;
         stores
-            .series_writes
-            .append(tenant, ALERTS, alerts(ctx, &devices, &tunnels, &mut rng))
+            .append_alerts(tenant, ALERTS, alerts(ctx, &devices, &tunnels, &mut rng))
             .await?;
         stores
             .series_writes

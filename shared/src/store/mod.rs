@@ -23,6 +23,7 @@ mod ports;
 pub mod dynamo;
 pub mod filter;
 pub mod memory;
+mod open;
 #[cfg(feature = "embedded")]
 pub mod sqlite;
 #[cfg(feature = "timestream")]

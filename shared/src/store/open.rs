@@ -1,0 +1,68 @@
+//! Alerts kept as a series (their history, by opening time) whose open ones are also
+//! documents of the series' `.open` collection, keyed by time and id: what is open now is then
+//! read from that small collection, not from the whole history back to the retention.
+
+use serde_json::json;
+
+use super::{All, Documents, Filter, Pred, Record, StoreResult, Stores};
+
+/// The collection of the open alerts of `series`.
+pub fn open_collection(series: &str) -> String {
+    format!("{series}.open")
+}
+
+/// Whether an alert's body says it is open.
+fn is_open(body: &serde_json::Value) -> bool {
+    Filter::all()
+        .and(Pred::Eq("status", json!("open")))
+        .matches(body)
+}
+
+impl Stores {
+    /// Appends alerts to `series`, and puts the open ones in its open collection.
+    pub async fn append_alerts(
+        &self,
+        tenant: &str,
+        series: &str,
+        alerts: Vec<Record>,
+    ) -> StoreResult<()> {
+        let open = alerts
+            .iter()
+            .filter(|r| is_open(&r.body))
+            .map(|r| {
+                (
+                    format!("{:015}|{}", r.ts.max(0), r.id),
+                    serde_json::to_value(r),
+                )
+            })
+            .map(|(k, v)| Ok((k, v.map_err(|e| super::StoreError::Data(e.to_string()))?)))
+            .collect::<StoreResult<Vec<_>>>()?;
+        self.docs
+            .put(tenant, &open_collection(series), open)
+            .await?;
+        self.series_writes.append(tenant, series, alerts).await
+    }
+}
+
+impl dyn Documents {
+    /// The open alerts of `series`, newest first, at most `limit`, and whether there were more.
+    pub async fn open_alerts(
+        &self,
+        tenant: &str,
+        series: &str,
+        limit: usize,
+    ) -> StoreResult<(Vec<Record>, bool)> {
+        let collection = open_collection(series);
+        let All { items, cut } = self.read_all(tenant, &collection, &Filter::all()).await?;
+        let mut open = items
+            .into_iter()
+            .rev()
+            .map(|d| serde_json::from_value::<Record>(d.body))
+            .filter(|r| r.as_ref().map_or(true, |r| is_open(&r.body)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| super::StoreError::Data(e.to_string()))?;
+        let more = cut || open.len() > limit;
+        open.truncate(limit);
+        Ok((open, more))
+    }
+}
