@@ -3,6 +3,8 @@
 
 mod handlers;
 mod model;
+#[cfg(feature = "demo")]
+mod risk;
 mod rules;
 #[cfg(feature = "demo")]
 pub mod seed;

@@ -16,7 +16,10 @@ pub const CHANGES: &str = "security_account_changes";
 /// Behaviour anomalies, partition = kind.
 pub const ANOMALIES: &str = "security_anomalies";
 /// The logon graph: one document per account with its edges to machines (last 30 days).
+#[cfg(feature = "demo")]
 pub const GRAPH: &str = "security_logon_graph";
+/// The ranking of risky accounts made from the graph, keyed by rank.
+pub const RANKING: &str = "security_risk_ranking";
 /// Tenant detection rules.
 pub const RULES: &str = "security_rules";
 /// SIEM incidents (written by the alerts module's collector), keyed by incident id.
@@ -112,7 +115,7 @@ pub struct AccountChange {
 }
 
 /// What makes an account risky, as computed from the logon graph.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct RiskFactors {
     /// Member of an administrators group.
     pub admin: bool,
@@ -130,7 +133,7 @@ pub struct RiskFactors {
 }
 
 /// An account ranked by risk.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct RiskyAccount {
     pub rank: u32,
     pub account: String,
@@ -147,6 +150,7 @@ pub struct RiskyAccount {
 /// [`GRAPH_CHUNK`] accounts each as `[login, display_name, admin, service, [[host index,
 /// successes, failures, last logon epoch seconds], ...]]`. Reading ~5,000 accounts is then
 /// a dozen small documents of numbers.
+#[cfg(feature = "demo")]
 pub const GRAPH_HOSTS: &str = "hosts";
 #[cfg(feature = "demo")]
 pub const GRAPH_CHUNK: usize = 500;

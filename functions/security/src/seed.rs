@@ -401,7 +401,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .series_writes
             .append(tenant, ANOMALIES, std::mem::take(&mut g.anomalies))
             .await?;
+        let ranking = crate::risk::ranking_docs(graph.iter().map(|(k, v)| (k.as_str(), v)));
         stores.docs.put(tenant, GRAPH, graph).await?;
+        stores.docs.put(tenant, RANKING, ranking).await?;
         stores.docs.put(tenant, RULES, rules).await
     })
 }
