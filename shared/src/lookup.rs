@@ -13,6 +13,12 @@ use crate::store::{Documents, Filter};
 /// Collection of the fleet's machine documents, keyed by host name.
 pub const MACHINES: &str = "machines";
 
+/// The collection holding the count of the fleet's machines (key [`MACHINE_COUNT_KEY`],
+/// body `{"machines": n}`), written with the roster, so that a route needing the fleet's size
+/// does not read the roster.
+pub const MACHINE_COUNT: &str = "machines.count";
+pub const MACHINE_COUNT_KEY: &str = "all";
+
 /// A stored body as its type.
 pub fn decode<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
     serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
@@ -102,6 +108,15 @@ impl dyn Documents {
             .filter(|d| filter.matches(&d.body))
             .map(|d| decode(d.body))
             .collect()
+    }
+
+    /// How many machines the tenant's fleet has (0 when no count was written).
+    pub async fn machine_count(&self, tenant: &str) -> Result<usize, ApiError> {
+        Ok(self
+            .get(tenant, MACHINE_COUNT, MACHINE_COUNT_KEY)
+            .await?
+            .and_then(|d| d.body["machines"].as_u64())
+            .unwrap_or(0) as usize)
     }
 
     /// The fleet document of the machine, or 404 in the caller's tenant.

@@ -1,6 +1,7 @@
-//! Fleet demo data: one document per machine of the roster.
+//! Fleet demo data: one document per machine of the roster, and the roster's count.
 
 use netops_shared::demo::SeedCtx;
+use netops_shared::lookup::{MACHINE_COUNT, MACHINE_COUNT_KEY};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 
@@ -31,7 +32,16 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     serde_json::to_value(machine).unwrap_or_default(),
                 )
             })
-            .collect();
-        ctx.stores.docs.put(ctx.tenant.id, MACHINES, docs).await
+            .collect::<Vec<_>>();
+        let count = serde_json::json!({"machines": docs.len()});
+        ctx.stores.docs.put(ctx.tenant.id, MACHINES, docs).await?;
+        ctx.stores
+            .docs
+            .put(
+                ctx.tenant.id,
+                MACHINE_COUNT,
+                vec![(MACHINE_COUNT_KEY.to_owned(), count)],
+            )
+            .await
     })
 }

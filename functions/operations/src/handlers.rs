@@ -13,28 +13,48 @@ use serde_json::{Value, json};
 
 use crate::model::*;
 
-/// Machines of the tenant (the probes a maintenance window can cover).
-async fn probe_names(state: &AppState, tenant: &str) -> Result<HashSet<String>, ApiError> {
-    Ok(state
-        .docs
-        .read_all(tenant, MACHINES, &Filter::all())
-        .await?
-        .items
-        .into_iter()
-        .map(|d| d.key)
-        .collect())
+/// What a maintenance window's probes are checked against: the machines among them that
+/// exist, and how many machines the tenant has (the fleet's count, kept with its roster).
+struct Fleet {
+    known: HashSet<String>,
+    machines: usize,
 }
 
-fn window(doc: MaintenanceDoc, probes: &HashSet<String>, now: DateTime<Utc>) -> MaintenanceWindow {
-    let known = doc.probes.iter().filter(|p| probes.contains(*p)).count();
-    let covers =
-        if doc.probes.is_empty() || (known > 0 && probes.iter().all(|p| doc.probes.contains(p))) {
-            Coverage::All
-        } else if known == 0 {
-            Coverage::None
-        } else {
-            Coverage::Some
-        };
+/// The fleet as the maintenance windows `docs` need it: their probes read by key, not the
+/// whole roster.
+async fn fleet_of(
+    state: &AppState,
+    tenant: &str,
+    docs: &[MaintenanceDoc],
+) -> Result<Fleet, ApiError> {
+    let mut probes: Vec<String> = docs.iter().flat_map(|d| d.probes.iter().cloned()).collect();
+    probes.sort();
+    probes.dedup();
+    let (known, machines) = tokio::try_join!(
+        async {
+            let docs = state.docs.get_many(tenant, MACHINES, &probes).await?;
+            Ok::<_, ApiError>(docs)
+        },
+        state.docs.machine_count(tenant),
+    )?;
+    Ok(Fleet {
+        known: known.into_iter().map(|d| d.key).collect(),
+        machines,
+    })
+}
+
+fn window(doc: MaintenanceDoc, fleet: &Fleet, now: DateTime<Utc>) -> MaintenanceWindow {
+    let mut listed: Vec<&String> = doc.probes.iter().collect();
+    listed.sort();
+    listed.dedup();
+    let known = listed.iter().filter(|p| fleet.known.contains(**p)).count();
+    let covers = if doc.probes.is_empty() || (known > 0 && known == fleet.machines) {
+        Coverage::All
+    } else if known == 0 {
+        Coverage::None
+    } else {
+        Coverage::Some
+    };
     let active_now = doc.starts_at <= now && now < doc.ends_at;
     let state = if active_now {
         WindowState::Active
@@ -86,15 +106,14 @@ pub async fn list_maintenance_windows(
     };
     let now = Utc::now();
     let everything = Filter::all();
-    let (docs, probes) = tokio::try_join!(
-        state
-            .docs
-            .all_as::<MaintenanceDoc>(&caller.tenant, MAINTENANCE, &everything),
-        probe_names(&state, &caller.tenant),
-    )?;
+    let docs = state
+        .docs
+        .all_as::<MaintenanceDoc>(&caller.tenant, MAINTENANCE, &everything)
+        .await?;
+    let fleet = fleet_of(&state, &caller.tenant, &docs).await?;
     let mut items: Vec<MaintenanceWindow> = docs
         .into_iter()
-        .map(|d| window(d, &probes, now))
+        .map(|d| window(d, &fleet, now))
         .filter(|w| active.is_none_or(|a| w.active_now == a))
         .collect();
     items.sort_by(|a, b| b.starts_at.cmp(&a.starts_at).then_with(|| b.id.cmp(&a.id)));
@@ -415,7 +434,11 @@ mod tests {
     #[test]
     fn maintenance_covers_all_some_or_none_of_the_probes() {
         let now = at("2026-11-22T12:00:00Z");
-        let probes: HashSet<String> = ["A", "B"].iter().map(|s| s.to_string()).collect();
+        // Two machines, A and B; a listed probe not among them is gone.
+        let probes = Fleet {
+            known: ["A", "B"].iter().map(|s| s.to_string()).collect(),
+            machines: 2,
+        };
         let w = |list: &[&str]| MaintenanceDoc {
             id: 1,
             title: "t".into(),
@@ -427,6 +450,11 @@ mod tests {
         };
         assert_eq!(window(w(&[]), &probes, now).covers, Coverage::All);
         assert_eq!(window(w(&["A", "B"]), &probes, now).covers, Coverage::All);
+        assert_eq!(
+            window(w(&["A", "A", "GONE"]), &probes, now).covers,
+            Coverage::Some,
+            "a probe listed twice counts once"
+        );
         assert_eq!(
             window(w(&["A", "GONE"]), &probes, now).covers,
             Coverage::Some

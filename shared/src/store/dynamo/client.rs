@@ -12,6 +12,7 @@ use aws_sdk_dynamodb::config::interceptors::{
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::{
+    batch_get_item::{BatchGetItemInput, BatchGetItemOutput},
     batch_write_item::{BatchWriteItemInput, BatchWriteItemOutput},
     delete_item::{DeleteItemInput, DeleteItemOutput},
     get_item::{GetItemInput, GetItemOutput},
@@ -67,6 +68,7 @@ impl Intercept for Counting {
             PutItemInput,
             UpdateItemInput,
             DeleteItemInput,
+            BatchGetItemInput,
             BatchWriteItemInput,
             TransactWriteItemsInput
         );
@@ -105,13 +107,14 @@ impl Intercept for Counting {
         add_units!(true, QueryOutput, GetItemOutput, ScanOutput);
         add_units!(false, PutItemOutput, UpdateItemOutput, DeleteItemOutput);
         macro_rules! add_all_units {
-            ($($output:ty),*) => {$(
+            ($reads:expr, $($output:ty),*) => {$(
                 if let Some(o) = output.downcast_ref::<$output>() {
-                    add_consumed(o.consumed_capacity.iter().flatten(), false);
+                    add_consumed(o.consumed_capacity.iter().flatten(), $reads);
                 }
             )*};
         }
-        add_all_units!(BatchWriteItemOutput, TransactWriteItemsOutput);
+        add_all_units!(true, BatchGetItemOutput);
+        add_all_units!(false, BatchWriteItemOutput, TransactWriteItemsOutput);
         Ok(())
     }
 }

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::types::KeysAndAttributes;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -78,6 +79,64 @@ impl Documents for DynamoStore {
                 })
             })
             .transpose()
+    }
+
+    async fn get_many(
+        &self,
+        tenant: &str,
+        collection: &str,
+        keys: &[String],
+    ) -> StoreResult<Vec<Doc>> {
+        let pk = doc_pk(tenant, collection);
+        let mut keys: Vec<&String> = keys.iter().collect();
+        keys.sort();
+        keys.dedup();
+        let mut out = Vec::with_capacity(keys.len());
+        // BatchGetItem takes 100 keys a request; what it leaves unprocessed is asked again.
+        for chunk in keys.chunks(100) {
+            let mut pending: Vec<Item> = chunk
+                .iter()
+                .map(|k| {
+                    HashMap::from([("pk".to_owned(), s(pk.clone())), ("sk".to_owned(), s(*k))])
+                })
+                .collect();
+            for attempt in 0.. {
+                if pending.is_empty() {
+                    break;
+                }
+                if attempt == 5 {
+                    return Err(StoreError::Backend("batch get kept leaving keys".into()));
+                }
+                let request = KeysAndAttributes::builder()
+                    .set_keys(Some(std::mem::take(&mut pending)))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(|e| StoreError::Backend(e.to_string()))?;
+                let answer = self
+                    .client
+                    .batch_get_item()
+                    .request_items(self.data.as_ref(), request)
+                    .send()
+                    .await
+                    .map_err(backend)?;
+                for item in answer
+                    .responses
+                    .and_then(|mut r| r.remove(self.data.as_ref()))
+                    .unwrap_or_default()
+                {
+                    out.push(doc_of(&item)?);
+                }
+                pending = answer
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(self.data.as_ref()))
+                    .map(|k| k.keys)
+                    .unwrap_or_default();
+                if !pending.is_empty() {
+                    tokio::time::sleep(std::time::Duration::from_millis(20 << attempt)).await;
+                }
+            }
+        }
+        Ok(out)
     }
 
     async fn list(
