@@ -32,14 +32,8 @@ pub async fn list_netdiag_machines(
     caller: Caller,
 ) -> ApiResult<Vec<DiagMachine>> {
     let (docs, tenant) = (&state.docs, &caller.tenant);
-    let machines = docs
-        .read_all(
-            tenant,
-            MACHINES,
-            &Filter::all().and(Pred::Has("modules", json!("netdiag"))),
-        )
-        .await?
-        .items;
+    // The machines under diagnosis are those with a NetDiag state: their roster documents are
+    // read by key, not the whole fleet.
     let states: HashMap<String, crate::model::State> = docs
         .read_all(tenant, STATES, &Filter::all())
         .await?
@@ -47,6 +41,11 @@ pub async fn list_netdiag_machines(
         .into_iter()
         .filter_map(|d| serde_json::from_value(d.body).ok().map(|s| (d.key, s)))
         .collect();
+    let hosts: Vec<String> = states.keys().cloned().collect();
+    let with_netdiag = Filter::all().and(Pred::Has("modules", json!("netdiag")));
+    let mut machines = docs.get_many(tenant, MACHINES, &hosts).await?;
+    machines.retain(|d| with_netdiag.matches(&d.body));
+    machines.sort_by(|a, b| a.key.cmp(&b.key));
     let is_open = Filter::all().and(Pred::Eq("status", json!(AlertState::Open)));
     let open: HashMap<String, Alert> = docs
         .live_since(tenant, ALERTS, None)

@@ -19,16 +19,19 @@ pub struct Doc {
 pub trait Documents: Send + Sync + 'static {
     async fn get(&self, tenant: &str, collection: &str, key: &str) -> StoreResult<Option<Doc>>;
 
-    /// The documents of `keys` that exist, in no particular order: one request per hundred
-    /// keys where the adapter can batch them.
+    /// The documents of `keys` that exist, each once, in no particular order: one request per
+    /// hundred keys where the adapter can batch them.
     async fn get_many(
         &self,
         tenant: &str,
         collection: &str,
         keys: &[String],
     ) -> StoreResult<Vec<Doc>> {
+        let mut keys = keys.to_vec();
+        keys.sort();
+        keys.dedup();
         let mut out = Vec::with_capacity(keys.len());
-        for key in keys {
+        for key in &keys {
             out.extend(self.get(tenant, collection, key).await?);
         }
         Ok(out)

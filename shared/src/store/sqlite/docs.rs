@@ -98,6 +98,28 @@ impl Documents for SqliteStore {
         self.with(move |c| doc_by_key(c, &tenant, &coll, key)).await
     }
 
+    /// Key by key on one connection, one snapshot.
+    async fn get_many(
+        &self,
+        tenant: &str,
+        collection: &str,
+        keys: &[String],
+    ) -> StoreResult<Vec<Doc>> {
+        let (tenant, coll, mut keys) = (tenant.to_owned(), collection.to_owned(), keys.to_vec());
+        keys.sort();
+        keys.dedup();
+        self.with(move |c| {
+            let c = c.transaction().map_err(backend)?;
+            let mut out = Vec::with_capacity(keys.len());
+            for key in keys {
+                out.extend(doc_by_key(&c, &tenant, &coll, key)?);
+            }
+            c.commit().map_err(backend)?;
+            Ok(out)
+        })
+        .await
+    }
+
     async fn list(
         &self,
         tenant: &str,
@@ -174,6 +196,30 @@ mod tests {
 
     use crate::store::sqlite::testing::store;
     use crate::store::{Documents, StoreError};
+
+    #[tokio::test]
+    async fn get_many_returns_the_documents_of_the_keys_that_exist() {
+        let (_d, s) = store();
+        let docs = (0..5).map(|i| (format!("k{i}"), json!({"n": i}))).collect();
+        s.put("t", "c", docs).await.expect("put");
+        s.put("u", "c", vec![("k9".into(), json!({}))])
+            .await
+            .expect("put");
+        let keys: Vec<String> = ["k3", "k1", "k9", "k3"].map(String::from).into();
+        let mut got: Vec<String> = s
+            .get_many("t", "c", &keys)
+            .await
+            .expect("get")
+            .into_iter()
+            .map(|d| d.key)
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            ["k1", "k3"],
+            "once each; another tenant's key is not found"
+        );
+    }
 
     #[tokio::test]
     async fn live_since_takes_what_is_in_progress_and_what_ended_since() {
