@@ -16,10 +16,21 @@ query on the table's own key reads only the items of its partition, and a query 
 reads the items unsorted (moto sorts the matching ones by the index key afterwards anyway).
 Scans, and everything else, are untouched.
 
+And one change of what it reports: moto answers a fixed `ConsumedCapacity` (1 unit a Query,
+0.5 a GetItem, whatever they read), where DynamoDB bills the size of what was read: the
+items of a Query summed and rounded up to 4 KB, an item of a GetItem rounded up to 4 KB, one
+unit per 4 KB strongly consistent and half that eventually consistent (an index is always
+eventually consistent), at least one 4 KB block even when nothing is found. Here Query and
+GetItem report that, so the read units the adapters count per request are the ones DynamoDB
+would bill. The adapters send no FilterExpression on these calls, so the items a Query
+returns are the items it read.
+
 Usage: python tests/moto_server.py -H 127.0.0.1 -p PORT (the arguments of moto_server).
 """
 
+import base64
 import copy
+import functools
 import inspect
 import threading
 
@@ -107,6 +118,52 @@ def transact_write_items(self, transact_items):
         backend_module.copy = copy
 
 
+def _value_size(value):
+    """A value's size by DynamoDB's rules ("Item sizes and formats" in its guide)."""
+    (kind, v), = value.items()
+    if kind == "S":
+        return len(v.encode("utf-8"))
+    if kind == "N":
+        digits = v.lstrip("-").replace(".", "").strip("0") or "0"
+        return (len(digits) + 1) // 2 + 1
+    if kind == "B":
+        return len(base64.b64decode(v)) if isinstance(v, str) else len(v)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS", "BS"):
+        return sum(_value_size({kind[0]: e}) for e in v)
+    if kind == "L":
+        return 3 + sum(_value_size(e) + 1 for e in v)
+    if kind == "M":
+        return 3 + sum(len(k.encode("utf-8")) + _value_size(e) + 1 for k, e in v.items())
+    return 0
+
+
+def _item_size(item):
+    return sum(len(name.encode("utf-8")) + _value_size(v) for name, v in item.items())
+
+
+def _billed_reads(read):
+    """`read` (a handler's Query or GetItem) reporting the read units DynamoDB bills."""
+
+    @functools.wraps(read)
+    def billed(self):
+        result = read(self)
+        body = result.result
+        capacity = body.get("ConsumedCapacity") if isinstance(body, dict) else None
+        if capacity is not None:
+            items = body.get("Items", [body["Item"]] if "Item" in body else [])
+            blocks = max(1, -(-sum(_item_size(i) for i in items) // 4096))
+            strong = self.body.get("ConsistentRead") and not self.body.get("IndexName")
+            units = blocks * (1.0 if strong else 0.5)
+            capacity["CapacityUnits"] = units
+            if "Table" in capacity:
+                capacity["Table"]["CapacityUnits"] = units
+        return result
+
+    return billed
+
+
 _one_call = threading.Lock()
 _call_action = DynamoHandler.call_action
 
@@ -120,6 +177,8 @@ Table.all_items = all_items
 Table.query = query
 DynamoHandler.call_action = call_action
 DynamoDBBackend.transact_write_items = transact_write_items
+DynamoHandler.query = _billed_reads(DynamoHandler.query)
+DynamoHandler.get_item = _billed_reads(DynamoHandler.get_item)
 
 if __name__ == "__main__":
     main()

@@ -92,7 +92,7 @@ started=$(date +%s)
 # a DynamoDB operation is given (the injected faults of dynamo_faults, which test that budget,
 # ran in the first pass).
 NETOPS_TEST_STORE=dynamodb NETOPS_DYNAMODB_TIMEOUT_SECS=30 cargo test -p netops --test api --quiet -- \
-  --skip aws:: --skip dynamo_faults:: \
+  --skip aws:: --skip dynamo_faults:: --skip scale:: \
   --skip infra::every_function_reaches_only_the_dynamodb_keys_its_policy_admits
 echo "   (DynamoDB pass: $(( $(date +%s) - started )) s)"
 no_pending_snapshots

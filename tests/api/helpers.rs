@@ -12,6 +12,7 @@ use http_body_util::BodyExt;
 use netops::SeedSize;
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
+use netops_shared::demo::ACME;
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use netops_shared::store::Stores;
@@ -66,6 +67,15 @@ impl TestResponse {
             "the message names the parameter: {message}"
         );
     }
+}
+
+/// What a new app's store is filled with.
+enum Seeding {
+    /// Both demo tenants ([`netops::seed_demo_modules`]): acme at this size, globex at the
+    /// demo size, with the fleet and these modules (every module when `None`).
+    Demo(SeedSize, Option<&'static [Function]>),
+    /// Tenant acme alone at this size, every module.
+    Acme(SeedSize),
 }
 
 static SHARED: OnceLock<TestApp> = OnceLock::new();
@@ -141,6 +151,20 @@ impl TestApp {
         .await
     }
 
+    /// A fresh app over DynamoDB at `endpoint` (tables of its own) holding tenant acme alone,
+    /// every module seeded at `size`: the scale test compares tenants that differ in size
+    /// only, without the cost of seeding globex into each. Its calls are given 30 s (or
+    /// `NETOPS_DYNAMODB_TIMEOUT_SECS`) whatever pass of the suite runs it: a call retried
+    /// after a timeout of the busy moto server would count twice.
+    pub async fn acme_over_dynamodb(endpoint: &str, size: SeedSize) -> TestApp {
+        let mut config = Config::default();
+        config.dynamodb.timeout_secs = std::env::var("NETOPS_DYNAMODB_TIMEOUT_SECS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30);
+        Self::build_seeded(config, Seeding::Acme(size), Some(endpoint.to_owned())).await
+    }
+
     async fn build(config: Config, modules: Option<&'static [Function]>) -> TestApp {
         Self::build_sized(config, modules, SeedSize::default()).await
     }
@@ -168,6 +192,10 @@ impl TestApp {
         size: SeedSize,
         dynamodb: Option<String>,
     ) -> TestApp {
+        Self::build_seeded(config, Seeding::Demo(size, modules), dynamodb).await
+    }
+
+    async fn build_seeded(config: Config, data: Seeding, dynamodb: Option<String>) -> TestApp {
         let dir = tempfile::tempdir_in(store_root()).expect("tempdir");
         let path = dir.path().join("netops.db");
         let config = match dynamodb {
@@ -191,9 +219,11 @@ impl TestApp {
         .await
         .expect("store");
         let seeding = Utc::now();
-        netops::seed_demo_modules(&stores, size, modules)
-            .await
-            .expect("seed");
+        match data {
+            Seeding::Demo(size, modules) => netops::seed_demo_modules(&stores, size, modules).await,
+            Seeding::Acme(size) => netops::seed_tenant(&stores, &ACME, size).await,
+        }
+        .expect("seed");
         let seeded = (seeding, Utc::now());
         let embedded = config.store == StoreKind::Embedded;
         let state = AppState::new(

@@ -19,6 +19,7 @@ mod mcp;
 mod netdiag;
 mod network;
 mod operations;
+mod scale;
 mod security;
 mod serve;
 mod snapshots;

@@ -109,8 +109,10 @@ pub(super) fn page_limit(
 /// that leaves the read short, up to [`AHEAD`] in flight: a read its first Query fills sends
 /// no other, one that a sparse filter makes walk many Queries waits for them a few at a time
 /// rather than one after another. The items come out in the same order either way. Pages
-/// sent ahead that the read does not need are left to end on their own (their cost is spent
-/// once sent; ending them early would close their connections).
+/// sent ahead that the read does not need are awaited before it returns: their cost is spent
+/// once sent, and the request that sent them counts it ([`Usage`]: its metrics line is
+/// written when it answers, and would miss a page that ended after), and no page is left in
+/// flight when Lambda freezes the function after the answer.
 pub(super) async fn take_in_order(
     queries: impl IntoIterator<Item = QueryFluentBuilder>,
     want: usize,
@@ -152,6 +154,9 @@ pub(super) async fn take_in_order(
             page = Page::read(next, Some(limit)).await?;
         }
         width = (width + 1).min(AHEAD);
+    }
+    for unneeded in ahead {
+        let _ = unneeded.await;
     }
     Ok(())
 }
