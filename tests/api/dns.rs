@@ -1,9 +1,14 @@
 //! DNS: resolutions, top domains, threats, server queries (spec 4.12).
 
-use chrono::DurationRound;
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
 use http::StatusCode;
 use netops_shared::scope::Scope;
 use netops_shared::store::Record;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
 
 use crate::helpers::TestApp;
 
@@ -370,4 +375,146 @@ async fn threats_read_page_by_page_until_the_list_is_full() {
         .await;
     assert_eq!(res.items().len(), 50);
     assert_eq!(res.body["meta"]["truncated"], false);
+}
+
+/// One count of queries written through the aggregation the seed and a collector use.
+struct Asked {
+    at: DateTime<Utc>,
+    host: String,
+    domain: &'static str,
+    code: &'static str,
+    n: f64,
+}
+
+/// The top domains of `facts` over the hours `[a, b)` (of `machine` only when given), added
+/// up straight from them.
+fn top_of(facts: &[Asked], a: i64, b: i64, machine: Option<&str>) -> Vec<Value> {
+    let hour = |t: DateTime<Utc>| t.timestamp_millis().div_euclid(3_600_000) * 3_600_000;
+    let mut per: BTreeMap<&str, (f64, HashSet<&str>, f64, f64, i64)> = BTreeMap::new();
+    for f in facts {
+        let h = hour(f.at);
+        if h < a || h >= b || machine.is_some_and(|m| m != f.host) {
+            continue;
+        }
+        let d = per
+            .entry(f.domain)
+            .or_insert((0.0, HashSet::new(), 0.0, 0.0, h));
+        d.0 += f.n;
+        d.1.insert(&f.host);
+        if f.code == "NXDOMAIN" {
+            d.2 += f.n;
+        }
+        if matches!(f.code, "SERVFAIL" | "REFUSED") {
+            d.3 += f.n;
+        }
+        d.4 = d.4.max(h);
+    }
+    let mut out: Vec<_> = per.into_iter().collect();
+    out.sort_by(|x, y| y.1.0.total_cmp(&x.1.0).then_with(|| x.0.cmp(y.0)));
+    out.into_iter()
+        .map(|(domain, (queries, machines, nx, fail, last))| {
+            json!({"domain": domain, "queries": queries, "machines": machines.len(),
+                "nxdomain": nx, "failures": fail,
+                "last_seen_hour": DateTime::<Utc>::from_timestamp_millis(last).expect("hour")})
+        })
+        .collect()
+}
+
+/// Top domains read day aggregates, hour by hour at the edges, and a series per machine for
+/// `machine=`: over any window, they must say exactly what the counts of the hours
+/// overlapping the window say, the distinct machines and the last hour included.
+#[tokio::test]
+async fn top_domains_over_any_window_add_up_exactly_the_queries_of_their_hours() {
+    let app = TestApp::with_modules(&[]).await;
+    let token = token(&app).await;
+    let full = app.full_token().await;
+    let machines = app.get("/machines?limit=6", &full).await;
+    let hosts: Vec<String> = machines
+        .items()
+        .iter()
+        .filter_map(|m| m["hostname"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(hosts.len(), 6);
+    let now = Utc::now();
+    let start = now.duration_trunc(Duration::days(1)).expect("day") - Duration::days(12);
+    let mut rng = StdRng::seed_from_u64(7);
+    let domains = [
+        "a.example",
+        "b.example",
+        "c.example",
+        "d.example",
+        "e.example",
+    ];
+    let codes = [
+        "NOERROR", "NOERROR", "NOERROR", "NXDOMAIN", "SERVFAIL", "REFUSED",
+    ];
+    let span = (now - start).num_milliseconds();
+    let mut facts: Vec<Asked> = (0..600)
+        .map(|i| Asked {
+            at: start + Duration::milliseconds(rng.random_range(0..span)),
+            host: hosts[rng.random_range(0..hosts.len())].clone(),
+            // Skewed, so that ranks differ with the window.
+            domain: domains[rng.random_range(0..=i % domains.len())],
+            code: codes[rng.random_range(0..codes.len())],
+            n: rng.random_range(1..5) as f64,
+        })
+        .collect();
+    // A domain asked once, long before: its last hour lies in a whole day of long windows.
+    facts.push(Asked {
+        at: start - Duration::days(20) + Duration::minutes(617),
+        host: hosts[0].clone(),
+        domain: "rare.example",
+        code: "NOERROR",
+        n: 1.0,
+    });
+    let mut queries = netops_dns::domains::Queries::default();
+    for f in &facts {
+        queries.add(f.at, &f.host, f.domain, f.code, f.n);
+    }
+    for (series, rows) in queries.series() {
+        app.stores
+            .rollups
+            .load("acme", &series, rows)
+            .await
+            .expect("load");
+    }
+    let stamp = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let day = now.duration_trunc(Duration::days(1)).expect("day");
+    let (m, h, d) = (Duration::minutes, Duration::hours, Duration::days);
+    let windows = [
+        (now - d(1), now),
+        (now - d(3) - m(25), now - d(1) - m(40)),
+        (day - d(5), day - d(2)),
+        (day - d(1) + h(9) + m(30), day - d(1) + h(15) + m(10)),
+        (day - d(2) + h(13), day - d(1) + h(11) + m(1)),
+        (now - d(30) + m(7), now),
+        (DateTime::UNIX_EPOCH, now),
+    ];
+    for (from, to) in windows {
+        for machine in [None, Some(hosts[2].as_str())] {
+            let mut path = format!("/dns/top-domains?from={}&to={}", stamp(from), stamp(to));
+            if let Some(m) = machine {
+                path.push_str(&format!("&machine={m}"));
+            }
+            let res = app.get(&format!("{path}&limit=500"), &token).await;
+            assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+            let w = &res.body["meta"]["window"];
+            let at = |k: &str| {
+                DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
+                    .expect("date")
+                    .timestamp_millis()
+            };
+            let hour = 3_600_000;
+            let (a, b) = (
+                at("from").div_euclid(hour) * hour,
+                (at("to") + hour - 1).div_euclid(hour) * hour,
+            );
+            let want = top_of(&facts, a, b, machine);
+            assert!(!want.is_empty() || machine.is_some(), "{path}");
+            assert_eq!(res.items(), &want, "{path}");
+            let two = app.get(&format!("{path}&limit=2"), &token).await;
+            assert_eq!(two.items()[..], want[..2.min(want.len())], "{path}");
+            assert_eq!(two.body["meta"]["truncated"], want.len() > 2, "{path}");
+        }
+    }
 }

@@ -1,9 +1,13 @@
 //! Shared files: access events and summary (spec 4.13).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use chrono::{DateTime, Duration, DurationRound, SecondsFormat, Utc};
 use http::StatusCode;
+use netops_files::model::{FileAction, FileEvent};
 use netops_shared::scope::Scope;
+use netops_shared::store::Filter;
+use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, walk};
 
@@ -230,4 +234,127 @@ async fn summary_gives_volumes_per_action_and_most_active_users_and_folders() {
             .iter()
             .all(|u| !acme_users.contains(u["user"].as_str().unwrap_or("")))
     );
+}
+
+/// Windows of every shape over the seeded history: the default day, partial hours and partial
+/// days at both edges, whole days alone, a few hours within one day, two partial days with no
+/// whole one between, a month, and the whole retention.
+fn windows(now: DateTime<Utc>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+    let day = now.duration_trunc(Duration::days(1)).expect("day");
+    let m = Duration::minutes;
+    let (h, d) = (Duration::hours, Duration::days);
+    vec![
+        (now - d(1), now),
+        (now - d(3) - m(25), now - d(1) - m(40)),
+        (day - d(5), day - d(2)),
+        (day - d(1) + h(9) + m(30), day - d(1) + h(15) + m(10)),
+        (day - d(2) + h(13), day - d(1) + h(11) + m(1)),
+        (now - d(30) + m(7), now),
+        (DateTime::UNIX_EPOCH, now),
+    ]
+}
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Events, distinct users and events per action of a folder.
+type FolderCount<'e> = (f64, HashSet<&'e str>, BTreeMap<&'e str, f64>);
+
+/// The summary of `events`, added up straight from them.
+fn summary_of(events: &[FileEvent]) -> Value {
+    let mut total = (0.0, 0.0);
+    let mut by_action: BTreeMap<&str, (f64, f64)> = FileAction::ALL
+        .iter()
+        .map(|a| (a.as_str(), (0.0, 0.0)))
+        .collect();
+    let mut users: HashMap<&str, (f64, BTreeMap<&str, f64>)> = HashMap::new();
+    let mut folders: HashMap<&str, FolderCount> = HashMap::new();
+    for e in events {
+        let action = e.action.as_str();
+        let bytes = match e.action {
+            FileAction::Read | FileAction::Modify | FileAction::Create => {
+                e.size_bytes.unwrap_or(0) as f64
+            }
+            _ => 0.0,
+        };
+        total.0 += 1.0;
+        total.1 += bytes;
+        let a = by_action.entry(action).or_default();
+        a.0 += 1.0;
+        a.1 += bytes;
+        let u = users.entry(&e.user).or_default();
+        u.0 += 1.0;
+        *u.1.entry(action).or_default() += 1.0;
+        let f = folders.entry(&e.folder).or_default();
+        f.0 += 1.0;
+        f.1.insert(&e.user);
+        *f.2.entry(action).or_default() += 1.0;
+    }
+    let mut users: Vec<_> = users.into_iter().collect();
+    users.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then_with(|| a.0.cmp(b.0)));
+    let mut folders: Vec<_> = folders.into_iter().collect();
+    folders.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then_with(|| a.0.cmp(b.0)));
+    json!({
+        "total": {"events": total.0, "bytes": total.1},
+        "by_action": by_action
+            .into_iter()
+            .map(|(a, (events, bytes))| (a.to_owned(), json!({"events": events, "bytes": bytes})))
+            .collect::<serde_json::Map<_, _>>(),
+        "top_users": users
+            .into_iter()
+            .take(10)
+            .map(|(user, (events, by_action))| json!({"user": user, "events": events, "by_action": by_action}))
+            .collect::<Vec<_>>(),
+        "top_folders": folders
+            .into_iter()
+            .take(10)
+            .map(|(folder, (events, users, by_action))| {
+                json!({"folder": folder, "events": events, "users": users.len(), "by_action": by_action})
+            })
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// The summary reads day aggregates, hour by hour at the edges: over any window it must say
+/// exactly what the events of the hours overlapping the window say.
+#[tokio::test]
+async fn summary_over_any_window_adds_up_exactly_the_events_of_its_hours() {
+    let app = TestApp::shared();
+    let token = token(app).await;
+    for (from, to) in windows(app.seeded.0) {
+        let res = app
+            .get(
+                &format!("/files/summary?from={}&to={}", stamp(from), stamp(to)),
+                &token,
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{from} {to}: {}", res.body);
+        let w = &res.body["meta"]["window"];
+        let at = |k: &str| {
+            DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
+                .expect("date")
+                .timestamp_millis()
+        };
+        let hour = 3_600_000;
+        let (a, b) = (
+            at("from").div_euclid(hour) * hour,
+            (at("to") + hour - 1).div_euclid(hour) * hour,
+        );
+        let events: Vec<FileEvent> = app
+            .stores
+            .series
+            .read_all("acme", "file_events", None, a, b, &Filter::all())
+            .await
+            .expect("events")
+            .items
+            .into_iter()
+            .map(|r| serde_json::from_value(r.body).expect("event"))
+            .collect();
+        assert!(
+            !events.is_empty() || to - from < Duration::days(1),
+            "{from} {to}"
+        );
+        assert_eq!(res.body["data"], summary_of(&events), "{from} {to}");
+    }
 }

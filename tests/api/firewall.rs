@@ -1,10 +1,13 @@
 //! Firewall: devices, parsed events, traffic, threats, report (spec 4.11).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use chrono::{DateTime, Duration, DurationRound, Utc};
 use http::StatusCode;
 use netops_shared::scope::Scope;
-use serde_json::Value;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
 
 use crate::helpers::TestApp;
 
@@ -556,5 +559,195 @@ async fn rare_category_and_action_filters_combine_with_the_device() {
             expected,
             "{q}: the device filter keeps exactly its events"
         );
+    }
+}
+
+/// One flow export written through the aggregation the seed and a collector use.
+struct Flow {
+    at: DateTime<Utc>,
+    device: i64,
+    protocol: &'static str,
+    src: (&'static str, Option<&'static str>),
+    dst: &'static str,
+    bytes: f64,
+    packets: f64,
+    flows: f64,
+}
+
+/// The traffic of `exports` over the hours `[a, b)` (of `device` only when given), with
+/// `limit` senders and destinations, added up straight from them.
+fn traffic_of(exports: &[Flow], a: i64, b: i64, device: Option<i64>, limit: usize) -> Value {
+    let hour_ms = 3_600_000;
+    let mut totals = (0.0, 0.0, 0.0);
+    let mut by_protocol: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut senders: HashMap<&str, (Option<&str>, f64, f64, f64)> = HashMap::new();
+    let mut dests: HashMap<&str, (Option<&str>, f64, f64, f64)> = HashMap::new();
+    let mut hours: BTreeMap<i64, (f64, f64)> = (a..b)
+        .step_by(hour_ms as usize)
+        .map(|h| (h, (0.0, 0.0)))
+        .collect();
+    for e in exports {
+        let h = e.at.timestamp_millis().div_euclid(hour_ms) * hour_ms;
+        if h < a || h >= b || device.is_some_and(|d| d != e.device) {
+            continue;
+        }
+        totals.0 += e.bytes;
+        totals.1 += e.packets;
+        totals.2 += e.flows;
+        *by_protocol.entry(e.protocol).or_default() += e.bytes;
+        for (map, ip, host) in [(&mut senders, e.src.0, e.src.1), (&mut dests, e.dst, None)] {
+            let s = map.entry(ip).or_insert((host, 0.0, 0.0, 0.0));
+            s.1 += e.bytes;
+            s.2 += e.packets;
+            s.3 += e.flows;
+        }
+        let x = hours.entry(h).or_default();
+        x.0 += e.bytes;
+        x.1 += e.flows;
+    }
+    let top = |map: HashMap<&str, (Option<&str>, f64, f64, f64)>| {
+        let mut v: Vec<_> = map.into_iter().collect();
+        v.sort_by(|x, y| y.1.1.total_cmp(&x.1.1).then_with(|| x.0.cmp(y.0)));
+        v.into_iter()
+            .take(limit)
+            .map(|(ip, (host, bytes, packets, flows))| {
+                json!({"ip": ip, "host": host, "bytes": bytes, "packets": packets, "flows": flows})
+            })
+            .collect::<Vec<_>>()
+    };
+    json!({
+        "totals": {"bytes": totals.0, "packets": totals.1, "flows": totals.2},
+        "by_protocol": by_protocol,
+        "top_senders": top(senders),
+        "top_destinations": top(dests),
+        "hours": hours
+            .into_iter()
+            .map(|(h, (bytes, flows))| {
+                json!({"hour": DateTime::<Utc>::from_timestamp_millis(h).expect("hour"),
+                    "bytes": bytes, "flows": flows})
+            })
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// Traffic reads day aggregates of the tenant and of each device, none per machine: over any
+/// window, it must say exactly what the exports of the hours overlapping the window say.
+#[tokio::test]
+async fn traffic_over_any_window_adds_up_exactly_the_exports_of_its_hours() {
+    // Two devices of the demo, an IPFIX firewall and a NetFlow gateway.
+    let shared = TestApp::shared();
+    let listed = shared.get("/firewall/devices", &token(shared).await).await;
+    let app = TestApp::with_modules(&[]).await;
+    let token = token(&app).await;
+    let pick = |kind: &str| {
+        listed
+            .items()
+            .iter()
+            .find(|d| d["type"] == kind)
+            .cloned()
+            .expect("device")
+    };
+    let (fw, gw) = (pick("firewall"), pick("gateway"));
+    let id = |d: &Value| d["id"].as_i64().expect("id");
+    app.stores
+        .docs
+        .put(
+            "acme",
+            netops_firewall::model::DEVICES,
+            [&fw, &gw]
+                .into_iter()
+                .map(|d| (netops_firewall::model::key(id(d)), d.clone()))
+                .collect(),
+        )
+        .await
+        .expect("devices");
+    let devices = [(id(&fw), "IPFIX"), (id(&gw), "NetFlow v9")];
+    let senders = [
+        ("10.1.0.11", Some("PAR-LT-0011")),
+        ("10.1.0.12", Some("PAR-LT-0012")),
+        ("10.1.0.13", Some("PAR-LT-0013")),
+        ("10.1.0.14", Some("PAR-LT-0014")),
+        ("10.1.50.21", None),
+        ("10.2.0.15", Some("LYO-LT-0015")),
+    ];
+    let dests = ["52.1.1.1", "13.2.2.2", "142.3.3.3", "185.4.4.4"];
+    let now = Utc::now();
+    let start = now.duration_trunc(Duration::days(1)).expect("day") - Duration::days(12);
+    let span = (now - start).num_milliseconds();
+    let mut rng = StdRng::seed_from_u64(11);
+    let exports: Vec<Flow> = (0..500)
+        .map(|i| {
+            let (device, protocol) = devices[rng.random_range(0..devices.len())];
+            Flow {
+                at: start + Duration::milliseconds(rng.random_range(0..span)),
+                device,
+                protocol,
+                src: senders[rng.random_range(0..=i % senders.len())],
+                dst: dests[rng.random_range(0..dests.len())],
+                bytes: rng.random_range(1_000..900_000_000) as f64,
+                packets: rng.random_range(1..1_000_000) as f64,
+                flows: rng.random_range(1..400) as f64,
+            }
+        })
+        .collect();
+    let mut aggregates = netops_firewall::traffic::Exports::default();
+    for e in &exports {
+        aggregates.add(&netops_firewall::traffic::Export {
+            at: e.at,
+            device_id: e.device,
+            protocol: e.protocol,
+            src_ip: e.src.0,
+            src_host: e.src.1,
+            dst_ip: e.dst,
+            bytes: e.bytes,
+            packets: e.packets,
+            flows: e.flows,
+        });
+    }
+    for (series, rows) in aggregates.series() {
+        app.stores
+            .rollups
+            .load("acme", &series, rows)
+            .await
+            .expect("load");
+    }
+    let stamp = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let day = now.duration_trunc(Duration::days(1)).expect("day");
+    let (m, h, d) = (Duration::minutes, Duration::hours, Duration::days);
+    let windows = [
+        (now - d(1), now),
+        (now - d(3) - m(25), now - d(1) - m(40)),
+        (day - d(5), day - d(2)),
+        (day - d(1) + h(9) + m(30), day - d(1) + h(15) + m(10)),
+        (day - d(2) + h(13), day - d(1) + h(11) + m(1)),
+        (DateTime::UNIX_EPOCH, now),
+    ];
+    for (from, to) in windows {
+        for (device, limit) in [(None, 20), (None, 3), (Some(devices[1].0), 20)] {
+            let mut path = format!(
+                "/firewall/traffic?from={}&to={}&limit={limit}",
+                stamp(from),
+                stamp(to)
+            );
+            if let Some(id) = device {
+                path.push_str(&format!("&device_id={id}"));
+            }
+            let res = app.get(&path, &token).await;
+            assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+            let w = &res.body["meta"]["window"];
+            let at = |k: &str| {
+                DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
+                    .expect("date")
+                    .timestamp_millis()
+            };
+            let hour = 3_600_000;
+            let (a, b) = (
+                at("from").div_euclid(hour) * hour,
+                (at("to") + hour - 1).div_euclid(hour) * hour,
+            );
+            let want = traffic_of(&exports, a, b, device, limit);
+            assert!(want["totals"]["bytes"].as_f64() > Some(0.0), "{path}");
+            assert_eq!(res.body["data"], want, "{path}");
+        }
     }
 }

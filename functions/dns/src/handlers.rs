@@ -1,13 +1,14 @@
 //! DNS handlers (spec 4.12): thin, over the series, rollup and document primitives.
 
 use axum::extract::State;
-use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
+use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::json;
 
+use crate::domains;
 use crate::model::*;
 
 /// Most items a list without paging returns; the newest are kept and `meta.truncated` says
@@ -52,9 +53,12 @@ pub async fn list_resolutions(
 
 /// Domaines les plus demandés
 ///
-/// Les domaines classés par nombre de requêtes sur la fenêtre (agrégats horaires) : nombre
-/// de machines, réponses NXDOMAIN et échecs. `machine` (nom d'hôte exact) restreint à une
-/// machine. Fenêtre W, 24 h par défaut ; 50 domaines par défaut, 500 au plus.
+/// Les domaines classés par nombre de requêtes sur les heures pleines qui recouvrent la
+/// fenêtre : nombre de machines distinctes, réponses NXDOMAIN, échecs et dernière heure avec
+/// une requête, lus dans des agrégats par domaine et par jour (heure par heure pour les jours
+/// entamés aux bords de la fenêtre). `machine` (nom d'hôte exact) restreint à une machine.
+/// Fenêtre W, 24 h par défaut, jusqu'à la durée de conservation ; 50 domaines par défaut,
+/// 500 au plus.
 #[utoipa::path(get, path = "/dns/top-domains", operation_id = "list_dns_top_domains", tag = "dns",
     params(TopDomainsQuery),
     responses(
@@ -71,45 +75,16 @@ pub async fn list_top_domains(
     if let Some(m) = &q.machine {
         state.docs.machine(&caller.tenant, m).await?;
     }
-    let filter = Filter::all().and_some(q.machine.clone(), |m| Pred::Eq("machine", json!(m)));
-    let from = window
-        .from
-        .duration_trunc(Duration::hours(1))
-        .unwrap_or(window.from);
-    // One group per domain over the window, added up by the store. A key is one machine's
-    // resolutions of one domain, so a domain's keys count its machines.
-    let groups = state
-        .rollups
-        .sums_per_group(
-            &caller.tenant,
-            DOMAINS,
-            from.timestamp_millis(),
-            window.to_ms(),
-            &filter,
-            &["domain"],
-        )
-        .await?;
-    let mut data: Vec<TopDomain> = groups
-        .into_iter()
-        .filter_map(|g| {
-            let m = |k: &str| g.measures.get(k).copied().unwrap_or(0.0);
-            Some(TopDomain {
-                domain: g.dims[0].as_str()?.to_owned(),
-                queries: m("queries"),
-                machines: g.keys as u32,
-                nxdomain: m("nxdomain"),
-                failures: m("failures"),
-                last_seen_hour: DateTime::<Utc>::from_timestamp_millis(g.hour)
-                    .unwrap_or(window.from),
-            })
-        })
-        .collect();
-    data.sort_by(|a, b| {
-        b.queries
-            .total_cmp(&a.queries)
-            .then_with(|| a.domain.cmp(&b.domain))
-    });
-    let (data, meta) = page.limited(data, false);
+    let span = Span::covering(window.from_ms(), window.to_ms());
+    let (data, more) = domains::top(
+        &state.rollups,
+        &caller.tenant,
+        span,
+        q.machine.as_deref(),
+        page.limit as usize,
+    )
+    .await?;
+    let (data, meta) = page.limited(data, more);
     Ok(Envelope::new(data, meta.window(&window)))
 }
 

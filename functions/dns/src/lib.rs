@@ -1,6 +1,7 @@
 //! DNS module (spec 4.12): resolutions seen by the agents, most-asked domains, threat
 //! domains, and the query logs of the DNS servers where their collection is active.
 
+pub mod domains;
 mod handlers;
 pub mod model;
 #[cfg(feature = "demo")]

@@ -8,8 +8,6 @@ pub use netops_shared::states::Criticality;
 
 /// Resolutions seen by the agents, one partition per machine hostname.
 pub const RESOLUTIONS: &str = "dns_resolutions";
-/// Hourly query counts by machine and domain.
-pub const DOMAINS: &str = "dns_domains";
 /// Threat domains resolved by machines; time = last seen.
 pub const THREATS: &str = "dns_threats";
 /// Queries collected from the DNS servers, one partition per server.

@@ -1,17 +1,16 @@
-//! DNS demo data: resolutions of the agent machines (last 7 days, the route's cap), hourly
-//! counts by machine and domain over the whole history, threat domains, and the query logs
+//! DNS demo data: resolutions of the agent machines (last 7 days, the route's cap), query
+//! counts by machine and domain over the whole history ([`crate::domains`]), threat domains, and the query logs
 //! of the DNS servers where server collection is active (acme; not globex).
 
-use std::collections::{BTreeMap, HashMap};
-
-use chrono::{DateTime, Duration, DurationRound, Utc};
+use chrono::{DateTime, Duration, Utc};
 use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{Record, Rollup, StoreResult};
+use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::domains::Queries;
 use crate::model::*;
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -121,41 +120,6 @@ fn answer(rng: &mut StdRng, qtype: &str) -> Vec<String> {
     }
 }
 
-#[derive(Default)]
-struct Counts(HashMap<(i64, String, String), BTreeMap<String, f64>>);
-
-impl Counts {
-    fn add(&mut self, at: DateTime<Utc>, machine: &str, domain: &str, code: &str, n: f64) {
-        let hour = at
-            .duration_trunc(Duration::hours(1))
-            .unwrap_or(at)
-            .timestamp_millis();
-        let m = self
-            .0
-            .entry((hour, machine.to_owned(), domain.to_owned()))
-            .or_default();
-        *m.entry("queries".into()).or_insert(0.0) += n;
-        *m.entry("nxdomain".into()).or_insert(0.0) += if code == "NXDOMAIN" { n } else { 0.0 };
-        *m.entry("failures".into()).or_insert(0.0) += if matches!(code, "SERVFAIL" | "REFUSED") {
-            n
-        } else {
-            0.0
-        };
-    }
-
-    fn rows(self) -> Vec<Rollup> {
-        self.0
-            .into_iter()
-            .map(|((hour, machine, domain), measures)| Rollup {
-                hour,
-                key: format!("{machine}|{domain}"),
-                dims: json!({"machine": machine, "domain": domain}).into(),
-                measures,
-            })
-            .collect()
-    }
-}
-
 /// Where server collection is active: the primary demo tenant only, so the inactive case
 /// shows too.
 pub fn server_collection(ctx: &SeedCtx) -> Collection {
@@ -191,7 +155,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             })
             .unwrap_or_else(|| "10.0.0.53".into());
         let detail_start = ctx.now - Duration::days(7);
-        let mut counts = Counts::default();
+        let mut counts = Queries::default();
         let mut records = Vec::new();
         let mut seq = 0u64;
         let qtypes = [
@@ -271,13 +235,13 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             for j in 0..shown {
                 let at = first + (last - first) * j / shown;
                 let at = if j == 0 { last } else { at };
+                let code = if *category == ThreatCategory::Dga && j % 2 == 1 {
+                    "NXDOMAIN"
+                } else {
+                    "NOERROR"
+                };
                 if at >= detail_start {
                     seq += 1;
-                    let code = if *category == ThreatCategory::Dga && j % 2 == 1 {
-                        "NXDOMAIN"
-                    } else {
-                        "NOERROR"
-                    };
                     records.push(resolution(
                         m,
                         at,
@@ -290,7 +254,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         seq,
                     ));
                 }
-                counts.add(at, &m.hostname, domain, "NOERROR", 1.0);
+                counts.add(at, &m.hostname, domain, code, 1.0);
             }
             let acknowledged = k % 2 == 1;
             let t = DnsThreat {
@@ -389,7 +353,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .series_writes
             .append(tenant, RESOLUTIONS, records)
             .await?;
-        stores.rollups.load(tenant, DOMAINS, counts.rows()).await?;
+        for (series, rows) in counts.series() {
+            stores.rollups.load(tenant, &series, rows).await?;
+        }
         stores
             .series_writes
             .append(tenant, THREATS, threats)

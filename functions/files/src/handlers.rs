@@ -1,20 +1,14 @@
 //! Shared-file handlers (spec 4.13): thin, over the series and rollup primitives.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-
 use axum::extract::State;
-use chrono::{Duration, DurationRound};
 use netops_shared::paging::{SeriesSpec, series_page};
+use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::json;
 
+use crate::activity;
 use crate::model::*;
-
-const TOP: usize = 10;
-
-/// Events, distinct users and events per action of one folder.
-type FolderTally = (f64, HashSet<String>, BTreeMap<String, f64>);
 
 /// Accès aux fichiers partagés
 ///
@@ -54,8 +48,10 @@ pub async fn list_events(
 /// Synthèse des accès aux fichiers
 ///
 /// Volumes par action (nombre d'accès et octets), les 10 utilisateurs et les 10 dossiers
-/// les plus actifs sur la fenêtre, lus dans les agrégats horaires. Fenêtre W, 24 h par
-/// défaut.
+/// les plus actifs avec leurs actions, et pour chaque dossier le nombre d'utilisateurs
+/// distincts, sur les heures pleines qui recouvrent la fenêtre, lus dans des agrégats du
+/// compte par jour (heure par heure pour les jours entamés aux bords de la fenêtre).
+/// Fenêtre W, 24 h par défaut, jusqu'à la durée de conservation.
 #[utoipa::path(get, path = "/files/summary", operation_id = "get_file_summary", tag = "files",
     responses((status = 200, description = "La synthèse", body = Envelope<FileSummary>)))]
 pub async fn get_summary(
@@ -63,82 +59,7 @@ pub async fn get_summary(
     caller: Caller,
     window: Window,
 ) -> ApiResult<FileSummary> {
-    let from = window
-        .from
-        .duration_trunc(Duration::hours(1))
-        .unwrap_or(window.from);
-    let rows = state
-        .rollups
-        .rows(
-            &caller.tenant,
-            ACTIVITY,
-            from.timestamp_millis(),
-            window.to_ms(),
-            &Filter::all(),
-        )
-        .await?;
-    let mut total = Volume::default();
-    let mut by_action: BTreeMap<String, Volume> = FileAction::ALL
-        .iter()
-        .map(|a| (a.as_str().to_owned(), Volume::default()))
-        .collect();
-    let mut users: HashMap<String, (f64, BTreeMap<String, f64>)> = HashMap::new();
-    let mut folders: HashMap<String, FolderTally> = HashMap::new();
-    for r in rows {
-        let n = r.measures.get("events").copied().unwrap_or(0.0);
-        let bytes = r.measures.get("bytes").copied().unwrap_or(0.0);
-        let action = r.dims["action"].as_str().unwrap_or("read").to_owned();
-        let user = r.dims["user"].as_str().unwrap_or_default().to_owned();
-        let folder = r.dims["folder"].as_str().unwrap_or_default().to_owned();
-        total.events += n;
-        total.bytes += bytes;
-        let v = by_action.entry(action.clone()).or_default();
-        v.events += n;
-        v.bytes += bytes;
-        let u = users.entry(user.clone()).or_default();
-        u.0 += n;
-        *u.1.entry(action.clone()).or_insert(0.0) += n;
-        let f = folders.entry(folder).or_default();
-        f.0 += n;
-        f.1.insert(user);
-        *f.2.entry(action).or_insert(0.0) += n;
-    }
-    let mut top_users: Vec<ActiveUser> = users
-        .into_iter()
-        .map(|(user, (events, by_action))| ActiveUser {
-            user,
-            events,
-            by_action,
-        })
-        .collect();
-    top_users.sort_by(|a, b| {
-        b.events
-            .total_cmp(&a.events)
-            .then_with(|| a.user.cmp(&b.user))
-    });
-    top_users.truncate(TOP);
-    let mut top_folders: Vec<ActiveFolder> = folders
-        .into_iter()
-        .map(|(folder, (events, users, by_action))| ActiveFolder {
-            folder,
-            events,
-            users: users.len() as u32,
-            by_action,
-        })
-        .collect();
-    top_folders.sort_by(|a, b| {
-        b.events
-            .total_cmp(&a.events)
-            .then_with(|| a.folder.cmp(&b.folder))
-    });
-    top_folders.truncate(TOP);
-    Ok(Envelope::new(
-        FileSummary {
-            total,
-            by_action,
-            top_users,
-            top_folders,
-        },
-        Meta::new().window(&window),
-    ))
+    let span = Span::covering(window.from_ms(), window.to_ms());
+    let data = activity::summary(state.rollups.as_ref(), &caller.tenant, span).await?;
+    Ok(Envelope::new(data, Meta::new().window(&window)))
 }

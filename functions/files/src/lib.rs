@@ -1,6 +1,7 @@
 //! Shared-file access module (spec 4.13): who read, created, modified, deleted or renamed
 //! what on the file servers, and a summary of the activity.
 
+pub mod activity;
 mod handlers;
 pub mod model;
 #[cfg(feature = "demo")]

@@ -8,8 +8,6 @@ use utoipa::{IntoParams, ToSchema};
 
 /// File access events, one partition per file server.
 pub const EVENTS: &str = "file_events";
-/// Hourly counts by user, folder and action.
-pub const ACTIVITY: &str = "file_activity";
 
 /// What was done to the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]

@@ -1,15 +1,14 @@
 //! Shared-file demo data: accesses of the fleet's users to the shares of the file servers,
-//! over the whole history, and their hourly counts.
-
-use std::collections::{BTreeMap, HashMap};
+//! over the whole history, and their aggregates ([`crate::activity`]).
 
 use chrono::{Datelike, Duration, DurationRound, Weekday};
 use netops_shared::demo::{MachineKind, SeedCtx};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{Record, Rollup, StoreResult};
+use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::activity::Activity;
 use crate::model::*;
 
 const SHARES: &[(&str, &[&str])] = &[
@@ -51,7 +50,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         }
         let users: Vec<_> = ctx.machines.iter().filter(|m| m.user.is_some()).collect();
         let mut events = Vec::new();
-        let mut counts: HashMap<(i64, String, String, &'static str), (f64, f64)> = HashMap::new();
+        let mut activity = Activity::default();
         let mut seq = 0u64;
         let start = ctx.start();
         for m in &users {
@@ -90,10 +89,6 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                             file.rsplit_once('.').map_or("", |x| x.1)
                         )
                     });
-                    let bytes = match action {
-                        FileAction::Read | FileAction::Modify | FileAction::Create => size,
-                        _ => 0,
-                    };
                     seq += 1;
                     let e = FileEvent {
                         id: format!("fe-{}-{seq:07}", at.timestamp_millis()),
@@ -105,19 +100,11 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         server: server.clone(),
                         share: share.into(),
                         path,
-                        folder: folder.clone(),
+                        folder,
                         new_path,
                         size_bytes: (action != FileAction::Delete).then_some(size),
                     };
-                    let hour = at
-                        .duration_trunc(Duration::hours(1))
-                        .unwrap_or(at)
-                        .timestamp_millis();
-                    let c = counts
-                        .entry((hour, user.to_owned(), folder, action.as_str()))
-                        .or_default();
-                    c.0 += 1.0;
-                    c.1 += bytes as f64;
+                    activity.add(&e);
                     events.push(Record {
                         partition: server.clone(),
                         ts: at.timestamp_millis(),
@@ -128,23 +115,16 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 day += Duration::days(1);
             }
         }
-        let rollups = counts
-            .into_iter()
-            .map(|((hour, user, folder, action), (n, bytes))| Rollup {
-                hour,
-                key: format!("{user}|{folder}|{action}"),
-                dims: json!({"user": user, "folder": folder, "action": action}).into(),
-                measures: BTreeMap::from([("events".to_owned(), n), ("bytes".to_owned(), bytes)]),
-            })
-            .collect();
         ctx.stores
             .series_writes
             .append(ctx.tenant.id, EVENTS, events)
             .await?;
-        ctx.stores
-            .rollups
-            .load(ctx.tenant.id, ACTIVITY, rollups)
-            .await?;
+        for (series, rows) in activity.series() {
+            ctx.stores
+                .rollups
+                .load(ctx.tenant.id, &series, rows)
+                .await?;
+        }
         Ok(())
     })
 }

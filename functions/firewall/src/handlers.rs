@@ -6,6 +6,7 @@ use axum::extract::State;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
+use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Pred, Rollup, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window, ok,
@@ -15,6 +16,7 @@ use serde_json::json;
 
 use crate::model::*;
 use crate::parse::{Action, Category};
+use crate::traffic;
 
 async fn check_device(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
     state
@@ -120,19 +122,14 @@ fn measure(r: &Rollup, name: &str) -> f64 {
     r.measures.get(name).copied().unwrap_or(0.0)
 }
 
-fn top(map: HashMap<String, TrafficEntry>, limit: usize) -> Vec<TrafficEntry> {
-    let mut v: Vec<TrafficEntry> = map.into_values().collect();
-    v.sort_by(|a, b| b.bytes.total_cmp(&a.bytes).then_with(|| a.ip.cmp(&b.ip)));
-    v.truncate(limit);
-    v
-}
-
 /// Trafic des passerelles
 ///
 /// Flux IPFIX et NetFlow v9 exportés par les pare-feu et passerelles, agrégés par heure
 /// pleine : totaux, volume par protocole d'export, premiers émetteurs et premières
 /// destinations (par octets, `limit` de chaque : 20 par défaut, 200 au plus) et série heure
-/// par heure. Fenêtre de 31 jours au plus, 24 h par défaut.
+/// par heure, sur les heures pleines qui recouvrent la fenêtre, lus dans des agrégats du
+/// compte (ou de l'équipement `device_id`) par jour. Fenêtre de 31 jours au plus, 24 h par
+/// défaut.
 #[utoipa::path(get, path = "/firewall/traffic", operation_id = "get_firewall_traffic", tag = "firewall",
     params(TrafficQuery),
     responses(
@@ -149,80 +146,15 @@ pub async fn get_traffic(
     if let Some(id) = q.device_id {
         check_device(&state, &caller, id).await?;
     }
-    let filter = Filter::all().and_some(q.device_id, |d| Pred::Eq("device_id", json!(d)));
-    let rows = state
-        .rollups
-        .rows(
-            &caller.tenant,
-            TRAFFIC,
-            hour_floor(window.from),
-            window.to_ms(),
-            &filter,
-        )
-        .await?;
-    let mut totals = TrafficTotals::default();
-    let mut by_protocol = BTreeMap::new();
-    let mut senders: HashMap<String, TrafficEntry> = HashMap::new();
-    let mut dests: HashMap<String, TrafficEntry> = HashMap::new();
-    // Every hour of the window, with zeros where nothing was exported.
-    let mut hours: BTreeMap<i64, (f64, f64)> = (hour_floor(window.from)..window.to_ms())
-        .step_by(3_600_000)
-        .map(|h| (h, (0.0, 0.0)))
-        .collect();
-    for r in &rows {
-        let (bytes, packets, flows) = (
-            measure(r, "bytes"),
-            measure(r, "packets"),
-            measure(r, "flows"),
-        );
-        totals.bytes += bytes;
-        totals.packets += packets;
-        totals.flows += flows;
-        let proto = r.dims["protocol"].as_str().unwrap_or("IPFIX").to_owned();
-        *by_protocol.entry(proto).or_insert(0.0) += bytes;
-        let add = |map: &mut HashMap<String, TrafficEntry>, ip: &str, host: Option<String>| {
-            let e = map.entry(ip.to_owned()).or_insert_with(|| TrafficEntry {
-                ip: ip.to_owned(),
-                host,
-                bytes: 0.0,
-                packets: 0.0,
-                flows: 0.0,
-            });
-            e.bytes += bytes;
-            e.packets += packets;
-            e.flows += flows;
-        };
-        if let Some(src) = r.dims["src_ip"].as_str() {
-            add(
-                &mut senders,
-                src,
-                r.dims["src_host"].as_str().map(str::to_owned),
-            );
-        }
-        if let Some(dst) = r.dims["dst_ip"].as_str() {
-            add(&mut dests, dst, None);
-        }
-        let h = hours.entry(r.hour).or_insert((0.0, 0.0));
-        h.0 += bytes;
-        h.1 += flows;
-    }
-    let limit = page.limit as usize;
-    let data = Traffic {
-        totals,
-        by_protocol,
-        top_senders: top(senders, limit),
-        top_destinations: top(dests, limit),
-        hours: hours
-            .into_iter()
-            .filter_map(|(h, (bytes, flows))| {
-                Some(TrafficHour {
-                    hour: DateTime::from_timestamp_millis(h)?,
-                    bytes,
-                    flows,
-                })
-            })
-            .collect(),
-    };
+    let span = Span::covering(window.from_ms(), window.to_ms());
+    let data = traffic::read(
+        state.rollups.as_ref(),
+        &caller.tenant,
+        span,
+        q.device_id,
+        page.limit as usize,
+    )
+    .await?;
     Ok(Envelope::new(
         data,
         Meta::new().limit(page.limit).window(&window),

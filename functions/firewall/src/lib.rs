@@ -9,6 +9,7 @@ pub mod model;
 pub mod parse;
 #[cfg(feature = "demo")]
 pub mod seed;
+pub mod traffic;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

@@ -20,8 +20,6 @@ pub const EVENTS_RARE: &str = "firewall_events_rare";
 pub const DIRECTORY: &str = "firewall_directory_events";
 /// Threat rows, time = start of their day.
 pub const THREATS: &str = "firewall_threats";
-/// Hourly IPFIX / NetFlow v9 aggregates by device, sender and destination.
-pub const TRAFFIC: &str = "firewall_traffic";
 /// Hourly event counts by category and action.
 pub const SUMMARY: &str = "firewall_summary";
 /// Hourly event counts by device.

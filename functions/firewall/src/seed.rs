@@ -1,7 +1,8 @@
 //! Firewall demo data. Events are drafted, written as raw log lines in each device's own
 //! format, then read back by the real parsers (the collection path), enriched with the
-//! matching directory events, and aggregated into hourly rollups for the traffic and report
-//! routes. Devices are the firewalls and routers of the network roster.
+//! matching directory events, and aggregated into hourly rollups for the report route; the
+//! flows the devices export go into the traffic route's day rows ([`crate::traffic`]).
+//! Devices are the firewalls and routers of the network roster.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -17,6 +18,7 @@ use serde_json::{Value, json};
 use crate::correlate::DirectoryIndex;
 use crate::model::*;
 use crate::parse::{Action, Category, Format, parse_as};
+use crate::traffic::{Export, Exports};
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
@@ -1252,7 +1254,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         }
 
         // IPFIX (firewalls) and NetFlow v9 (gateways) by full hour.
-        let mut traffic = Rollups::default();
+        let mut traffic = Exports::default();
         let end = ctx
             .now
             .duration_trunc(Duration::hours(1))
@@ -1277,11 +1279,17 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     let (dst, _, _) = DESTINATIONS[rng.random_range(0..DESTINATIONS.len())];
                     let bytes = rng
                         .random_range(2_000_000.0..if busy { 900_000_000.0 } else { 60_000_000.0 });
-                    traffic.add(
+                    traffic.add(&Export {
                         at,
-                        json!({"device_id": dev.id, "protocol": dev.flows.format, "src_ip": m.ip, "src_host": m.hostname, "dst_ip": dst}),
-                        &[("bytes", f64::round(bytes)), ("packets", f64::round(bytes / 900.0)), ("flows", rng.random_range(5..400) as f64)],
-                    );
+                        device_id: dev.id,
+                        protocol: &dev.flows.format,
+                        src_ip: &m.ip,
+                        src_host: Some(&m.hostname),
+                        dst_ip: dst,
+                        bytes: f64::round(bytes),
+                        packets: f64::round(bytes / 900.0),
+                        flows: rng.random_range(5..400) as f64,
+                    });
                 }
             }
         }
@@ -1290,11 +1298,17 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 for day in &camp.days {
                     let at = (*day + Duration::hours(rng.random_range(8..18)))
                         .min(end - Duration::hours(1));
-                    traffic.add(
+                    traffic.add(&Export {
                         at,
-                        json!({"device_id": dev.id, "protocol": dev.flows.format, "src_ip": camp.internal_ip, "src_host": camp.machine.map(|m| m.hostname.clone()), "dst_ip": camp.c2.0}),
-                        &[("bytes", 48_000.0), ("packets", 320.0), ("flows", 24.0)],
-                    );
+                        device_id: dev.id,
+                        protocol: &dev.flows.format,
+                        src_ip: &camp.internal_ip,
+                        src_host: camp.machine.map(|m| m.hostname.as_str()),
+                        dst_ip: camp.c2.0,
+                        bytes: 48_000.0,
+                        packets: 320.0,
+                        flows: 24.0,
+                    });
                 }
             }
         }
@@ -1373,7 +1387,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .series_writes
             .append(tenant, THREATS, threats)
             .await?;
-        stores.rollups.load(tenant, TRAFFIC, traffic.rows()).await?;
+        for (series, rows) in traffic.series() {
+            stores.rollups.load(tenant, &series, rows).await?;
+        }
         stores
             .rollups
             .load(tenant, SUMMARY, col.summary.rows())

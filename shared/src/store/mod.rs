@@ -7,7 +7,8 @@
 //! - [`Documents`] by `(tenant, collection, key)`, versioned for conditional updates;
 //! - [`SeriesRead`] and [`SeriesWrite`]: time-ordered records by `(tenant, series, partition)`,
 //!   read newest first over a time range with simple predicates, resumable from a [`Position`];
-//! - [`Rollups`]: hourly aggregates by `(tenant, series, hour, dimension key)`, measures added;
+//! - [`Rollups`]: hourly aggregates by `(tenant, series, hour, dimension key)`, measures added
+//!   (and [`daily`]: a day of hours packed into one row, for long windows);
 //! - [`Counters`]: atomic increments with an expiry (the rate limit);
 //! - [`Tokens`]: API tokens by the hash of their secret;
 //! - [`WriteLog`]: conditional state changes committed together with their write-log entry,
@@ -20,6 +21,7 @@
 
 mod ports;
 
+pub mod daily;
 pub mod dynamo;
 pub mod filter;
 pub mod memory;
