@@ -17,7 +17,7 @@ use super::DynamoStore;
 use super::client::backend;
 use super::item::{Item, doc_pk, get_json, get_n, get_s, n, s, ts_key};
 use super::requests::{each_item, take_in_order};
-use crate::store::ports::docs::{aging, ended_at};
+use crate::store::ports::docs::{aging, aging_or_refused, distinct, ended_at};
 use crate::store::{All, Doc, Documents, Filter, READ_ALL, StoreError, StoreResult};
 
 impl DynamoStore {
@@ -88,16 +88,17 @@ impl Documents for DynamoStore {
         keys: &[String],
     ) -> StoreResult<Vec<Doc>> {
         let pk = doc_pk(tenant, collection);
-        let mut keys: Vec<&String> = keys.iter().collect();
-        keys.sort();
-        keys.dedup();
+        let keys = distinct(keys);
         let mut out = Vec::with_capacity(keys.len());
         // BatchGetItem takes 100 keys a request; what it leaves unprocessed is asked again.
         for chunk in keys.chunks(100) {
             let mut pending: Vec<Item> = chunk
                 .iter()
                 .map(|k| {
-                    HashMap::from([("pk".to_owned(), s(pk.clone())), ("sk".to_owned(), s(*k))])
+                    HashMap::from([
+                        ("pk".to_owned(), s(pk.clone())),
+                        ("sk".to_owned(), s(k.as_str())),
+                    ])
                 })
                 .collect();
             for attempt in 0.. {
@@ -186,9 +187,7 @@ impl Documents for DynamoStore {
         collection: &str,
         since: Option<DateTime<Utc>>,
     ) -> StoreResult<All<Doc>> {
-        if aging(collection).is_none() {
-            return Err(StoreError::Data(format!("{collection} does not age out")));
-        }
+        aging_or_refused(collection)?;
         let pk = doc_pk(tenant, collection);
         let partition = |part: &str| {
             self.client

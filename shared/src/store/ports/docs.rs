@@ -27,9 +27,7 @@ pub trait Documents: Send + Sync + 'static {
         collection: &str,
         keys: &[String],
     ) -> StoreResult<Vec<Doc>> {
-        let mut keys = keys.to_vec();
-        keys.sort();
-        keys.dedup();
+        let keys = distinct(keys);
         let mut out = Vec::with_capacity(keys.len());
         for key in &keys {
             out.extend(self.get(tenant, collection, key).await?);
@@ -59,9 +57,7 @@ pub trait Documents: Send + Sync + 'static {
         collection: &str,
         since: Option<DateTime<Utc>>,
     ) -> StoreResult<All<Doc>> {
-        if aging(collection).is_none() {
-            return Err(StoreError::Data(format!("{collection} does not age out")));
-        }
+        aging_or_refused(collection)?;
         let docs = self
             .list(tenant, collection, &Filter::all(), None, READ_ALL + 1)
             .await?;
@@ -116,6 +112,20 @@ pub const AGING: [Aging; 3] = [
 /// The collection's entry of [`AGING`], if its documents age out.
 pub fn aging(collection: &str) -> Option<&'static Aging> {
     AGING.iter().find(|a| a.collection == collection)
+}
+
+/// The collection's entry of [`AGING`], or the error of a read by end date of another
+/// collection ([`Documents::live_since`]).
+pub(crate) fn aging_or_refused(collection: &str) -> StoreResult<&'static Aging> {
+    aging(collection).ok_or_else(|| StoreError::Data(format!("{collection} does not age out")))
+}
+
+/// Keys sorted, each once ([`Documents::get_many`] reads each once).
+pub(crate) fn distinct(keys: &[String]) -> Vec<String> {
+    let mut keys = keys.to_vec();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 /// When a document of `collection` ended, for the collections of [`AGING`].

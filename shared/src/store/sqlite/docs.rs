@@ -10,7 +10,7 @@ use super::SqliteStore;
 use super::conn::backend;
 use super::sql::{filter_sql, json_path, json_text, parse_json, sql_limit};
 
-use crate::store::ports::docs::aging;
+use crate::store::ports::docs::{aging_or_refused, distinct};
 use crate::store::{All, Doc, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
 
 /// Runs `sql`, which selects `key, version, body` from `docs`, into documents.
@@ -105,9 +105,7 @@ impl Documents for SqliteStore {
         collection: &str,
         keys: &[String],
     ) -> StoreResult<Vec<Doc>> {
-        let (tenant, coll, mut keys) = (tenant.to_owned(), collection.to_owned(), keys.to_vec());
-        keys.sort();
-        keys.dedup();
+        let (tenant, coll, keys) = (tenant.to_owned(), collection.to_owned(), distinct(keys));
         self.with(move |c| {
             let c = c.transaction().map_err(backend)?;
             let mut out = Vec::with_capacity(keys.len());
@@ -151,9 +149,7 @@ impl Documents for SqliteStore {
         collection: &str,
         since: Option<DateTime<Utc>>,
     ) -> StoreResult<All<Doc>> {
-        let Some(aging) = aging(collection) else {
-            return Err(StoreError::Data(format!("{collection} does not age out")));
-        };
+        let aging = aging_or_refused(collection)?;
         let end = format!("json_extract(body, {})", json_path(aging.ended)?);
         // The bound as a Julian day, what SQLite's julianday() gives of any RFC 3339 date.
         let since = since.map_or(f64::INFINITY, |t| {
