@@ -582,6 +582,8 @@ fn traffic_of(exports: &[Flow], a: i64, b: i64, device: Option<i64>, limit: usiz
     let mut by_protocol: BTreeMap<&str, f64> = BTreeMap::new();
     let mut senders: HashMap<&str, (Option<&str>, f64, f64, f64)> = HashMap::new();
     let mut dests: HashMap<&str, (Option<&str>, f64, f64, f64)> = HashMap::new();
+    // An address's machines and their bytes: the address is named after the top one.
+    let mut hosts: HashMap<&str, BTreeMap<&str, f64>> = HashMap::new();
     let mut hours: BTreeMap<i64, (f64, f64)> = (a..b)
         .step_by(hour_ms as usize)
         .map(|h| (h, (0.0, 0.0)))
@@ -595,8 +597,11 @@ fn traffic_of(exports: &[Flow], a: i64, b: i64, device: Option<i64>, limit: usiz
         totals.1 += e.packets;
         totals.2 += e.flows;
         *by_protocol.entry(e.protocol).or_default() += e.bytes;
-        for (map, ip, host) in [(&mut senders, e.src.0, e.src.1), (&mut dests, e.dst, None)] {
-            let s = map.entry(ip).or_insert((host, 0.0, 0.0, 0.0));
+        if let (ip, Some(host)) = e.src {
+            *hosts.entry(ip).or_default().entry(host).or_default() += e.bytes;
+        }
+        for (map, ip) in [(&mut senders, e.src.0), (&mut dests, e.dst)] {
+            let s = map.entry(ip).or_insert((None, 0.0, 0.0, 0.0));
             s.1 += e.bytes;
             s.2 += e.packets;
             s.3 += e.flows;
@@ -604,6 +609,13 @@ fn traffic_of(exports: &[Flow], a: i64, b: i64, device: Option<i64>, limit: usiz
         let x = hours.entry(h).or_default();
         x.0 += e.bytes;
         x.1 += e.flows;
+    }
+    for (ip, hosts) in hosts {
+        let mut hosts: Vec<_> = hosts.into_iter().collect();
+        hosts.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        if let Some(s) = senders.get_mut(ip) {
+            s.0 = Some(hosts[0].0);
+        }
     }
     let top = |map: HashMap<&str, (Option<&str>, f64, f64, f64)>| {
         let mut v: Vec<_> = map.into_iter().collect();
@@ -669,6 +681,8 @@ async fn traffic_over_any_window_adds_up_exactly_the_exports_of_its_hours() {
         ("10.1.0.14", Some("PAR-LT-0014")),
         ("10.1.50.21", None),
         ("10.2.0.15", Some("LYO-LT-0015")),
+        // An address leased again to another machine.
+        ("10.1.0.12", Some("PAR-LT-0112")),
     ];
     let dests = ["52.1.1.1", "13.2.2.2", "142.3.3.3", "185.4.4.4"];
     let now = Utc::now();

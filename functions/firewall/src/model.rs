@@ -154,7 +154,8 @@ pub struct StoredEvent {
 pub struct TrafficEntry {
     #[schema(example = "10.10.30.14")]
     pub ip: String,
-    /// Machine name for senders, when known.
+    /// Machine name for senders, when known; when several machines sent from the address
+    /// within the window (an address leased again), the one that sent the most bytes.
     pub host: Option<String>,
     pub bytes: f64,
     pub packets: f64,

@@ -166,16 +166,24 @@ pub async fn read(
     }
     let mut senders: HashMap<&str, TrafficEntry> = HashMap::new();
     let mut dests: HashMap<&str, TrafficEntry> = HashMap::new();
+    // Bytes of each machine behind a sender's address, to name the address after the one
+    // that sent the most.
+    let mut hosts: HashMap<&str, BTreeMap<&str, f64>> = HashMap::new();
     for (name, v) in talkers.iter().flat_map(|r| &r.measures) {
         let Some((code, end)) = daily::entity(name) else {
             continue;
         };
-        let (map, ip, host) = match code.as_bytes().first() {
+        let (map, ip) = match code.as_bytes().first() {
             Some(b's') => match end.split_once('|') {
-                Some((ip, host)) => (&mut senders, ip, Some(host)),
-                None => (&mut senders, end, None),
+                Some((ip, host)) => {
+                    if code == "sb" {
+                        *hosts.entry(ip).or_default().entry(host).or_default() += v;
+                    }
+                    (&mut senders, ip)
+                }
+                None => (&mut senders, end),
             },
-            Some(b'd') => (&mut dests, end, None),
+            Some(b'd') => (&mut dests, end),
             _ => continue,
         };
         let e = map.entry(ip).or_insert_with(|| TrafficEntry {
@@ -185,14 +193,20 @@ pub async fn read(
             packets: 0.0,
             flows: 0.0,
         });
-        if e.host.is_none() {
-            e.host = host.map(str::to_owned);
-        }
         match code.as_bytes().get(1) {
             Some(b'b') => e.bytes += v,
             Some(b'p') => e.packets += v,
             Some(b'f') => e.flows += v,
             _ => {}
+        }
+    }
+    for (ip, hosts) in hosts {
+        if let Some(e) = senders.get_mut(ip) {
+            // Most bytes first, then the first name.
+            e.host = hosts
+                .into_iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+                .map(|(host, _)| host.to_owned());
         }
     }
     Ok(Traffic {
