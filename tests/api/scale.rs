@@ -193,8 +193,7 @@ const MODEL: &[(&str, Class, &str)] = &[
     (
         "get_firewall_traffic",
         Keys,
-        "group 1 gap, K·H with a key per source machine: the demo's firewall lines grow \
-         with the machines per site / 2",
+        "tenant or device day rows, senders and destinations in wide rows: D+2 rows per key",
     ),
     ("list_firewall_threats", Flat, "R6: L+1, ≤ D+2 Queries"),
     (
@@ -205,16 +204,16 @@ const MODEL: &[(&str, Class, &str)] = &[
     ("list_dns_resolutions", Flat, "R6: L+1"),
     (
         "list_dns_top_domains",
-        Grows,
-        "group 1: machine×domain keys × H",
+        Keys,
+        "per-domain day rows (tenant level) + the edge days' hours: D+2 rows per domain",
     ),
     ("list_dns_threats", Flat, "R6 pages of 501"),
     ("list_dns_server_queries", Flat, "R6: ≤ 501"),
     ("list_file_events", Flat, "R6: L+1, ≤ 32 Queries"),
     (
         "get_file_summary",
-        Grows,
-        "group 1: user×folder×action keys × H",
+        Keys,
+        "tenant-level day rows (wide rows of users and folders, sharded) + the edge days' hours",
     ),
     ("list_sites", Flat, "group 3: unpaged, N(sites)"),
     ("list_network_devices", Flat, "R2: L+1"),
