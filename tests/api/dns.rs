@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, edge_windows, stamp};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadDns]).await
@@ -478,19 +478,7 @@ async fn top_domains_over_any_window_add_up_exactly_the_queries_of_their_hours()
             .await
             .expect("load");
     }
-    let stamp = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let day = now.duration_trunc(Duration::days(1)).expect("day");
-    let (m, h, d) = (Duration::minutes, Duration::hours, Duration::days);
-    let windows = [
-        (now - d(1), now),
-        (now - d(3) - m(25), now - d(1) - m(40)),
-        (day - d(5), day - d(2)),
-        (day - d(1) + h(9) + m(30), day - d(1) + h(15) + m(10)),
-        (day - d(2) + h(13), day - d(1) + h(11) + m(1)),
-        (now - d(30) + m(7), now),
-        (DateTime::UNIX_EPOCH, now),
-    ];
-    for (from, to) in windows {
+    for (from, to) in edge_windows(now) {
         for machine in [None, Some(hosts[2].as_str())] {
             let mut path = format!("/dns/top-domains?from={}&to={}", stamp(from), stamp(to));
             if let Some(m) = machine {
@@ -498,17 +486,7 @@ async fn top_domains_over_any_window_add_up_exactly_the_queries_of_their_hours()
             }
             let res = app.get(&format!("{path}&limit=500"), &token).await;
             assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
-            let w = &res.body["meta"]["window"];
-            let at = |k: &str| {
-                DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
-                    .expect("date")
-                    .timestamp_millis()
-            };
-            let hour = 3_600_000;
-            let (a, b) = (
-                at("from").div_euclid(hour) * hour,
-                (at("to") + hour - 1).div_euclid(hour) * hour,
-            );
+            let (a, b) = res.window_hours();
             let want = top_of(&facts, a, b, machine);
             assert!(!want.is_empty() || machine.is_some(), "{path}");
             assert_eq!(res.items(), &want, "{path}");

@@ -2,14 +2,14 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use chrono::{DateTime, Duration, DurationRound, SecondsFormat, Utc};
+use chrono::Duration;
 use http::StatusCode;
 use netops_files::model::{FileAction, FileEvent};
 use netops_shared::scope::Scope;
 use netops_shared::store::Filter;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, walk};
+use crate::helpers::{TestApp, edge_windows, stamp, walk};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadFiles]).await
@@ -239,25 +239,6 @@ async fn summary_gives_volumes_per_action_and_most_active_users_and_folders() {
 /// Windows of every shape over the seeded history: the default day, partial hours and partial
 /// days at both edges, whole days alone, a few hours within one day, two partial days with no
 /// whole one between, a month, and the whole retention.
-fn windows(now: DateTime<Utc>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
-    let day = now.duration_trunc(Duration::days(1)).expect("day");
-    let m = Duration::minutes;
-    let (h, d) = (Duration::hours, Duration::days);
-    vec![
-        (now - d(1), now),
-        (now - d(3) - m(25), now - d(1) - m(40)),
-        (day - d(5), day - d(2)),
-        (day - d(1) + h(9) + m(30), day - d(1) + h(15) + m(10)),
-        (day - d(2) + h(13), day - d(1) + h(11) + m(1)),
-        (now - d(30) + m(7), now),
-        (DateTime::UNIX_EPOCH, now),
-    ]
-}
-
-fn stamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
 /// Events, distinct users and events per action of a folder.
 type FolderCount<'e> = (f64, HashSet<&'e str>, BTreeMap<&'e str, f64>);
 
@@ -322,7 +303,7 @@ fn summary_of(events: &[FileEvent]) -> Value {
 async fn summary_over_any_window_adds_up_exactly_the_events_of_its_hours() {
     let app = TestApp::shared();
     let token = token(app).await;
-    for (from, to) in windows(app.seeded.0) {
+    for (from, to) in edge_windows(app.seeded.0) {
         let res = app
             .get(
                 &format!("/files/summary?from={}&to={}", stamp(from), stamp(to)),
@@ -330,17 +311,7 @@ async fn summary_over_any_window_adds_up_exactly_the_events_of_its_hours() {
             )
             .await;
         assert_eq!(res.status, StatusCode::OK, "{from} {to}: {}", res.body);
-        let w = &res.body["meta"]["window"];
-        let at = |k: &str| {
-            DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
-                .expect("date")
-                .timestamp_millis()
-        };
-        let hour = 3_600_000;
-        let (a, b) = (
-            at("from").div_euclid(hour) * hour,
-            (at("to") + hour - 1).div_euclid(hour) * hour,
-        );
+        let (a, b) = res.window_hours();
         let events: Vec<FileEvent> = app
             .stores
             .series

@@ -9,7 +9,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, edge_windows, stamp};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadFirewall]).await
@@ -725,18 +725,7 @@ async fn traffic_over_any_window_adds_up_exactly_the_exports_of_its_hours() {
             .await
             .expect("load");
     }
-    let stamp = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let day = now.duration_trunc(Duration::days(1)).expect("day");
-    let (m, h, d) = (Duration::minutes, Duration::hours, Duration::days);
-    let windows = [
-        (now - d(1), now),
-        (now - d(3) - m(25), now - d(1) - m(40)),
-        (day - d(5), day - d(2)),
-        (day - d(1) + h(9) + m(30), day - d(1) + h(15) + m(10)),
-        (day - d(2) + h(13), day - d(1) + h(11) + m(1)),
-        (DateTime::UNIX_EPOCH, now),
-    ];
-    for (from, to) in windows {
+    for (from, to) in edge_windows(now) {
         for (device, limit) in [(None, 20), (None, 3), (Some(devices[1].0), 20)] {
             let mut path = format!(
                 "/firewall/traffic?from={}&to={}&limit={limit}",
@@ -748,17 +737,7 @@ async fn traffic_over_any_window_adds_up_exactly_the_exports_of_its_hours() {
             }
             let res = app.get(&path, &token).await;
             assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
-            let w = &res.body["meta"]["window"];
-            let at = |k: &str| {
-                DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
-                    .expect("date")
-                    .timestamp_millis()
-            };
-            let hour = 3_600_000;
-            let (a, b) = (
-                at("from").div_euclid(hour) * hour,
-                (at("to") + hour - 1).div_euclid(hour) * hour,
-            );
+            let (a, b) = res.window_hours();
             let want = traffic_of(&exports, a, b, device, limit);
             assert!(want["totals"]["bytes"].as_f64() > Some(0.0), "{path}");
             assert_eq!(res.body["data"], want, "{path}");

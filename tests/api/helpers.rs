@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use axum::Router;
 use axum::body::Body;
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, DurationRound, SecondsFormat, Utc};
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use netops::SeedSize;
@@ -54,6 +54,22 @@ impl TestResponse {
 
     pub fn error(&self) -> &str {
         self.body["error"].as_str().unwrap_or("")
+    }
+
+    /// The hours the answer's window (`meta.window`) overlaps, in ms: from the start of its
+    /// first hour to the end of its last.
+    pub fn window_hours(&self) -> (i64, i64) {
+        let w = &self.body["meta"]["window"];
+        let at = |k: &str| {
+            DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
+                .expect("date")
+                .timestamp_millis()
+        };
+        let hour = 3_600_000;
+        (
+            at("from").div_euclid(hour) * hour,
+            (at("to") + hour - 1).div_euclid(hour) * hour,
+        )
     }
 
     /// Checks a 400 `invalid_parameter` naming `parameter`, in its field and its message.
@@ -328,6 +344,28 @@ impl TestApp {
             .expect("request");
         into_test_response(self.router.clone().oneshot(req).await.expect("infallible")).await
     }
+}
+
+/// Windows an aggregate over hours and days must answer exactly: partial hours and days at
+/// either edge, whole days only, hours within one day, two partial days without a whole one
+/// between, a month, and from the epoch.
+pub fn edge_windows(now: DateTime<Utc>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+    let day = now.duration_trunc(Duration::days(1)).expect("day");
+    let (m, h, d) = (Duration::minutes, Duration::hours, Duration::days);
+    vec![
+        (now - d(1), now),
+        (now - d(3) - m(25), now - d(1) - m(40)),
+        (day - d(5), day - d(2)),
+        (day - d(1) + h(9) + m(30), day - d(1) + h(15) + m(10)),
+        (day - d(2) + h(13), day - d(1) + h(11) + m(1)),
+        (now - d(30) + m(7), now),
+        (DateTime::UNIX_EPOCH, now),
+    ]
+}
+
+/// A time as a query parameter: RFC 3339 to the second, UTC.
+pub fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 pub async fn into_test_response(res: http::Response<Body>) -> TestResponse {
