@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{All, Documents, Filter, Pred, Record, StoreResult, Stores};
+use super::{All, Documents, Filter, Pred, Record, StoreError, StoreResult, Stores};
 
 /// The collection of the open alerts of `series`.
 pub fn open_collection(series: &str) -> String {
@@ -30,12 +30,9 @@ impl Stores {
             .iter()
             .filter(|r| is_open(&r.body))
             .map(|r| {
-                (
-                    format!("{:015}|{}", r.ts.max(0), r.id),
-                    serde_json::to_value(r),
-                )
+                let body = serde_json::to_value(r).map_err(|e| StoreError::Data(e.to_string()))?;
+                Ok((format!("{:015}|{}", r.ts.max(0), r.id), body))
             })
-            .map(|(k, v)| Ok((k, v.map_err(|e| super::StoreError::Data(e.to_string()))?)))
             .collect::<StoreResult<Vec<_>>>()?;
         self.docs
             .put(tenant, &open_collection(series), open)
@@ -60,7 +57,7 @@ impl dyn Documents {
             .map(|d| serde_json::from_value::<Record>(d.body))
             .filter(|r| r.as_ref().map_or(true, |r| is_open(&r.body)))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| super::StoreError::Data(e.to_string()))?;
+            .map_err(|e| StoreError::Data(e.to_string()))?;
         let more = cut || open.len() > limit;
         open.truncate(limit);
         Ok((open, more))
