@@ -174,10 +174,7 @@ impl TestApp {
     /// after a timeout of the busy moto server would count twice.
     pub async fn acme_over_dynamodb(endpoint: &str, size: SeedSize) -> TestApp {
         let mut config = Config::default();
-        config.dynamodb.timeout_secs = std::env::var("NETOPS_DYNAMODB_TIMEOUT_SECS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(30);
+        config.dynamodb.timeout_secs = moto_timeout_secs().unwrap_or(30);
         Self::build_seeded(config, Seeding::Acme(size), Some(endpoint.to_owned())).await
     }
 
@@ -190,12 +187,7 @@ impl TestApp {
         modules: Option<&'static [Function]>,
         size: SeedSize,
     ) -> TestApp {
-        // The test command gives moto, a single-threaded Python server whose reads of a big
-        // tenant take seconds, a longer budget than DynamoDB's requests need.
-        if let Some(secs) = std::env::var("NETOPS_DYNAMODB_TIMEOUT_SECS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
+        if let Some(secs) = moto_timeout_secs() {
             config.dynamodb.timeout_secs = secs;
         }
         Self::build_at(config, modules, size, dynamo_test_endpoint()).await
@@ -344,6 +336,16 @@ impl TestApp {
             .expect("request");
         into_test_response(self.router.clone().oneshot(req).await.expect("infallible")).await
     }
+}
+
+/// The budget (s) of a DynamoDB call the test command gives moto
+/// (`NETOPS_DYNAMODB_TIMEOUT_SECS`), when set: a single-threaded Python server whose reads of
+/// a big tenant, or of any tenant while the machine is busy, take seconds, longer than
+/// DynamoDB's requests need.
+pub fn moto_timeout_secs() -> Option<u64> {
+    std::env::var("NETOPS_DYNAMODB_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
 }
 
 /// Windows an aggregate over hours and days must answer exactly: partial hours and days at

@@ -717,6 +717,8 @@ async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
             table_prefix: format!("iam{:016x}-", crate::helpers::rand_u64()),
             endpoint: Some(endpoint.clone()),
             region: Some("us-east-1".into()),
+            // What is checked is the keys reached, not how fast moto answers them.
+            timeout_secs: crate::helpers::moto_timeout_secs().unwrap_or(30),
             ..DynamoConfig::default()
         },
         ..Config::default()
