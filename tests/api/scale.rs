@@ -47,9 +47,10 @@ enum Class {
     /// Bounded by its page, its window or one entity: for the same page, the big tenant's
     /// calls and read units are the small one's, within [`CALLS_SLACK`] and [`UNITS_SLACK`].
     Flat,
-    /// A summary of rollups whose keys are not machines: it grows with its distinct
-    /// aggregate keys only, which the demo draws from fixed catalogues, so its read units
-    /// stay within [`KEYS_GROWTH`] times the small tenant's (its calls as `Flat`).
+    /// A summary of rollups whose keys are not machines: its rows are its distinct
+    /// aggregate keys, which the demo draws from fixed catalogues, times the days; their
+    /// bytes grow with the distinct entities they count, so its read units stay within
+    /// [`KEYS_GROWTH`] times the small tenant's (its calls as `Flat`).
     Keys,
     /// Still grows with the tenant, for the reason given: a known gap. Measured and
     /// printed, not bounded. When its fix lands, this word becomes `Flat`.
@@ -72,8 +73,11 @@ const UNITS_SLACK: (f64, f64) = (1.5, 2.0);
 /// the small tenant, whose whole window fits under the cap, never sends.
 const ANSWER_SLACK: f64 = 2.0;
 /// The factor a [`Class::Keys`] summary's read units may grow by with ten times the
-/// machines (and [`UNITS_SLACK`]'s sum).
-const KEYS_GROWTH: f64 = 2.0;
+/// machines (and [`UNITS_SLACK`]'s sum). Its rows do not multiply, but the wide rows of
+/// distinct entities (a domain's machines, the users, the senders) grow in bytes with them,
+/// hour by hour on the window's edge days: measured ×1.3 to ×2.2, depending on the hour of
+/// the day the two tenants are seeded and asked. A read per machine would be ×10.
+const KEYS_GROWTH: f64 = 3.0;
 
 /// Every GET route that reads the store, its class, and the cost model's bound (or the
 /// reason it still grows).
