@@ -5,7 +5,8 @@
 
 use netops_shared::error::{ErrorBody, ErrorCode};
 use netops_shared::routes::{
-    Access, MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH, MCP_PROTOCOL_VERSIONS, ROUTES, Route, WindowRule,
+    Access, Kind, MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH, MCP_PROTOCOL_VERSIONS, ROUTES, Route,
+    WindowRule,
 };
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
@@ -29,6 +30,13 @@ donne 400 en le nommant. Corps de requête : 64 Kio au plus (413).\n\n\
 **Limite de débit** : 600 appels par fenêtre de 60 s et par jeton, partagée par toutes les fonctions. Chaque \
 réponse porte `X-RateLimit-Limit`, `X-RateLimit-Remaining` et `X-RateLimit-Reset` (secondes jusqu'à la fin de la \
 fenêtre) ; au-delà, 429 avec `Retry-After`.\n\n\
+**Écritures idempotentes** : les trois écritures acceptent l'en-tête `Idempotency-Key` (1 à 255 caractères ASCII \
+visibles, brut ou entre guillemets ; propre au jeton ; gardé 24 h). Une écriture acceptée garde sa réponse avec son \
+changement d'état : la même requête (méthode, chemin et corps) renvoyée avec la même clé reçoit cette réponse, avec \
+`Idempotent-Replayed: true`, sans second changement ni seconde entrée au journal des écritures. La même clé avec \
+une autre requête donne 422 `idempotency_key_reused` ; une clé dont la première requête est en cours, 409 avec \
+`Retry-After`. Une requête refusée (4xx, 503) ne garde rien : sa clé est libérée et un nouvel essai est jugé à \
+nouveau.\n\n\
 **Fenêtres (W)** : `period` parmi 1h, 3h, 6h, 12h, 24h, 3d, 7d, 30d (fenêtre glissante finissant maintenant) ; \
 `from`/`to` en RFC 3339. Avec `from` et `to`, `period` est ignoré ; avec `from` seul, de `from` à maintenant ; avec \
 `to` seul, la période par défaut finissant à `to`. Une fenêtre plus longue que le maximum de la route est ramenée \
@@ -202,12 +210,36 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
         Some(Value::Object(r)) => r,
         _ => Map::new(),
     };
+    let write = route.kind == Kind::Write;
     for (status, res) in responses.iter_mut() {
         if status.starts_with('2')
             && let Some(r) = res.as_object_mut()
         {
-            r.insert("headers".into(), rate_headers());
+            let mut headers = rate_headers();
+            if write {
+                headers["Idempotent-Replayed"] =
+                    json!({"$ref": "#/components/headers/Idempotent-Replayed"});
+            }
+            r.insert("headers".into(), headers);
         }
+    }
+    if write {
+        let params = op.entry("parameters").or_insert_with(|| json!([]));
+        if let Some(list) = params.as_array_mut() {
+            list.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
+                "description": "Clé d'idempotence (1 à 255 caractères ASCII visibles, propre au jeton, gardée 24 h) : \
+                    la même requête renvoyée avec la même clé reçoit la première réponse, sans second effet.",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 255}}));
+        }
+        responses.entry("409").or_insert_with(|| {
+            error_response("Requête de même clé d'idempotence encore en cours (`conflict`) : réessayer après `Retry-After`")
+        });
+        responses.insert(
+            "422".into(),
+            error_response(
+                "Clé d'idempotence déjà utilisée pour une autre requête (`idempotency_key_reused`)",
+            ),
+        );
     }
     if has_input {
         responses
@@ -283,6 +315,7 @@ pub fn openapi(own: Paths) -> Value {
             "X-RateLimit-Remaining": {"description": "Appels restants dans la fenêtre", "schema": {"type": "integer"}},
             "X-RateLimit-Reset": {"description": "Secondes jusqu'à la fin de la fenêtre", "schema": {"type": "integer"}},
             "X-Request-Id": {"description": "Identifiant de la requête, repris dans les journaux", "schema": {"type": "string"}},
+            "Idempotent-Replayed": {"description": "`true` quand la réponse est celle, gardée, de la première requête de même `Idempotency-Key`", "schema": {"type": "string", "enum": ["true"]}},
         });
         if c.get("schemas").is_none() {
             c["schemas"] = json!({});

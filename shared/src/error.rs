@@ -42,6 +42,7 @@ error_codes! {
     Forbidden => "forbidden", FORBIDDEN;
     NotFound => "not_found", NOT_FOUND;
     Conflict => "conflict", CONFLICT;
+    IdempotencyKeyReused => "idempotency_key_reused", UNPROCESSABLE_ENTITY;
     MethodNotAllowed => "method_not_allowed", METHOD_NOT_ALLOWED;
     PayloadTooLarge => "payload_too_large", PAYLOAD_TOO_LARGE;
     RateLimited => "rate_limited", TOO_MANY_REQUESTS;

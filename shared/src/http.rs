@@ -35,6 +35,10 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
         .nest(BASE_PATH, router)
         .fallback(|| async { ApiError::unknown_path() })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::idempotency::replay,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), gate))
         .with_state(state)
 }
@@ -303,6 +307,7 @@ async fn admit(
         request_id: request_id.to_owned(),
         path,
         body,
+        idempotency: None,
     });
     if exceeded {
         return (Err(rate_limited()), quota);

@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod http;
+pub mod idempotency;
 pub mod lambda;
 pub mod lang;
 pub mod lookup;

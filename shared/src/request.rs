@@ -18,6 +18,9 @@ pub struct RequestCtx {
     pub path: String,
     /// The body of a write request (empty for reads).
     pub body: WriteBody,
+    /// The idempotency key this write holds, whose answer is kept with its commit
+    /// ([`crate::idempotency`]).
+    pub idempotency: Option<crate::idempotency::Held>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for RequestCtx {

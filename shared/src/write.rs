@@ -25,7 +25,7 @@ use crate::envelope::Envelope;
 use crate::error::ApiError;
 use crate::request::{RequestCtx, WriteBody};
 use crate::state::AppState;
-use crate::store::{Change, StoreError, WriteLogEntry};
+use crate::store::{Change, KeptAnswer, StoreError, WriteLogEntry};
 
 /// The most JSON text a kept body takes in an entry, bytes.
 pub const LOGGED_BODY_MAX: usize = 4096;
@@ -160,26 +160,40 @@ pub enum CommitError {
     Failed(ApiError),
 }
 
-/// Commits `changes` with the log entry of an accepted write answered with `status`.
-pub async fn commit(
+/// Commits `changes` with the log entry of an accepted write and, when the request holds an
+/// idempotency key, the answer kept for its retries; gives the answer back to be sent.
+pub async fn commit<T: Serialize>(
     state: &AppState,
     caller: &Caller,
     request: &RequestCtx,
-    status: StatusCode,
-    changes: Vec<Change>,
-) -> Result<(), CommitError> {
+    answer: Committed<T>,
+    mut changes: Vec<Change>,
+) -> Result<Committed<T>, CommitError> {
+    if let Some(held) = &request.idempotency {
+        let body = serde_json::to_string(&answer.1)
+            .map_err(|e| CommitError::Failed(ApiError::internal(&e)))?;
+        changes.push(Change::Remember {
+            key: held.key.clone(),
+            claim: held.claim.clone(),
+            answer: KeptAnswer {
+                status: answer.0.as_u16(),
+                body,
+            },
+        });
+    }
     match state
         .writes
-        .commit(entry(state, caller, request, status), changes)
+        .commit(entry(state, caller, request, answer.0), changes)
         .await
     {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(answer),
         Err(StoreError::ConditionFailed) => Err(CommitError::Conflict),
         Err(e) => Err(CommitError::Failed(ApiError::unavailable(&e))),
     }
 }
 
-/// An accepted write's answer, its log entry committed.
+/// An accepted write's answer: its status and body. Once [`commit`] gives it back, its log
+/// entry is committed, which its response says to the gate ([`Logged`]).
 pub struct Committed<T>(pub StatusCode, pub Envelope<T>);
 
 impl<T: Serialize> IntoResponse for Committed<T> {

@@ -333,7 +333,7 @@ async fn tenants_see_only_their_alerts() {
 }
 
 /// The first alert of `kind` whose origin state is `state`.
-async fn find_alert(app: &TestApp, kind: &str, field: &str, state: &str) -> Value {
+pub(crate) async fn find_alert(app: &TestApp, kind: &str, field: &str, state: &str) -> Value {
     let token = app.token("acme", &[Scope::ReadAlerts]).await;
     let res = alerts(app, &token, &format!("?kind={kind}&period=30d&limit=500")).await;
     res.items()

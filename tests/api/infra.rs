@@ -110,7 +110,9 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
             .iter()
             .any(|r| r.function.name() == name && r.kind == Kind::Write);
         assert_eq!(
-            sids.contains("WriteState") && sids.contains("AppendWriteLog"),
+            sids.contains("WriteState")
+                && sids.contains("AppendWriteLog")
+                && sids.contains("IdempotencyKeys"),
             writes,
             "{name}: write access iff write routes"
         );
@@ -125,9 +127,15 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
         );
         for st in statements {
             let text = serde_norway::to_string(st).unwrap_or_default();
+            // Nothing deletes but a write freeing its idempotency key.
+            let leading = &st["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"];
+            let deletes_keys = s(&st["Sid"]) == "IdempotencyKeys"
+                && leading
+                    .as_sequence()
+                    .is_some_and(|k| k.len() == 1 && k[0] == "*|I");
             assert!(
                 !text.contains("dynamodb:*")
-                    && !text.contains("DeleteItem")
+                    && (!text.contains("DeleteItem") || deletes_keys)
                     && !text.contains("Scan"),
                 "{name}: {text}"
             );
@@ -168,7 +176,7 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
                     let rest = p.strip_prefix("*|").unwrap_or_default();
                     let (kind, named) = rest.split_once('|').unwrap_or((rest, ""));
                     match kind {
-                        "W" => named.is_empty(),
+                        "W" | "I" => named.is_empty(),
                         "D" | "S" | "E" | "R" => {
                             named.chars().take_while(|c| *c != '*').count() >= 3
                         }
@@ -180,7 +188,8 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
         }
     }
     // The writes of the contract, nothing else: alerts acknowledge incidents, netdiag changes a
-    // machine's settings and queues actions, and both append to the write log.
+    // machine's settings and queues actions, and both append to the write log and keep their
+    // idempotency keys.
     let expected = |keys: &[&str]| {
         keys.iter()
             .map(|k| (*k).to_owned())
@@ -188,11 +197,11 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
     };
     assert_eq!(
         writes("alerts"),
-        expected(&["*|D|monitor_incidents", "*|D|siem_incidents", "*|W"])
+        expected(&["*|D|monitor_incidents", "*|D|siem_incidents", "*|I", "*|W"])
     );
     assert_eq!(
         writes("netdiag"),
-        expected(&["*|D|netdiag_actions", "*|D|netdiag_settings", "*|W"])
+        expected(&["*|D|netdiag_actions", "*|D|netdiag_settings", "*|I", "*|W"])
     );
     for name in grants
         .keys()

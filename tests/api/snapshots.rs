@@ -688,6 +688,48 @@ async fn conflict_bodies_give_the_current_status() {
 }
 
 #[tokio::test]
+async fn a_reused_idempotency_key_names_the_key() {
+    let app = TestApp::with_modules(&[Function::Netdiag]).await;
+    let token = app.token("acme", &[Scope::WriteNetdiag]).await;
+    let path = "/netdiag/machines/PAR-LT-0001/actions";
+    let send = |body: Value, lang: &'static str| {
+        let (app, token) = (&app, &token);
+        async move {
+            app.request(
+                Method::POST,
+                path,
+                Some(token),
+                Some(body.to_string().into_bytes()),
+                &[("idempotency-key", "retry-42"), ("accept-language", lang)],
+            )
+            .await
+        }
+    };
+    let first = send(json!({"action": "trace"}), "fr").await;
+    assert_eq!(first.status, StatusCode::ACCEPTED);
+    let res = send(json!({"action": "speed"}), "fr").await;
+    assert_json_snapshot!(answer(&res), @r###"
+    {
+      "status": 422,
+      "body": {
+        "error": "idempotency_key_reused",
+        "message": "La clé d'idempotence « retry-42 » a déjà servi à une autre requête (méthode, chemin ou corps différent)."
+      }
+    }
+    "###);
+    let res = send(json!({"action": "speed"}), "en").await;
+    assert_json_snapshot!(answer(&res), @r###"
+    {
+      "status": 422,
+      "body": {
+        "error": "idempotency_key_reused",
+        "message": "Idempotency key 'retry-42' was already used by another request (another method, path or body)."
+      }
+    }
+    "###);
+}
+
+#[tokio::test]
 async fn payload_too_large_bodies_give_the_limit() {
     let app = TestApp::shared();
     let token = app.full_token().await;

@@ -165,16 +165,19 @@ fn replace(collection: &str, key: String, body: Value, version: u64) -> Change {
     }
 }
 
-/// Commits one conditional put; a lost race is a 409 (someone else changed the incident).
+/// Commits one conditional put answered with `item`; a lost race is a 409 (someone else
+/// changed the incident).
 async fn commit_put(
     state: &AppState,
     caller: &Caller,
     request: &RequestCtx,
     change: Change,
     id: &str,
-) -> Result<(), ApiError> {
-    match commit(state, caller, request, StatusCode::OK, vec![change]).await {
-        Ok(()) => Ok(()),
+    item: AlertItem,
+) -> Result<Committed<AlertItem>, ApiError> {
+    let answer = Committed(StatusCode::OK, Envelope::new(item, Meta::new()));
+    match commit(state, caller, request, answer, vec![change]).await {
+        Ok(committed) => Ok(committed),
         Err(CommitError::Conflict) => Err(ApiError::conflict(
             format!(
                 "L'alerte « {id} » vient d'être modifiée : elle est déjà acquittée ou n'est plus ouverte."
@@ -215,7 +218,7 @@ pub async fn acknowledge_alert(
     let target = parse_ack_id(&id)?;
     let note = parse_ack_body(&body)?;
     let now = Utc::now();
-    let item = match target {
+    let (change, item) = match target {
         AckTarget::Monitor(n) => {
             let key = num_key(n);
             let stored = state
@@ -238,15 +241,10 @@ pub async fn acknowledge_alert(
                 inc.notes = note;
             }
             let body = serde_json::to_value(&inc).map_err(|e| ApiError::internal(&e))?;
-            commit_put(
-                &state,
-                &caller,
-                &request,
+            (
                 replace(MONITOR_INCIDENTS, key, body, stored.version),
-                &id,
+                monitor_item(&inc),
             )
-            .await?;
-            monitor_item(&inc)
         }
         AckTarget::Siem(sid) => {
             let stored = state
@@ -271,18 +269,13 @@ pub async fn acknowledge_alert(
                 note,
             });
             let body = serde_json::to_value(&inc).map_err(|e| ApiError::internal(&e))?;
-            commit_put(
-                &state,
-                &caller,
-                &request,
+            (
                 replace(SIEM_INCIDENTS, sid, body, stored.version),
-                &id,
+                siem_item(&inc),
             )
-            .await?;
-            siem_item(&inc)
         }
     };
-    Ok(Committed(StatusCode::OK, Envelope::new(item, Meta::new())))
+    commit_put(&state, &caller, &request, change, &id, item).await
 }
 
 /// Parses `active`: `1` or `0`.

@@ -331,13 +331,9 @@ pub async fn update_netdiag_settings(
             body: serde_json::to_value(&merged).map_err(|e| ApiError::internal(&e))?,
             expect,
         };
-        match commit(&state, &caller, &request, StatusCode::OK, vec![change]).await {
-            Ok(()) => {
-                return Ok(Committed(
-                    StatusCode::OK,
-                    Envelope::new(merged, Meta::new()),
-                ));
-            }
+        let answer = Committed(StatusCode::OK, Envelope::new(merged, Meta::new()));
+        match commit(&state, &caller, &request, answer, vec![change]).await {
+            Ok(committed) => return Ok(committed),
             Err(CommitError::Conflict) if tokio::time::Instant::now() < deadline => {
                 let pause = rand::random_range(1..=20);
                 tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
@@ -391,11 +387,8 @@ pub async fn start_netdiag_action(
         body: serde_json::to_value(&action).map_err(|e| ApiError::internal(&e))?,
         expect: Expect::Absent,
     };
-    commit(&state, &caller, &ctx, StatusCode::ACCEPTED, vec![change])
+    let answer = Committed(StatusCode::ACCEPTED, Envelope::new(action, Meta::new()));
+    commit(&state, &caller, &ctx, answer, vec![change])
         .await
-        .map_err(commit_error)?;
-    Ok(Committed(
-        StatusCode::ACCEPTED,
-        Envelope::new(action, Meta::new()),
-    ))
+        .map_err(commit_error)
 }

@@ -41,7 +41,10 @@ pub use ports::docs::{Doc, Documents, doc_time};
 pub use ports::rollups::{Rollup, RollupGroup, Rollups};
 pub use ports::series::{Position, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite};
 pub use ports::tokens::{TokenRecord, Tokens};
-pub use ports::writes::{Change, Expect, UNAUTHENTICATED, WriteLog, WriteLogEntry};
+pub use ports::writes::{
+    ABANDONED_AFTER_SECS, Change, Expect, HeldKey, KeptAnswer, KeyClaim, UNAUTHENTICATED, WriteLog,
+    WriteLogEntry,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

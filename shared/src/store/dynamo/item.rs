@@ -96,6 +96,11 @@ pub(super) fn log_pk(tenant: &str) -> String {
     format!("{tenant}|W")
 }
 
+/// The idempotency keys of a tenant's writes (sort key: the key, scoped to its token).
+pub(super) fn idempotency_pk(tenant: &str) -> String {
+    format!("{tenant}|I")
+}
+
 /// Prefix of every data key of a tenant.
 pub(super) fn tenant_prefix(tenant: &str) -> String {
     format!("{tenant}|")

@@ -1,6 +1,7 @@
 //! The write log in DynamoDB: one item collection of the data table per tenant, each entry
 //! written in the `TransactWriteItems` of the changes it logs, coalesced refusals counted by
-//! `ADD`, expiry by TTL.
+//! `ADD`, expiry by TTL. Idempotency keys are items of `<tenant>|I`, taken by a conditional
+//! put and given their answer in the transaction of the write they answer.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -9,11 +10,14 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 
 use super::DynamoStore;
-use super::client::backend;
+use super::client::{backend, is_condition_failed};
 use super::docs::doc_index;
-use super::item::{Item, doc_pk, get_n, get_s, log_pk, n, s, ts_key};
+use super::item::{Item, doc_pk, get_n, get_s, idempotency_pk, log_pk, n, s, ts_key};
 use super::requests::{each_item, tx_put};
-use crate::store::{Change, Expect, StoreError, StoreResult, WriteLog, WriteLogEntry};
+use crate::store::{
+    ABANDONED_AFTER_SECS, Change, Expect, HeldKey, KeptAnswer, KeyClaim, StoreError, StoreResult,
+    WriteLog, WriteLogEntry,
+};
 
 /// A stored entry, with its count and last time when it stands for coalesced refusals.
 fn entry_of(item: &Item, expires_at: i64) -> StoreResult<WriteLogEntry> {
@@ -100,6 +104,21 @@ impl WriteLog for DynamoStore {
                         None,
                     )?);
                 }
+                Change::Remember { key, claim, answer } => {
+                    let answer = serde_json::to_string(&answer)
+                        .map_err(|e| StoreError::Data(e.to_string()))?;
+                    let update = Update::builder()
+                        .table_name(self.data.as_ref())
+                        .key("pk", s(idempotency_pk(&log.tenant)))
+                        .key("sk", s(key))
+                        .update_expression("SET a = :a")
+                        .condition_expression("c = :c AND attribute_not_exists(a)")
+                        .expression_attribute_values(":a", s(answer))
+                        .expression_attribute_values(":c", s(claim))
+                        .build()
+                        .map_err(|e| StoreError::Backend(e.to_string()))?;
+                    items.push(TransactWriteItem::builder().update(update).build());
+                }
             }
         }
         let entry = serde_json::to_string(&log).map_err(|e| StoreError::Data(e.to_string()))?;
@@ -170,5 +189,81 @@ impl WriteLog for DynamoStore {
         })
         .await?;
         Ok(out)
+    }
+
+    /// A conditional PutItem; when it fails, a consistent GetItem of the holder (twice at
+    /// most: a holder may be released between the two).
+    async fn claim_key(&self, tenant: &str, claim: &KeyClaim) -> StoreResult<Option<HeldKey>> {
+        for _ in 0..2 {
+            let put = self
+                .client
+                .put_item()
+                .table_name(self.data.as_ref())
+                .item("pk", s(idempotency_pk(tenant)))
+                .item("sk", s(&claim.key))
+                .item("f", s(&claim.fingerprint))
+                .item("c", s(&claim.claim))
+                .item("at", n(claim.at))
+                .item("ttl", n(claim.expires_at))
+                .condition_expression(
+                    "attribute_not_exists(pk) OR #ttl <= :now \
+                     OR (attribute_not_exists(a) AND #at <= :abandoned)",
+                )
+                .expression_attribute_names("#ttl", "ttl")
+                .expression_attribute_names("#at", "at")
+                .expression_attribute_values(":now", n(claim.at))
+                .expression_attribute_values(":abandoned", n(claim.at - ABANDONED_AFTER_SECS))
+                .send()
+                .await;
+            match put {
+                Ok(_) => return Ok(None),
+                Err(e) if is_condition_failed(&e) => {}
+                Err(e) => return Err(backend(e)),
+            }
+            let held = self
+                .client
+                .get_item()
+                .table_name(self.data.as_ref())
+                .key("pk", s(idempotency_pk(tenant)))
+                .key("sk", s(&claim.key))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(backend)?;
+            if let Some(item) = held.item {
+                let answer = match item.get("a") {
+                    Some(_) => Some(
+                        serde_json::from_str::<KeptAnswer>(get_s(&item, "a")?)
+                            .map_err(|e| StoreError::Data(e.to_string()))?,
+                    ),
+                    None => None,
+                };
+                return Ok(Some(HeldKey {
+                    fingerprint: get_s(&item, "f")?.to_owned(),
+                    answer,
+                }));
+            }
+        }
+        Err(StoreError::Backend(
+            "an idempotency key kept changing hands".into(),
+        ))
+    }
+
+    async fn release_key(&self, tenant: &str, key: &str, claim: &str) -> StoreResult<()> {
+        let deleted = self
+            .client
+            .delete_item()
+            .table_name(self.data.as_ref())
+            .key("pk", s(idempotency_pk(tenant)))
+            .key("sk", s(key))
+            .condition_expression("c = :c AND attribute_not_exists(a)")
+            .expression_attribute_values(":c", s(claim))
+            .send()
+            .await;
+        match deleted {
+            Ok(_) => Ok(()),
+            Err(e) if is_condition_failed(&e) => Ok(()),
+            Err(e) => Err(backend(e)),
+        }
     }
 }

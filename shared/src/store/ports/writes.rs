@@ -29,6 +29,47 @@ pub enum Change {
         series: String,
         record: Record,
     },
+    /// Keeps the answer of the write that holds the idempotency key `key` by the claim
+    /// `claim` ([`WriteLog::claim_key`]); fails the commit when the claim is no longer held.
+    Remember {
+        key: String,
+        claim: String,
+        answer: KeptAnswer,
+    },
+}
+
+/// An answer kept for the retries of an idempotent write: its status and its body as sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptAnswer {
+    pub status: u16,
+    pub body: String,
+}
+
+/// A request taking an idempotency key (DECISIONS "Writes and the write log").
+#[derive(Debug, Clone)]
+pub struct KeyClaim {
+    /// The key as the store keeps it, scoped to the token: `<token hash prefix>|<key>`.
+    pub key: String,
+    /// What identifies the request: the SHA-256 of its method, path and body.
+    pub fingerprint: String,
+    /// This claim's own random id, which its answer is kept by and its release names.
+    pub claim: String,
+    /// When the claim is made, s.
+    pub at: i64,
+    /// When the key is free again, s.
+    pub expires_at: i64,
+}
+
+/// Seconds after which a key still in flight is taken to be abandoned (its process stopped
+/// before answering): a new request may take it over. Every request ends well before.
+pub const ABANDONED_AFTER_SECS: i64 = 120;
+
+/// A key held by an earlier request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldKey {
+    pub fingerprint: String,
+    /// `None` while the first request is in flight.
+    pub answer: Option<KeptAnswer>,
 }
 
 /// One entry of the write log (spec 1: every write is logged with its request body;
@@ -95,4 +136,13 @@ pub trait WriteLog: Send + Sync + 'static {
 
     /// The tenant's write log, oldest first, without the expired entries.
     async fn entries(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>>;
+
+    /// Takes the idempotency key of `claim` for `tenant`, unless another request holds it:
+    /// `None` when taken, else what holds it. An expired key, or one in flight for more than
+    /// [`ABANDONED_AFTER_SECS`], is taken over.
+    async fn claim_key(&self, tenant: &str, claim: &KeyClaim) -> StoreResult<Option<HeldKey>>;
+
+    /// Frees a key taken by `claim` whose request committed nothing, so that a retry runs
+    /// again; a key whose answer is kept, or taken over since, stays as it is.
+    async fn release_key(&self, tenant: &str, key: &str, claim: &str) -> StoreResult<()>;
 }

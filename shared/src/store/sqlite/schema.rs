@@ -60,6 +60,17 @@ CREATE TABLE IF NOT EXISTS writes (
 CREATE INDEX IF NOT EXISTS writes_by_tenant ON writes (tenant, seq);
 CREATE INDEX IF NOT EXISTS writes_by_expiry ON writes (expires);
 CREATE UNIQUE INDEX IF NOT EXISTS writes_coalesced ON writes (ckey);
+CREATE TABLE IF NOT EXISTS idempotency (
+    tenant TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    expires INTEGER NOT NULL,
+    answer TEXT,
+    PRIMARY KEY (tenant, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_by_expiry ON idempotency (expires);
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value BLOB NOT NULL

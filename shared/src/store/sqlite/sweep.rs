@@ -37,15 +37,24 @@ fn in_batches(inner: &Inner, mut delete: impl FnMut() -> StoreResult<usize>) -> 
     }
 }
 
-/// Deletes the write-log entries expired at `now` (s).
+/// Deletes the write-log entries and the idempotency keys expired at `now` (s).
 fn expired_entries(inner: &Inner, conn: &Connection, now: i64) -> StoreResult<usize> {
-    in_batches(inner, || {
+    let keys = in_batches(inner, || {
+        conn.prepare_cached(
+            "DELETE FROM idempotency WHERE (tenant, key) IN \
+             (SELECT tenant, key FROM idempotency WHERE expires <= ?1 LIMIT ?2)",
+        )
+        .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
+        .map_err(backend)
+    })?;
+    let entries = in_batches(inner, || {
         conn.prepare_cached(
             "DELETE FROM writes WHERE seq IN (SELECT seq FROM writes WHERE expires <= ?1 LIMIT ?2)",
         )
         .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
         .map_err(backend)
-    })
+    })?;
+    Ok(keys + entries)
 }
 
 /// Deletes the series records and rollups older than `cutoff` (ms), one (tenant, series)

@@ -1,16 +1,20 @@
 //! The write log in the embedded store: the `writes` table, committed in the transaction of
 //! the changes it logs, coalesced refusals keyed by `ckey`; expired entries are swept off the
-//! request path (`super::sweep`).
+//! request path (`super::sweep`). Idempotency keys are rows of `idempotency`, their answers
+//! kept in the transaction of the write they answer.
 
 use async_trait::async_trait;
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::SqliteStore;
 use super::conn::backend;
 use super::docs::put_doc;
 use super::series::{RecordRow, insert_records};
 use super::sql::text;
-use crate::store::{Change, StoreError, StoreResult, WriteLog, WriteLogEntry};
+use crate::store::{
+    ABANDONED_AFTER_SECS, Change, HeldKey, KeptAnswer, KeyClaim, StoreError, StoreResult, WriteLog,
+    WriteLogEntry,
+};
 
 /// A write-log entry as stored (its count and last time are columns of their own).
 fn entry_text(log: &WriteLogEntry) -> rusqlite::Result<String> {
@@ -35,6 +39,20 @@ impl WriteLog for SqliteStore {
                     } => put_doc(tx, &log.tenant, &collection, &key, &body, expect)?,
                     Change::Append { series, record } => {
                         insert_records(tx, &log.tenant, &series, &[RecordRow::from(record)])?
+                    }
+                    Change::Remember { key, claim, answer } => {
+                        let answer = serde_json::to_string(&answer)
+                            .map_err(|e| StoreError::Data(e.to_string()))?;
+                        let kept = tx
+                            .prepare_cached(
+                                "UPDATE idempotency SET answer = ?4 WHERE tenant = ?1 \
+                                 AND key = ?2 AND claim = ?3 AND answer IS NULL",
+                            )
+                            .and_then(|mut s| s.execute(params![log.tenant, key, claim, answer]))
+                            .map_err(backend)?;
+                        if kept == 0 {
+                            return Err(StoreError::ConditionFailed);
+                        }
                     }
                 }
             }
@@ -103,6 +121,74 @@ impl WriteLog for SqliteStore {
                 out.push(entry);
             }
             Ok(out)
+        })
+        .await
+    }
+
+    async fn claim_key(&self, tenant: &str, claim: &KeyClaim) -> StoreResult<Option<HeldKey>> {
+        let (tenant, claim) = (tenant.to_owned(), claim.clone());
+        self.with_write(move |tx| {
+            let held = tx
+                .prepare_cached(
+                    "SELECT fingerprint, answer, at, expires FROM idempotency \
+                     WHERE tenant = ?1 AND key = ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![tenant, claim.key], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, Option<String>>(1)?,
+                            r.get::<_, i64>(2)?,
+                            r.get::<_, i64>(3)?,
+                        ))
+                    })
+                    .optional()
+                })
+                .map_err(backend)?;
+            if let Some((fingerprint, answer, at, expires)) = held {
+                let abandoned = answer.is_none() && at + ABANDONED_AFTER_SECS <= claim.at;
+                if expires > claim.at && !abandoned {
+                    let answer = answer
+                        .map(|a| serde_json::from_str::<KeptAnswer>(&a))
+                        .transpose()
+                        .map_err(|e| StoreError::Data(e.to_string()))?;
+                    return Ok(Some(HeldKey {
+                        fingerprint,
+                        answer,
+                    }));
+                }
+            }
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO idempotency \
+                 (tenant, key, fingerprint, claim, at, expires, answer) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    tenant,
+                    claim.key,
+                    claim.fingerprint,
+                    claim.claim,
+                    claim.at,
+                    claim.expires_at
+                ])
+            })
+            .map_err(backend)?;
+            Ok(None)
+        })
+        .await
+    }
+
+    async fn release_key(&self, tenant: &str, key: &str, claim: &str) -> StoreResult<()> {
+        let (tenant, key, claim) = (tenant.to_owned(), key.to_owned(), claim.to_owned());
+        self.with_write(move |tx| {
+            tx.prepare_cached(
+                "DELETE FROM idempotency WHERE tenant = ?1 AND key = ?2 AND claim = ?3 \
+                 AND answer IS NULL",
+            )
+            .and_then(|mut s| s.execute(params![tenant, key, claim]))
+            .map_err(backend)?;
+            Ok(())
         })
         .await
     }
