@@ -30,6 +30,12 @@ donne 400 en le nommant. Corps de requête : 64 Kio au plus (413).\n\n\
 **Limite de débit** : 600 appels par fenêtre de 60 s et par jeton, partagée par toutes les fonctions. Chaque \
 réponse porte `X-RateLimit-Limit`, `X-RateLimit-Remaining` et `X-RateLimit-Reset` (secondes jusqu'à la fin de la \
 fenêtre) ; au-delà, 429 avec `Retry-After`.\n\n\
+**Exports** : chaque liste répond aussi à `Accept: text/csv` (RFC 4180, UTF-8, ligne d'en-tête, objets imbriqués \
+aplatis en colonnes pointées comme `location.city`, listes écrites en JSON) et à `Accept: application/x-ndjson` (un \
+objet JSON par ligne) : les lignes de ses pages JSON, sur toute la fenêtre filtrée, sans pagination (`limit` et \
+`cursor` ignorés), en flux, pour un seul appel de la limite de débit ; au plus 100 000 lignes (`X-Export-Max-Rows`). \
+Un `Accept` qui préfère JSON ou ne nomme aucun des deux formats garde JSON, comme les réponses qui ne sont pas des \
+listes ; une requête refusée l'est en JSON.\n\n\
 **Écritures idempotentes** : les trois écritures acceptent l'en-tête `Idempotency-Key` (1 à 255 caractères ASCII \
 visibles, brut ou entre guillemets ; propre au jeton ; gardé 24 h). Une écriture acceptée garde sa réponse avec son \
 changement d'état : la même requête (méthode, chemin et corps) renvoyée avec la même clé reçoit cette réponse, avec \
@@ -222,6 +228,22 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
             }
             r.insert("headers".into(), headers);
         }
+    }
+    let list = responses
+        .get("200")
+        .and_then(|r| r["content"]["application/json"]["schema"]["$ref"].as_str())
+        .is_some_and(|r| r.starts_with("#/components/schemas/Envelope_Vec_"));
+    if list && let Some(content) = responses["200"]["content"].as_object_mut() {
+        content.insert(
+            "text/csv".into(),
+            json!({"schema": {"type": "string",
+                "description": "Export CSV de toute la fenêtre filtrée (voir « Exports »)"}}),
+        );
+        content.insert(
+            "application/x-ndjson".into(),
+            json!({"schema": {"type": "string",
+                "description": "Export NDJSON de toute la fenêtre filtrée (voir « Exports »)"}}),
+        );
     }
     if write {
         let params = op.entry("parameters").or_insert_with(|| json!([]));

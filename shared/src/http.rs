@@ -30,17 +30,20 @@ pub const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelim
 pub const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 /// The full application: `router` (paths relative to the base) mounted under `/api/v1`.
+/// Inside the gate, in order: exports (which read the routes' own pages), idempotent writes.
 pub fn app(router: Router<AppState>, state: AppState) -> Router {
-    Router::new()
+    let api: Router = Router::new()
         .nest(BASE_PATH, router)
         .fallback(|| async { ApiError::unknown_path() })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state.clone());
+    api.clone()
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::idempotency::replay,
         ))
-        .layer(middleware::from_fn_with_state(state.clone(), gate))
-        .with_state(state)
+        .layer(middleware::from_fn_with_state(api, crate::export::pages))
+        .layer(middleware::from_fn_with_state(state, gate))
 }
 
 /// Marks a request sent in process on behalf of a caller the gate already admitted (the MCP

@@ -9,6 +9,7 @@ pub mod cursor;
 pub mod demo;
 pub mod envelope;
 pub mod error;
+pub mod export;
 pub mod extract;
 pub mod http;
 pub mod idempotency;

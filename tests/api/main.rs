@@ -8,6 +8,7 @@ mod databases;
 mod dns;
 mod dynamo_faults;
 mod events;
+mod exports;
 mod files;
 mod firewall;
 mod fleet;
