@@ -90,8 +90,9 @@ const MODEL: &[(&str, Class, &str)] = &[
     ("get_flow_summary", Flat, "R7, one key: ≤ D+2 rows"),
     (
         "list_flow_talkers",
-        Grows,
-        "group 1: M·(D+2), flows.talk has a key per machine",
+        Keys,
+        "tenant-level day rows, machines in wide rows (64 shards) + the edge days' hours: \
+         ≤ 64·(D+2) rows, their bytes ∝ machines with traffic",
     ),
     ("list_blocked_flows", Flat, "R6: L+1, ≤ D+1 Queries"),
     (
