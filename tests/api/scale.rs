@@ -90,9 +90,9 @@ const MODEL: &[(&str, Class, &str)] = &[
     ("get_flow_summary", Flat, "R7, one key: ≤ D+2 rows"),
     (
         "list_flow_talkers",
-        Keys,
-        "tenant-level day rows, machines in wide rows (64 shards) + the edge days' hours: \
-         ≤ 64·(D+2) rows, their bytes ∝ machines with traffic",
+        Grows,
+        "group 1: tenant-level day rows, no key per machine (≤ 64·(D+2) rows), but every \
+         machine with traffic is in them: a 1-day window reads two days of its hours",
     ),
     ("list_blocked_flows", Flat, "R6: L+1, ≤ D+1 Queries"),
     (
