@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use netops_shared::paging::{SeriesSpec, series_list, series_page};
-use netops_shared::store::daily::Span;
+use netops_shared::store::daily::{DAY_MS, HOUR_MS, Span, floor_to, packed, totals};
 use netops_shared::store::{Filter, Pred, Record, Rollup};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::{Value, json};
@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 use crate::explore::{self, Source};
 use crate::model::*;
 use crate::talkers;
-use crate::tiers::{self, DAY_MS, HOUR_MS, bounds, floor_to, packed, totals};
-use crate::tiers::{PARTS, part_keys};
+use crate::tiers::{self, PARTS, part_keys};
 
 fn time(ts: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ts).unwrap_or_default()
@@ -280,7 +279,7 @@ pub async fn get_summary(
     window: Window,
     Query(q): Query<SummaryQuery>,
 ) -> ApiResult<Summary> {
-    let (a, b, _, _) = bounds(window.from_ms(), window.to_ms());
+    let Span { a, b, .. } = Span::starting(window.from_ms(), window.to_ms());
     let series = match &q.machine {
         Some(host) => machine_sum(host),
         None => SUM.to_owned(),

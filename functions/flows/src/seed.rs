@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use netops_shared::demo::{MachineKind, SeedCtx};
 use netops_shared::module::BoxFuture;
+use netops_shared::store::daily::{DAY_MS, HOUR_MS, packed, totals};
 use netops_shared::store::{Record, Rollup, StoreResult, Stores};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -21,7 +22,7 @@ use serde_json::{Value, json};
 use crate::catalog::{self, DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
 use crate::model::*;
 use crate::talkers::{self, Talkers};
-use crate::tiers::{DAY_MS, HOUR_MS, PARTS, at_hour, packed, part_keys, totals};
+use crate::tiers::{PARTS, at_hour, part_keys};
 
 /// One remote peer (or, for inbound flows, the client that connects).
 struct Dest {
