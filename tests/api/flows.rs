@@ -1,12 +1,19 @@
 //! Network flows (spec 4.4): detailed records, destinations, summary, talkers, failed
 //! connections and the explorer, through HTTP as a user calls them.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use http::StatusCode;
+use netops_flows::model::{Direction, RECORDS, StoredFlow};
+use netops_flows::talkers::{self, Talkers};
 use netops_shared::scope::Scope;
-use serde_json::Value;
+use netops_shared::store::Filter;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, walk};
+use crate::helpers::{TestApp, edge_windows, stamp, walk};
 
 async fn flows_token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadFlows]).await
@@ -613,9 +620,9 @@ async fn talkers_rank_machines_by_total_volume() {
 
 #[tokio::test]
 async fn a_big_tenant_reads_whole_days_from_day_totals_and_they_agree_with_the_hours() {
-    // Over 100 machines the seed adds day totals, which talkers and destinations read for
-    // the whole days of a window (its partial days come from the hourly rows); the tenant
-    // summary reads hours only, so the three must agree to the byte.
+    // Over 100 machines the seed adds day totals, which destinations read for the whole days
+    // of a window (its partial days come from the hourly rows), as the talkers do at any
+    // size; the tenant summary reads hours only, so the three must agree to the byte.
     let size = netops::SeedSize {
         machines: 110,
         days: 3,
@@ -656,6 +663,187 @@ async fn a_big_tenant_reads_whole_days_from_day_totals_and_they_agree_with_the_h
             .sum::<u64>(),
         total
     );
+}
+
+/// A machine's traffic as the talkers count it: one flow, or several of one hour.
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    at: i64,
+    machine: &'a str,
+    inbound: bool,
+    bytes: u64,
+    flows: u64,
+}
+
+/// The talkers that `flows` of the hours `[a, b)` give, `limit` at most, as the route lists
+/// them, and whether more machines had traffic.
+fn talkers_of(flows: &[Seen<'_>], a: i64, b: i64, limit: usize) -> (Value, bool) {
+    let mut machines: HashMap<&str, (u64, u64, u64)> = HashMap::new();
+    for f in flows.iter().filter(|f| a <= f.at && f.at < b) {
+        let m = machines.entry(f.machine).or_default();
+        if f.inbound {
+            m.0 += f.bytes;
+        } else {
+            m.1 += f.bytes;
+        }
+        m.2 += f.flows;
+    }
+    let mut ranked: Vec<_> = machines.into_iter().collect();
+    ranked.sort_by(|x, y| {
+        (y.1.0 + y.1.1)
+            .cmp(&(x.1.0 + x.1.1))
+            .then_with(|| x.0.cmp(y.0))
+    });
+    let more = ranked.len() > limit;
+    let data = ranked
+        .into_iter()
+        .take(limit)
+        .enumerate()
+        .map(|(i, (machine, (bytes_in, bytes_out, flows)))| {
+            json!({"rank": i + 1, "machine": machine, "bytes": bytes_in + bytes_out,
+                "bytes_in": bytes_in, "bytes_out": bytes_out, "flows": flows})
+        })
+        .collect();
+    (Value::Array(data), more)
+}
+
+/// The talkers read tenant-level day rows, hour by hour at the edges: over any window they
+/// must rank exactly what the flows of the hours starting in the window say, ties by name.
+#[tokio::test]
+async fn talkers_over_any_window_rank_exactly_the_flows_of_the_hours_starting_in_it() {
+    let app = TestApp::with_modules(&[]).await;
+    let token = flows_token(&app).await;
+    let machines = [
+        "PAR-SRV-0001",
+        "PAR-LT-0001",
+        "PAR-LT-0002",
+        "LYO-LT-0003",
+        "LYO-LT-0004",
+        "BDX-DT-0005",
+        "BDX-SRV-0002",
+    ];
+    let now = Utc::now();
+    // Beyond the 31 days a window keeps.
+    let start = now.duration_trunc(Duration::days(1)).expect("day") - Duration::days(35);
+    let (start, span) = (start.timestamp_millis(), (now - start).num_milliseconds());
+    let mut rng = StdRng::seed_from_u64(17);
+    let mut flows = Vec::new();
+    for i in 0..2_000 {
+        let f = Seen {
+            at: start + rng.random_range(0..span),
+            machine: machines[rng.random_range(0..=i % machines.len())],
+            inbound: rng.random_bool(0.4),
+            bytes: rng.random_range(60..900_000_000),
+            flows: rng.random_range(1..40),
+        };
+        // A machine with the traffic of another: they tie in every window, the name decides.
+        if f.machine == "LYO-LT-0003" {
+            flows.push(Seen {
+                machine: "LYO-LT-0013",
+                ..f
+            });
+        }
+        flows.push(f);
+    }
+    let mut aggregate = Talkers::default();
+    for f in &flows {
+        aggregate.add(&talkers::Flow {
+            at: DateTime::from_timestamp_millis(f.at).expect("time"),
+            machine: f.machine,
+            direction: if f.inbound {
+                Direction::Inbound
+            } else {
+                Direction::Outbound
+            },
+            bytes: f.bytes as f64,
+            flows: f.flows as f64,
+        });
+    }
+    for (series, rows) in aggregate.series() {
+        app.stores
+            .rollups
+            .load("acme", &series, rows)
+            .await
+            .expect("load");
+    }
+    for (from, to) in edge_windows(now) {
+        for limit in [200, 3] {
+            let path = format!(
+                "/flows/talkers?from={}&to={}&limit={limit}",
+                stamp(from),
+                stamp(to)
+            );
+            let res = app.get(&path, &token).await;
+            assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+            let (a, b) = res.window_hours_starting();
+            let (want, more) = talkers_of(&flows, a, b, limit);
+            assert!(want.as_array().is_some_and(|w| !w.is_empty()), "{path}");
+            assert_eq!(res.body["data"], want, "{path}");
+            assert_eq!(res.body["meta"]["truncated"], more, "{path}");
+        }
+    }
+}
+
+/// Over the hours the demo's detailed records still cover (its last two days), the talkers
+/// count exactly the records of the hours starting in the window, listening sockets aside.
+#[tokio::test]
+async fn talkers_agree_with_the_detailed_records_of_the_hours_starting_in_the_window() {
+    let app = TestApp::shared();
+    let token = flows_token(app).await;
+    let end = app.seeded.1;
+    let kept = end - Duration::days(2);
+    // Windows starting and ending mid-day, mid-hour, within one day, across two, and one
+    // holding a whole day.
+    let windows: Vec<_> = edge_windows(end)
+        .into_iter()
+        .chain([(kept + Duration::minutes(17), end - Duration::minutes(20))])
+        .filter(|(from, _)| *from >= kept)
+        .collect();
+    assert!(windows.len() >= 3, "{windows:?}");
+    let records = app
+        .stores
+        .series
+        .read_all(
+            "acme",
+            RECORDS,
+            None,
+            kept.timestamp_millis(),
+            end.timestamp_millis(),
+            &Filter::all(),
+        )
+        .await
+        .expect("records");
+    assert!(!records.cut);
+    let flows: Vec<Seen> = records
+        .items
+        .iter()
+        .filter_map(|r| {
+            let s: StoredFlow = serde_json::from_value(r.body.clone()).expect("record");
+            (!s.l).then_some(Seen {
+                at: r.ts,
+                machine: &r.partition,
+                inbound: s.d == Direction::Inbound,
+                bytes: s.b,
+                flows: 1,
+            })
+        })
+        .collect();
+    for (from, to) in windows {
+        let path = format!(
+            "/flows/talkers?from={}&to={}&limit=200",
+            stamp(from),
+            stamp(to)
+        );
+        let res = app.get(&path, &token).await;
+        assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+        let (a, b) = res.window_hours_starting();
+        let (want, more) = talkers_of(&flows, a, b, 200);
+        assert!(
+            !more && want.as_array().is_some_and(|w| w.len() > 10),
+            "{path}"
+        );
+        assert_eq!(res.body["data"], want, "{path}");
+    }
 }
 
 // ---------- /flows/blocked ----------

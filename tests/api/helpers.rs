@@ -59,17 +59,27 @@ impl TestResponse {
     /// The hours the answer's window (`meta.window`) overlaps, in ms: from the start of its
     /// first hour to the end of its last.
     pub fn window_hours(&self) -> (i64, i64) {
+        let (from, to) = self.window_ms();
+        (from.div_euclid(HOUR) * HOUR, ceil_hour(to))
+    }
+
+    /// The hours that start within the answer's window (`meta.window`), in ms: from the
+    /// first hour starting at or after its start to the end of its last (the windows of the
+    /// flows aggregates).
+    pub fn window_hours_starting(&self) -> (i64, i64) {
+        let (from, to) = self.window_ms();
+        (ceil_hour(from), ceil_hour(to))
+    }
+
+    /// The answer's window (`meta.window`), in ms.
+    fn window_ms(&self) -> (i64, i64) {
         let w = &self.body["meta"]["window"];
         let at = |k: &str| {
             DateTime::parse_from_rfc3339(w[k].as_str().expect("window"))
                 .expect("date")
                 .timestamp_millis()
         };
-        let hour = 3_600_000;
-        (
-            at("from").div_euclid(hour) * hour,
-            (at("to") + hour - 1).div_euclid(hour) * hour,
-        )
+        (at("from"), at("to"))
     }
 
     /// Checks a 400 `invalid_parameter` naming `parameter`, in its field and its message.
@@ -363,6 +373,13 @@ pub fn edge_windows(now: DateTime<Utc>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
         (now - d(30) + m(7), now),
         (DateTime::UNIX_EPOCH, now),
     ]
+}
+
+const HOUR: i64 = 3_600_000;
+
+/// The first hour boundary at or after `t` (ms).
+fn ceil_hour(t: i64) -> i64 {
+    (t + HOUR - 1).div_euclid(HOUR) * HOUR
 }
 
 /// A time as a query parameter: RFC 3339 to the second, UTC.

@@ -95,7 +95,8 @@ const MODEL: &[(&str, Class, &str)] = &[
     (
         "list_flow_talkers",
         Grows,
-        "group 1: M·(D+2), flows.talk has a key per machine",
+        "group 1: tenant-level day rows, no key per machine (≤ 64·(D+2) rows), but every \
+         machine with traffic is in them: a 1-day window reads two days of its hours",
     ),
     ("list_blocked_flows", Flat, "R6: L+1, ≤ D+1 Queries"),
     (

@@ -5,12 +5,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use netops_shared::ApiError;
+use netops_shared::store::daily::{DAY_MS, HOUR_MS};
 use netops_shared::store::{Filter, Pred};
 use serde_json::{Value, json};
 
 use crate::expr;
 use crate::model::*;
-use crate::tiers::{DAY_MS, HOUR_MS};
 
 /// The fourteen flow dimensions and the key of each in the cube rows.
 pub const FLOW_DIMS: &[(&str, &str)] = &[

@@ -5,14 +5,15 @@ use std::collections::HashMap;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use netops_shared::paging::{SeriesSpec, series_list, series_page};
+use netops_shared::store::daily::{DAY_MS, HOUR_MS, Span, floor_to, packed, totals};
 use netops_shared::store::{Filter, Pred, Record, Rollup};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::{Value, json};
 
 use crate::explore::{self, Source};
 use crate::model::*;
-use crate::tiers::{self, DAY_MS, HOUR_MS, bounds, floor_to, packed, totals};
-use crate::tiers::{PARTS, part_keys};
+use crate::talkers;
+use crate::tiers::{self, PARTS, part_keys};
 
 fn time(ts: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ts).unwrap_or_default()
@@ -278,7 +279,7 @@ pub async fn get_summary(
     window: Window,
     Query(q): Query<SummaryQuery>,
 ) -> ApiResult<Summary> {
-    let (a, b, _, _) = bounds(window.from_ms(), window.to_ms());
+    let Span { a, b, .. } = Span::starting(window.from_ms(), window.to_ms());
     let series = match &q.machine {
         Some(host) => machine_sum(host),
         None => SUM.to_owned(),
@@ -359,9 +360,10 @@ pub async fn get_summary(
 
 /// Machines les plus actives
 ///
-/// Machines classées par volume total (octets émis et reçus) décroissant, lues dans les
-/// agrégats horaires ; fenêtre de 31 jours au plus, 24 h par défaut ; 50 par défaut, 200
-/// au plus (spec 4.4 règle 4).
+/// Machines classées par volume total (octets émis et reçus) décroissant, puis par nom, lues
+/// dans les agrégats horaires des agents ; chaque heure qui commence dans la fenêtre compte ;
+/// fenêtre de 31 jours au plus, 24 h par défaut ; 50 par défaut, 200 au plus (spec 4.4
+/// règle 4).
 #[utoipa::path(get, path = "/flows/talkers", operation_id = "list_flow_talkers", tag = "flows",
     responses((status = 200, description = "Machines par volume décroissant", body = Envelope<Vec<Talker>>)))]
 pub async fn list_talkers(
@@ -370,55 +372,14 @@ pub async fn list_talkers(
     page: Page,
     window: Window,
 ) -> ApiResult<Vec<Talker>> {
-    let fast = totals_tier(&state, &caller.tenant).await?;
-    let rows = tiers::read(
+    let span = Span::starting(window.from_ms(), window.to_ms());
+    let (data, more) = talkers::top(
         state.rollups.as_ref(),
         &caller.tenant,
-        TALK,
-        window.from_ms(),
-        window.to_ms(),
-        &Filter::all(),
-        fast,
+        span,
+        page.limit as usize,
     )
     .await?;
-    let mut acc: HashMap<String, [f64; 4]> = HashMap::new();
-    for r in &rows {
-        let host = r
-            .dims
-            .get("m")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let a = acc.entry(host).or_default();
-        for (name, v) in &r.measures {
-            if name.starts_with("b.") {
-                a[0] += v;
-                if name.ends_with('I') {
-                    a[1] += v;
-                } else {
-                    a[2] += v;
-                }
-            } else if name.starts_with("f.") {
-                a[3] += v;
-            }
-        }
-    }
-    let mut ranked: Vec<(String, [f64; 4])> = acc.into_iter().collect();
-    ranked.sort_by(|a, b| b.1[0].total_cmp(&a.1[0]).then_with(|| a.0.cmp(&b.0)));
-    let more = ranked.len() > page.limit as usize;
-    let data = ranked
-        .into_iter()
-        .take(page.limit as usize)
-        .enumerate()
-        .map(|(i, (machine, a))| Talker {
-            rank: i as u32 + 1,
-            machine,
-            bytes: a[0] as u64,
-            bytes_in: a[1] as u64,
-            bytes_out: a[2] as u64,
-            flows: a[3] as u64,
-        })
-        .collect();
     let (data, meta) = page.limited(data, more);
     Ok(Envelope::new(data, meta.window(&window)))
 }

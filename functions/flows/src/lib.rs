@@ -9,6 +9,7 @@ mod handlers;
 pub mod model;
 #[cfg(feature = "demo")]
 pub mod seed;
+pub mod talkers;
 pub mod tiers;
 
 use netops_shared::routes::Function;

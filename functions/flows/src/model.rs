@@ -15,8 +15,6 @@ pub const RECORDS: &str = "flows.records";
 pub const BLOCKED: &str = "flows.blocked";
 /// Hourly totals of the tenant's agent traffic, one row per hour (hourly tier only).
 pub const SUM: &str = "flows.sum";
-/// Agent traffic per machine (talkers).
-pub const TALK: &str = "flows.talk";
 
 /// The hourly totals of one machine's agent traffic, shaped like [`SUM`]: a machine's
 /// summary reads its own series.

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use netops_shared::demo::{MachineKind, SeedCtx};
 use netops_shared::module::BoxFuture;
+use netops_shared::store::daily::{DAY_MS, HOUR_MS, packed, totals};
 use netops_shared::store::{Record, Rollup, StoreResult, Stores};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -20,7 +21,8 @@ use serde_json::{Value, json};
 
 use crate::catalog::{self, DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
 use crate::model::*;
-use crate::tiers::{DAY_MS, HOUR_MS, PARTS, at_hour, packed, part_keys, totals};
+use crate::talkers::{self, Talkers};
+use crate::tiers::{PARTS, at_hour, part_keys};
 
 /// One remote peer (or, for inbound flows, the client that connects).
 struct Dest {
@@ -199,6 +201,7 @@ struct ExtKey {
 #[derive(Default)]
 struct Aggs {
     sum: PartsDay,
+    /// Agent traffic per machine: its own summary, and the talkers.
     talk: HashMap<u32, PartsDay>,
     dest_agent: HashMap<u32, DayM>,
     dest_gw: HashMap<(u32, bool), DayM>,
@@ -372,16 +375,24 @@ impl Gen<'_> {
     /// Turns one day's aggregates into rollup rows.
     fn flush(&self, aggs: &Aggs, day: i64, out: &mut Pending) {
         out.day(SUM, day, "all".into(), json!({}), &parts(&aggs.sum), false);
+        let mut talkers = Talkers::default();
         for (m, t) in &aggs.talk {
             let host = &self.eps[*m as usize].name;
-            out.day(
-                TALK,
-                day,
-                host.clone(),
-                json!({"m": host}),
-                &parts(t),
-                self.totals_tier,
-            );
+            for (h, hour) in t.0.iter().enumerate() {
+                let at =
+                    DateTime::from_timestamp_millis(day + h as i64 * HOUR_MS).unwrap_or_default();
+                for (v, (_, direction)) in hour.iter().zip(PARTS) {
+                    if v.flows > 0.0 {
+                        talkers.add(&talkers::Flow {
+                            at,
+                            machine: host,
+                            direction,
+                            bytes: v.bytes,
+                            flows: v.flows,
+                        });
+                    }
+                }
+            }
             out.day(
                 &machine_sum(host),
                 day,
@@ -390,6 +401,11 @@ impl Gen<'_> {
                 &parts(t),
                 false,
             );
+        }
+        for (series, rows) in talkers.series() {
+            for row in rows {
+                out.push(series.clone(), row);
+            }
         }
         for (d, m) in &aggs.dest_agent {
             out.day(

@@ -8,16 +8,15 @@
 //! day totals only, so whole days cost no hour parsing; the partial days at the window's
 //! edges are read from the packed rows `<name>.dh` hour by hour.
 //!
-//! A window counts the hours that *start* inside it, so a 31-day window has exactly 744.
+//! A window counts the hours that *start* inside it ([`Span::starting`]), so a 31-day window
+//! has exactly 744.
 
 use std::collections::BTreeMap;
 
+use netops_shared::store::daily::{DAY_MS, HOUR_MS, Span, floor_to, packed, totals};
 use netops_shared::store::{Filter, Rollup, Rollups, StoreResult};
 
 use crate::model::{Direction, Protocol};
-
-pub const HOUR_MS: i64 = 3_600_000;
-pub const DAY_MS: i64 = 24 * HOUR_MS;
 
 /// The per-protocol, per-direction parts of the aggregates.
 pub const PARTS: [(Protocol, Direction); 4] = [
@@ -46,25 +45,6 @@ pub fn part_keys(proto: Protocol, dir: Direction) -> (String, String) {
     )
 }
 
-/// Packed day rows (totals and hours).
-pub fn packed(base: &str) -> String {
-    format!("{base}.dh")
-}
-
-/// Day totals only.
-pub fn totals(base: &str) -> String {
-    format!("{base}.d")
-}
-
-/// First multiple of `step` at or after `t`.
-pub fn ceil_to(t: i64, step: i64) -> i64 {
-    t.div_euclid(step) * step + if t.rem_euclid(step) == 0 { 0 } else { step }
-}
-
-pub fn floor_to(t: i64, step: i64) -> i64 {
-    t.div_euclid(step) * step
-}
-
 /// Name of the measure `name` for hour `h` (0-23) of the day.
 pub fn at_hour(name: &str, h: i64) -> String {
     format!("{name}@{h:02}")
@@ -74,13 +54,6 @@ pub fn at_hour(name: &str, h: i64) -> String {
 pub fn split_hour(key: &str) -> Option<(&str, i64)> {
     let (name, h) = key.split_once('@')?;
     Some((name, h.parse().ok()?))
-}
-
-/// The hours starting in `[from, to)` as `[a, b)`, and the whole days inside as `[d0, d1)`.
-pub fn bounds(from: i64, to: i64) -> (i64, i64, i64, i64) {
-    let (a, b) = (ceil_to(from, HOUR_MS), ceil_to(to, HOUR_MS));
-    let (d0, d1) = (ceil_to(a, DAY_MS), floor_to(b, DAY_MS));
-    (a, b, d0, d1)
 }
 
 /// The measures of a packed row restricted to the hours in `[a, b)`.
@@ -125,7 +98,7 @@ pub async fn read(
     filter: &Filter,
     fast: bool,
 ) -> StoreResult<Vec<Rollup>> {
-    let (a, b, d0, d1) = bounds(from, to);
+    let Span { a, b, d0, d1 } = Span::starting(from, to);
     if a >= b {
         return Ok(Vec::new());
     }
@@ -187,15 +160,6 @@ mod tests {
         assert_eq!(restrict(&r, day + 4 * HOUR_MS, 3 * day)["bytes"], 6.0);
         assert_eq!(restrict(&r, 0, day + 4 * HOUR_MS)["bytes"], 4.0);
         assert!(restrict(&r, day + 4 * HOUR_MS, day + 20 * HOUR_MS).is_empty());
-        // 10:30 on day 1 to 09:15 on day 4: hours 11:00 day 1 .. 09:00 day 4.
-        let (a, b, d0, d1) = bounds(
-            day + 10 * HOUR_MS + 1_800_000,
-            4 * day + 9 * HOUR_MS + 900_000,
-        );
-        assert_eq!(
-            (a, b, d0, d1),
-            (day + 11 * HOUR_MS, 4 * day + 10 * HOUR_MS, 2 * day, 4 * day)
-        );
         let hs: Vec<_> = hours(&r).collect();
         assert_eq!(
             hs,

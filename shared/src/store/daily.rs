@@ -17,8 +17,9 @@
 //! Both series only ever add up, as every rollup does: a producer adds the rows of a batch of
 //! facts ([`DayRows`]) with [`crate::store::Rollups::add`], the seed loads them.
 //!
-//! A window covers the hours that overlap it ([`Span::covering`]): its whole days are added up
-//! from `<base>.d` by the store, its partial days at the edges are read hour by hour from
+//! A window covers the hours that overlap it ([`Span::covering`]), or, for the flows routes,
+//! those that start within it ([`Span::starting`]): its whole days are added up from
+//! `<base>.d` by the store, its partial days at the edges are read hour by hour from
 //! `<base>.dh` ([`sums`]).
 
 use std::collections::{BTreeMap, HashMap};
@@ -112,7 +113,18 @@ impl Span {
     /// The hours that overlap `[from, to)` (ms): from the hour holding `from` to the last
     /// hour starting before `to`.
     pub fn covering(from: i64, to: i64) -> Span {
-        let (a, b) = (floor_to(from, HOUR_MS), ceil_to(to, HOUR_MS));
+        Span::of_hours(floor_to(from, HOUR_MS), ceil_to(to, HOUR_MS))
+    }
+
+    /// The hours that start within `[from, to)` (ms): from the first hour starting at or
+    /// after `from` to the last hour starting before `to`, so that a 31-day window holds
+    /// exactly 744 (the windows of the flows aggregates).
+    pub fn starting(from: i64, to: i64) -> Span {
+        Span::of_hours(ceil_to(from, HOUR_MS), ceil_to(to, HOUR_MS))
+    }
+
+    /// The hours `[a, b)` (whole hours) and the whole days among them.
+    fn of_hours(a: i64, b: i64) -> Span {
         Span {
             a,
             b,
@@ -385,6 +397,17 @@ mod tests {
             vec![(day, 2 * day), (4 * day, 4 * day + 10 * HOUR_MS)]
         );
         assert_eq!(s.hours().count(), 72);
+        // The hours starting in the same window: the one holding its start is left out.
+        let s = Span::starting(
+            day + 10 * HOUR_MS + 1_800_000,
+            4 * day + 9 * HOUR_MS + 900_000,
+        );
+        assert_eq!(
+            (s.a, s.b, s.d0, s.d1),
+            (day + 11 * HOUR_MS, 4 * day + 10 * HOUR_MS, 2 * day, 4 * day)
+        );
+        assert_eq!(s.hours().count(), 71);
+        assert_eq!(Span::starting(day, 32 * day).hours().count(), 744);
         // Within two days, no whole one: the packed rows of both.
         let s = Span::covering(day + 20 * HOUR_MS, 2 * day + 3 * HOUR_MS);
         assert_eq!(s.edges(), vec![(day, 2 * day + 3 * HOUR_MS)]);
