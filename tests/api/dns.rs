@@ -471,13 +471,7 @@ async fn top_domains_over_any_window_add_up_exactly_the_queries_of_their_hours()
     for f in &facts {
         queries.add(f.at, &f.host, f.domain, f.code, f.n);
     }
-    for (series, rows) in queries.series() {
-        app.stores
-            .rollups
-            .load("acme", &series, rows)
-            .await
-            .expect("load");
-    }
+    app.load_acme(queries.series()).await;
     for (from, to) in edge_windows(now) {
         for machine in [None, Some(hosts[2].as_str())] {
             let mut path = format!("/dns/top-domains?from={}&to={}", stamp(from), stamp(to));

@@ -718,13 +718,7 @@ async fn traffic_over_any_window_adds_up_exactly_the_exports_of_its_hours() {
             flows: e.flows,
         });
     }
-    for (series, rows) in aggregates.series() {
-        app.stores
-            .rollups
-            .load("acme", &series, rows)
-            .await
-            .expect("load");
-    }
+    app.load_acme(aggregates.series()).await;
     for (from, to) in edge_windows(now) {
         for (device, limit) in [(None, 20), (None, 3), (Some(devices[1].0), 20)] {
             let mut path = format!(

@@ -759,13 +759,7 @@ async fn talkers_over_any_window_rank_exactly_the_flows_of_the_hours_starting_in
             flows: f.flows as f64,
         });
     }
-    for (series, rows) in aggregate.series() {
-        app.stores
-            .rollups
-            .load("acme", &series, rows)
-            .await
-            .expect("load");
-    }
+    app.load_acme(aggregate.series()).await;
     for (from, to) in edge_windows(now) {
         for limit in [200, 3] {
             let path = format!(

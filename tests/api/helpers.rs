@@ -299,6 +299,17 @@ impl TestApp {
         secret
     }
 
+    /// Loads rollup series (as a producer's `series()` gives them) into acme's store.
+    pub async fn load_acme(&self, series: Vec<(String, Vec<netops_shared::store::Rollup>)>) {
+        for (name, rows) in series {
+            self.stores
+                .rollups
+                .load("acme", &name, rows)
+                .await
+                .expect("load");
+        }
+    }
+
     /// A token of tenant acme with every scope.
     pub async fn full_token(&self) -> String {
         self.token("acme", Scope::ALL).await

@@ -368,54 +368,28 @@ async fn keys_expire_and_abandoned_ones_are_taken_over() {
         expires_at: t0 + 86_400,
         ..WriteLogEntry::default()
     };
+    let held = |tenant: &'static str, id: &'static str, at: i64| {
+        let claim = claim(id, at);
+        async move { writes.claim_key(tenant, &claim).await.expect("claim") }
+    };
     let in_flight = Some(HeldKey {
         fingerprint: "f1".into(),
         answer: None,
     });
-    assert_eq!(
-        writes
-            .claim_key("acme", &claim("a", t0))
-            .await
-            .expect("claim"),
-        None
-    );
-    assert_eq!(
-        writes
-            .claim_key("acme", &claim("b", t0 + 1))
-            .await
-            .expect("claim"),
-        in_flight
-    );
+    assert_eq!(held("acme", "a", t0).await, None);
+    assert_eq!(held("acme", "b", t0 + 1).await, in_flight);
     // Another tenant's key of the same name is its own.
-    assert_eq!(
-        writes
-            .claim_key("globex", &claim("g", t0))
-            .await
-            .expect("claim"),
-        None
-    );
+    assert_eq!(held("globex", "g", t0).await, None);
     // In flight for too long: abandoned, and taken over.
     let later = t0 + ABANDONED_AFTER_SECS;
-    assert_eq!(
-        writes
-            .claim_key("acme", &claim("b", later))
-            .await
-            .expect("claim"),
-        None
-    );
+    assert_eq!(held("acme", "b", later).await, None);
     let lost = writes.commit(entry(), vec![remember("a")]).await;
     assert!(matches!(lost, Err(StoreError::ConditionFailed)), "{lost:?}");
     writes
         .release_key("acme", "0123abcd|k", "a")
         .await
         .expect("release");
-    assert_eq!(
-        writes
-            .claim_key("acme", &claim("c", later))
-            .await
-            .expect("claim"),
-        in_flight
-    );
+    assert_eq!(held("acme", "c", later).await, in_flight);
     writes
         .commit(entry(), vec![remember("b")])
         .await
@@ -433,22 +407,10 @@ async fn keys_expire_and_abandoned_ones_are_taken_over() {
         }),
     });
     let much_later = later + ABANDONED_AFTER_SECS;
-    assert_eq!(
-        writes
-            .claim_key("acme", &claim("d", much_later))
-            .await
-            .expect("claim"),
-        kept
-    );
+    assert_eq!(held("acme", "d", much_later).await, kept);
     // Until it expires.
     let next_day = later + KEPT_SECS;
-    assert_eq!(
-        writes
-            .claim_key("acme", &claim("e", next_day))
-            .await
-            .expect("claim"),
-        None
-    );
+    assert_eq!(held("acme", "e", next_day).await, None);
     // Only the lost claim's own log entry is missing: the commit was all or nothing.
     let log = writes.entries("acme").await.expect("log");
     assert_eq!(
