@@ -13,6 +13,7 @@ mod firewall;
 mod fleet;
 mod flows;
 mod foundation;
+mod http_conventions;
 mod infra;
 mod inventory;
 mod mcp;
