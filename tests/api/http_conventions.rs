@@ -548,6 +548,9 @@ async fn under_lambda_a_compressed_answer_goes_out_as_binary() {
 
 // Conditional GET ----------------------------------------------------------------------------
 
+/// Routes whose answers stay the same from one second to the next: `/alerts` would not (the
+/// `duration_s` of an ongoing incident grows with the clock, whatever the window), nor any
+/// route read up to now.
 #[tokio::test]
 async fn every_json_answer_has_a_strong_etag_of_its_bytes_and_a_match_gets_304() {
     let app = TestApp::shared();
@@ -555,7 +558,7 @@ async fn every_json_answer_has_a_strong_etag_of_its_bytes_and_a_match_gets_304()
     for path in [
         "/machines?limit=100",
         "/me",
-        "/alerts?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z",
+        "/inventory/assets?limit=50",
         "/monitors",
         "/openapi.json",
         "/docs",
