@@ -230,7 +230,11 @@ fn add_conditional(op: &mut Map<String, Value>, rate: bool) {
             own.insert("ETag".into(), json!({"$ref": "#/components/headers/ETag"}));
         }
     }
-    let name = if rate { "NotModified" } else { "NotModifiedPublic" };
+    let name = if rate {
+        "NotModified"
+    } else {
+        "NotModifiedPublic"
+    };
     responses.insert(
         "304".into(),
         json!({"$ref": format!("#/components/responses/{name}")}),

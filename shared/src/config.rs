@@ -315,8 +315,10 @@ mod tests {
     #[test]
     fn cors_origins_are_exact_browser_origins() {
         assert_eq!(
-            parse_origins(" https://Dash.Example.com , http://localhost:5173,https://dash.example.com,")
-                .expect("origins"),
+            parse_origins(
+                " https://Dash.Example.com , http://localhost:5173,https://dash.example.com,"
+            )
+            .expect("origins"),
             ["https://dash.example.com", "http://localhost:5173"]
         );
         assert_eq!(

@@ -95,7 +95,10 @@ async fn preflight(app: &TestApp, path: &str, origin: &str) -> TestResponse {
         &[
             ("origin", origin),
             ("access-control-request-method", "GET"),
-            ("access-control-request-headers", "authorization, accept-language"),
+            (
+                "access-control-request-headers",
+                "authorization, accept-language",
+            ),
         ],
     )
     .await
@@ -131,7 +134,12 @@ async fn a_preflight_from_an_allowed_origin_needs_no_token_and_costs_no_call() {
     let app = cors_app(600).await;
     for path in ["/machines", "/mcp", "/openapi.json", "/alerts/hm-1/ack"] {
         let res = preflight(&app, path, DASHBOARD).await;
-        assert!(res.status.is_success(), "{path}: {} {}", res.status, res.body);
+        assert!(
+            res.status.is_success(),
+            "{path}: {} {}",
+            res.status,
+            res.body
+        );
         assert!(res.bytes.is_empty(), "{path}");
         assert_eq!(res.header("access-control-allow-origin"), Some(DASHBOARD));
         let methods = res.header("access-control-allow-methods").unwrap_or("");
@@ -158,7 +166,11 @@ async fn a_preflight_from_an_allowed_origin_needs_no_token_and_costs_no_call() {
     }
     let res = app.request(Method::GET, "/machines", None, None, &[]).await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
-    assert_eq!(remaining(&res), 599, "the preflights cost the client nothing");
+    assert_eq!(
+        remaining(&res),
+        599,
+        "the preflights cost the client nothing"
+    );
 
     // The other origin of the list is allowed as well, with its own value.
     let res = preflight(&app, "/machines", LOCAL_PAGE).await;
@@ -193,9 +205,7 @@ async fn an_allowed_origin_reads_the_rate_limit_headers_of_answers_and_errors() 
         ("/flows", Some(token.as_str()), StatusCode::FORBIDDEN),
         ("/nowhere", Some(token.as_str()), StatusCode::NOT_FOUND),
     ] {
-        let res = app
-            .request(Method::GET, path, token, None, &origin)
-            .await;
+        let res = app.request(Method::GET, path, token, None, &origin).await;
         assert_eq!(res.status, status, "{path}");
         assert_eq!(
             res.header("access-control-allow-origin"),
@@ -222,7 +232,10 @@ async fn an_origin_not_on_the_list_gets_no_cors_header() {
         assert!(cors_headers(&res).is_empty(), "{origin}: {:?}", res.headers);
         // Answered as any OPTIONS: the gate's 401 without a token.
         assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{origin}");
-        assert!(varies_on(&res, "origin"), "{origin}: a cache keeps origins apart");
+        assert!(
+            varies_on(&res, "origin"),
+            "{origin}: a cache keeps origins apart"
+        );
         let res = app
             .request(
                 Method::GET,
@@ -368,7 +381,11 @@ async fn large_text_answers_are_compressed_as_accept_encoding_asks() {
                 )
                 .await;
             assert_eq!(res.status, StatusCode::OK, "{path} {accept}");
-            assert_eq!(res.header("content-encoding"), Some(coding), "{path} {accept}");
+            assert_eq!(
+                res.header("content-encoding"),
+                Some(coding),
+                "{path} {accept}"
+            );
             assert!(res.header("content-length").is_none(), "{path} {accept}");
             assert!(varies_on(&res, "accept-encoding"), "{path} {accept}");
             assert!(res.bytes.len() < plain.bytes.len() / 2, "{path} {accept}");
@@ -461,7 +478,10 @@ async fn a_strange_accept_encoding_or_accept_gets_a_plain_answer_never_a_5xx() {
             "accept-encoding",
             HeaderValue::from_bytes(b"gz\xffip").expect("obs-text"),
         )
-        .header("accept", HeaderValue::from_bytes(b"\xfe/\xff").expect("obs-text"))
+        .header(
+            "accept",
+            HeaderValue::from_bytes(b"\xfe/\xff").expect("obs-text"),
+        )
         .body(Body::empty())
         .expect("request");
     let res = into_test_response(app.router.clone().oneshot(req).await.expect("infallible")).await;
@@ -500,7 +520,12 @@ async fn under_lambda_a_compressed_answer_goes_out_as_binary() {
     for (function, event, query, asset) in [
         ("fleet", "list_machines.json", Some("limit=100"), None),
         ("docs", "get_openapi.json", None, None),
-        ("docs", "get_docs_asset.json", None, Some("swagger-ui-bundle.js")),
+        (
+            "docs",
+            "get_docs_asset.json",
+            None,
+            Some("swagger-ui-bundle.js"),
+        ),
     ] {
         let module = netops::modules()
             .into_iter()
@@ -570,7 +595,11 @@ async fn every_json_answer_has_a_strong_etag_of_its_bytes_and_a_match_gets_304()
         let tag = res.header("etag").expect("etag").to_owned();
         assert_eq!(tag, tag_of(&res.bytes), "{path}: the SHA-256 of the bytes");
         if res.header("content-type") == Some("application/json") && !path.contains("openapi") {
-            assert_eq!(res.header("cache-control"), Some("private, no-cache"), "{path}");
+            assert_eq!(
+                res.header("cache-control"),
+                Some("private, no-cache"),
+                "{path}"
+            );
         }
         for condition in [
             tag.clone(),
@@ -633,7 +662,11 @@ async fn each_content_coding_has_its_own_tag_and_any_of_them_revalidates() {
     let token = app.full_token().await;
     let path = "/machines?limit=100";
     let plain = app.get(path, &token).await;
-    let base = plain.header("etag").expect("etag").trim_matches('"').to_owned();
+    let base = plain
+        .header("etag")
+        .expect("etag")
+        .trim_matches('"')
+        .to_owned();
     let mut tags = vec![format!("\"{base}\"")];
     for coding in ["gzip", "br"] {
         let res = app
@@ -645,7 +678,10 @@ async fn each_content_coding_has_its_own_tag_and_any_of_them_revalidates() {
                 &[("accept-encoding", coding)],
             )
             .await;
-        assert_eq!(res.header("etag"), Some(format!("\"{base}-{coding}\"").as_str()));
+        assert_eq!(
+            res.header("etag"),
+            Some(format!("\"{base}-{coding}\"").as_str())
+        );
         tags.push(format!("\"{base}-{coding}\""));
     }
     for held in &tags {
@@ -662,7 +698,11 @@ async fn each_content_coding_has_its_own_tag_and_any_of_them_revalidates() {
                 .request(Method::GET, path, Some(&token), None, &headers)
                 .await;
             assert_eq!(res.status, StatusCode::NOT_MODIFIED, "{held} {accept:?}");
-            assert_eq!(res.header("etag"), Some(expected.as_str()), "{held} {accept:?}");
+            assert_eq!(
+                res.header("etag"),
+                Some(expected.as_str()),
+                "{held} {accept:?}"
+            );
             assert!(res.header("content-encoding").is_none());
             assert!(varies_on(&res, "accept-encoding"));
         }
@@ -826,7 +866,11 @@ async fn over_http_a_304_has_no_content_length_and_a_bad_origin_list_stops_the_s
         LOCAL_PAGE
     );
 
-    for bad in ["https://dashboard.example.com/", "*", "dashboard.example.com"] {
+    for bad in [
+        "https://dashboard.example.com/",
+        "*",
+        "dashboard.example.com",
+    ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_netops"))
             .args(["serve", "--addr", "127.0.0.1:0", "--db"])
             .arg(served.dir.path().join("other.db"))

@@ -85,7 +85,10 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
         }
         functions.insert(binary, res.clone());
     }
-    let gets = ROUTES.iter().filter(|r| r.method == http::Method::GET).count();
+    let gets = ROUTES
+        .iter()
+        .filter(|r| r.method == http::Method::GET)
+        .count();
     assert_eq!(
         events,
         ROUTES.len() + gets,
@@ -297,7 +300,9 @@ fn the_cors_origins_parameter_reaches_every_function() {
         );
     }
     // The pattern keeps out what the functions would refuse to start on anyway.
-    let pattern = parameter["AllowedPattern"].as_str().expect("AllowedPattern");
+    let pattern = parameter["AllowedPattern"]
+        .as_str()
+        .expect("AllowedPattern");
     assert!(pattern.contains('*'), "{pattern}");
 }
 

@@ -33,8 +33,8 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::header::{
-    ACCEPT_LANGUAGE, AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH,
-    CONTENT_TYPE, ETAG, IF_NONE_MATCH, ORIGIN, RETRY_AFTER, VARY,
+    ACCEPT_LANGUAGE, AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
+    ETAG, IF_NONE_MATCH, ORIGIN, RETRY_AFTER, VARY,
 };
 use http::{Extensions, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Version};
 use http_body_util::BodyExt;
@@ -161,7 +161,9 @@ fn textual(headers: &HeaderMap) -> bool {
     essence.eq_ignore_ascii_case("application/json")
         || essence.to_ascii_lowercase().ends_with("+json")
         || essence.eq_ignore_ascii_case("application/javascript")
-        || essence.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("text/"))
+        || essence
+            .get(..5)
+            .is_some_and(|p| p.eq_ignore_ascii_case("text/"))
 }
 
 fn compressible(_: StatusCode, _: Version, headers: &HeaderMap, _: &Extensions) -> bool {
@@ -243,7 +245,11 @@ const CODINGS: [&str; 2] = ["gzip", "br"];
 pub async fn conditional(req: Request, next: Next) -> Response {
     let get = readable(req.method());
     let conditions: Vec<HeaderValue> = if get {
-        req.headers().get_all(IF_NONE_MATCH).iter().cloned().collect()
+        req.headers()
+            .get_all(IF_NONE_MATCH)
+            .iter()
+            .cloned()
+            .collect()
     } else {
         Vec::new()
     };
