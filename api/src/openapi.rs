@@ -45,7 +45,10 @@ et les en-têtes de limite de débit. La comparaison est faible (RFC 9110) : `W/
 même empreinte, quel que soit leur suffixe, se valent ; `*` correspond toujours. Un `If-None-Match` mal formé est \
 ignoré (réponse complète). **Un 304 ne compte pas dans la limite de débit** : l'appel, compté avant la réponse \
 (le 429 passe avant tout), est rendu, et `X-RateLimit-Remaining` en tient compte. Le serveur construit encore la \
-réponse pour la comparer : le 304 économise le transfert et le quota, pas la lecture.\n\n\
+réponse pour la comparer : le 304 économise le transfert et le quota, pas la lecture. Une réponse qui dépend \
+de l'heure change d'un appel à l'autre et se revalide donc rarement : celle d'une fenêtre glissante \
+(`meta.window` finit maintenant), et celle de `/alerts` tant qu'un incident y est en cours (son `duration_s` croît) ; \
+avec une fenêtre fixe (`from` et `to`), les autres se revalident.\n\n\
 **CORS** : désactivé par défaut. Avec une liste d'origines (`NETOPS_CORS_ORIGINS`, paramètre `CorsOrigins` du \
 modèle SAM), une page servie par l'une d'elles peut appeler l'API depuis un navigateur : les requêtes de \
 pré-vérification (`OPTIONS` avec `Access-Control-Request-Method`) sont répondues sans jeton et sans compter d'appel ; \
