@@ -4,6 +4,7 @@
 //! caps, the common error answers — so the document says what the code does.
 
 use netops_shared::error::{ErrorBody, ErrorCode};
+use netops_shared::http::conventions::COMPRESS_MIN_BYTES;
 use netops_shared::routes::{
     Access, Kind, MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH, MCP_PROTOCOL_VERSIONS, ROUTES, Route,
     WindowRule,
@@ -43,6 +44,32 @@ changement d'état : la même requête (méthode, chemin et corps) renvoyée ave
 une autre requête donne 422 `idempotency_key_reused` ; une clé dont la première requête est en cours, 409 avec \
 `Retry-After`. Une requête refusée (4xx, 503) ne garde rien : sa clé est libérée et un nouvel essai est jugé à \
 nouveau.\n\n\
+**HEAD** : toute route GET répond aussi à `HEAD`, avec le statut et les en-têtes du GET et sans corps (mêmes \
+contrôles, un appel compté).\n\n\
+**Compression** : selon `Accept-Encoding`, gzip ou brotli (`br`) ; toute autre valeur, ou une valeur mal formée, \
+donne la réponse non compressée. Sont compressées les réponses textuelles (JSON, HTML, CSS, JavaScript) d'au moins \
+{min_bytes} octets, jamais le rapport PDF ; elles portent `Vary: Accept-Encoding`.\n\n\
+**GET conditionnel** : chaque réponse 200 d'un GET en JSON (et `/openapi.json`, la page `/docs` et ses fichiers) \
+porte un `ETag` fort : les 128 premiers bits du SHA-256 des octets exacts de la réponse non compressée. Une réponse \
+compressée est une autre représentation : son `ETag` prend le suffixe du codage (`\"<empreinte>-gzip\"`, \
+`\"<empreinte>-br\"`). Les réponses JSON portent `Cache-Control: private, no-cache` : un navigateur les garde et les \
+revalide avant chaque usage. Un `If-None-Match` qui correspond reçoit `304 Not Modified`, sans corps, avec l'`ETag` \
+et les en-têtes de limite de débit. La comparaison est faible (RFC 9110) : `W/` est ignoré, et les étiquettes d'une \
+même empreinte, quel que soit leur suffixe, se valent ; `*` correspond toujours. Un `If-None-Match` mal formé est \
+ignoré (réponse complète). **Un 304 ne compte pas dans la limite de débit** : l'appel, compté avant la réponse \
+(le 429 passe avant tout), est rendu, et `X-RateLimit-Remaining` en tient compte. Le serveur construit encore la \
+réponse pour la comparer : le 304 économise le transfert et le quota, pas la lecture. Une réponse qui dépend \
+de l'heure change d'un appel à l'autre et se revalide donc rarement : celle d'une fenêtre glissante \
+(`meta.window` finit maintenant), et celle de `/alerts` tant qu'un incident y est en cours (son `duration_s` croît) ; \
+avec une fenêtre fixe (`from` et `to`), les autres se revalident.\n\n\
+**CORS** : désactivé par défaut. Avec une liste d'origines (`NETOPS_CORS_ORIGINS`, paramètre `CorsOrigins` du \
+modèle SAM), une page servie par l'une d'elles peut appeler l'API depuis un navigateur : les requêtes de \
+pré-vérification (`OPTIONS` avec `Access-Control-Request-Method`) sont répondues sans jeton et sans compter d'appel ; \
+méthodes GET, HEAD, POST, PUT ; en-têtes admis `Authorization`, `Accept-Language`, `Content-Type`, `If-None-Match`, \
+`Idempotency-Key`, `MCP-Protocol-Version` ; en-têtes exposés `X-RateLimit-Limit`, `X-RateLimit-Remaining`, \
+`X-RateLimit-Reset`, `Retry-After`, `X-Request-Id`, `ETag`, `Idempotent-Replayed`, `X-Export-Max-Rows`. Jeton porteur, pas de cookie : \
+pas de mode `credentials`. Une origine hors de la liste ne reçoit aucun en-tête CORS. Toute réponse porte \
+`Vary: Origin` quand CORS est actif.\n\n\
 **Fenêtres (W)** : `period` parmi 1h, 3h, 6h, 12h, 24h, 3d, 7d, 30d (fenêtre glissante finissant maintenant) ; \
 `from`/`to` en RFC 3339. Avec `from` et `to`, `period` est ignoré ; avec `from` seul, de `from` à maintenant ; avec \
 `to` seul, la période par défaut finissant à `to`. Une fenêtre plus longue que le maximum de la route est ramenée \
@@ -63,7 +90,9 @@ fn description() -> String {
         .iter()
         .map(|c| format!("`{}`", c.as_str()))
         .collect();
-    DESCRIPTION.replace("{codes}", &codes.join(", "))
+    DESCRIPTION
+        .replace("{codes}", &codes.join(", "))
+        .replace("{min_bytes}", &COMPRESS_MIN_BYTES.to_string())
 }
 
 fn secs_label(secs: i64) -> String {
@@ -195,6 +224,52 @@ fn json_rpc_schemas() -> Value {
     })
 }
 
+/// Whether a route's 200 carries an `ETag` and answers `If-None-Match` with a 304: every
+/// `GET` but the PDF report.
+fn conditional(route: &Route) -> bool {
+    route.method.as_str() == "GET" && route.kind != Kind::Document
+}
+
+/// The `ETag` and the 304 of a conditional route; `rate`: the 304 with the rate-limit headers
+/// (every route but the public ones).
+fn add_conditional(op: &mut Map<String, Value>, rate: bool) {
+    let params = op.entry("parameters").or_insert_with(|| json!([]));
+    if let Some(list) = params.as_array_mut() {
+        list.push(json!({"$ref": "#/components/parameters/If-None-Match"}));
+    }
+    let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(ok) = responses.get_mut("200").and_then(Value::as_object_mut) {
+        let own = ok.entry("headers").or_insert_with(|| json!({}));
+        if let Some(own) = own.as_object_mut() {
+            own.insert("ETag".into(), json!({"$ref": "#/components/headers/ETag"}));
+        }
+    }
+    let name = if rate {
+        "NotModified"
+    } else {
+        "NotModifiedPublic"
+    };
+    responses.insert(
+        "304".into(),
+        json!({"$ref": format!("#/components/responses/{name}")}),
+    );
+}
+
+/// The two 304 answers [`add_conditional`] refers to.
+fn not_modified_responses() -> Value {
+    let description = "Non modifié : `If-None-Match` correspond à l'`ETag` de la réponse. Sans corps ; \
+        ne compte pas dans la limite de débit.";
+    let mut headers = rate_headers();
+    headers["ETag"] = json!({"$ref": "#/components/headers/ETag"});
+    json!({
+        "NotModified": {"description": description, "headers": headers},
+        "NotModifiedPublic": {"description": description,
+            "headers": {"ETag": {"$ref": "#/components/headers/ETag"}}},
+    })
+}
+
 /// Completes one operation from its route-table entry.
 fn complete(op: &mut Map<String, Value>, route: &Route) {
     let params = op.entry("parameters").or_insert_with(|| json!([]));
@@ -208,6 +283,9 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
     }
     if route.access == Access::Public {
         op.insert("security".into(), json!([]));
+        if conditional(route) {
+            add_conditional(op, false);
+        }
         return;
     }
     let has_input = op.contains_key("parameters") || op.contains_key("requestBody");
@@ -290,6 +368,9 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
         error_response("Erreur interne (`internal_error`) : réessayer plus tard")
     });
     op.insert("responses".into(), Value::Object(responses));
+    if conditional(route) {
+        add_conditional(op, true);
+    }
     op.insert(
         "security".into(),
         json!([{"bearer": scope.into_iter().collect::<Vec<_>>()}]),
@@ -338,6 +419,17 @@ pub fn openapi(own: Paths) -> Value {
             "X-RateLimit-Reset": {"description": "Secondes jusqu'à la fin de la fenêtre", "schema": {"type": "integer"}},
             "X-Request-Id": {"description": "Identifiant de la requête, repris dans les journaux", "schema": {"type": "string"}},
             "Idempotent-Replayed": {"description": "`true` quand la réponse est celle, gardée, de la première requête de même `Idempotency-Key`", "schema": {"type": "string", "enum": ["true"]}},
+            "ETag": {"description": "Étiquette forte de la représentation : 128 premiers bits du SHA-256 des octets \
+                de la réponse non compressée, en hexadécimal, avec le suffixe `-gzip` ou `-br` si la réponse est compressée",
+                "schema": {"type": "string", "examples": ["\"44136fa355b3678a1146ad16f7e8649e\""]}},
+        });
+        c["responses"] = not_modified_responses();
+        c["parameters"] = json!({
+            "If-None-Match": {"name": "If-None-Match", "in": "header", "required": false,
+                "description": "`ETag` d'une réponse déjà reçue (ou plusieurs, séparés par des virgules, ou `*`) : \
+                    s'il correspond, la réponse est 304 sans corps, et l'appel ne compte pas dans la limite de débit. \
+                    Mal formé : ignoré.",
+                "schema": {"type": "string"}},
         });
         if c.get("schemas").is_none() {
             c["schemas"] = json!({});

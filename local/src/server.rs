@@ -349,6 +349,7 @@ impl hyper::service::Service<Request<Incoming>> for Handler {
             if exchange.body_timed_out.load(Ordering::Acquire) {
                 res = body_timed_out(res, lang);
             }
+            let res = netops_shared::http::conventions::leaving(res);
             Ok(res.map(|body| Answer { body, exchange }))
         })
     }

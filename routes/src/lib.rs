@@ -290,7 +290,15 @@ pub enum Match {
 
 /// Finds the route for `method` and `path` (the path below [`BASE_PATH`]). Literal
 /// segments beat placeholders, so `/flows/summary` never reads as a parameter.
+///
+/// `HEAD` finds the `GET` route of its path (RFC 9110 9.3.2: the same answer without its
+/// body), and a path with a `GET` route lists `HEAD` among its methods.
 pub fn find(method: &Method, path: &str) -> Match {
+    let method = if method == Method::HEAD {
+        &Method::GET
+    } else {
+        method
+    };
     let path = path
         .strip_suffix('/')
         .filter(|p| !p.is_empty())
@@ -303,6 +311,9 @@ pub fn find(method: &Method, path: &str) -> Match {
         };
         if route.method != *method {
             allowed.push(route.method.as_str());
+            if route.method == Method::GET {
+                allowed.push(Method::HEAD.as_str());
+            }
             continue;
         }
         if best.is_none_or(|(_, p)| params < p) {
@@ -370,6 +381,26 @@ mod tests {
         assert!(matches!(find(&Method::GET, "/nope"), Match::NotFound));
         assert!(matches!(find(&Method::GET, "/machines/"), Match::Found(_)));
         match find(&Method::DELETE, "/mcp") {
+            Match::MethodNotAllowed(m) => assert_eq!(m, vec!["POST"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn head_finds_the_get_route_and_is_allowed_wherever_get_is() {
+        let Match::Found(r) = find(&Method::HEAD, "/machines/PAR-LT-0001") else {
+            panic!("no match")
+        };
+        assert_eq!(r.op, "get_machine");
+        let Match::Found(r) = find(&Method::HEAD, "/openapi.json") else {
+            panic!("no match")
+        };
+        assert_eq!(r.op, "get_openapi");
+        match find(&Method::POST, "/machines") {
+            Match::MethodNotAllowed(m) => assert_eq!(m, vec!["GET", "HEAD"]),
+            other => panic!("{other:?}"),
+        }
+        match find(&Method::HEAD, "/mcp") {
             Match::MethodNotAllowed(m) => assert_eq!(m, vec!["POST"]),
             other => panic!("{other:?}"),
         }

@@ -65,6 +65,9 @@ pub struct Config {
     /// `NETOPS_AWS_REGION`, `NETOPS_TOKEN_CACHE_SECS` (30, at most 30),
     /// `NETOPS_DYNAMODB_TIMEOUT_SECS` (6): the DynamoDB adapter.
     pub dynamodb: DynamoConfig,
+    /// `NETOPS_CORS_ORIGINS`: the origins whose pages may call the API from a browser
+    /// (comma-separated, each `scheme://host[:port]`, lowercase); empty: CORS is off.
+    pub cors_origins: Vec<String>,
     /// `NETOPS_SERIES_STORE=timestream` with `NETOPS_TIMESTREAM_DATABASE`,
     /// `NETOPS_TIMESTREAM_SERIES` and `NETOPS_TIMESTREAM_ENDPOINT`: series reads from
     /// Timestream for LiveAnalytics (never the default).
@@ -90,6 +93,7 @@ impl Default for Config {
             json_logs: false,
             store: StoreKind::Embedded,
             dynamodb: DynamoConfig::default(),
+            cors_origins: Vec::new(),
             timestream: None,
         }
     }
@@ -193,9 +197,17 @@ impl Config {
                 });
             }
         };
+        let cors_origins = match var("NETOPS_CORS_ORIGINS") {
+            None => Vec::new(),
+            Some(v) => parse_origins(&v).map_err(|reason| ConfigError {
+                var: "NETOPS_CORS_ORIGINS",
+                reason,
+            })?,
+        };
         Ok(Config {
             store,
             dynamodb,
+            cors_origins,
             timestream,
             db_path: var("NETOPS_DB").map(PathBuf::from).unwrap_or(d.db_path),
             rate_limit,
@@ -206,6 +218,61 @@ impl Config {
             json_logs,
         })
     }
+}
+
+/// The origins of `NETOPS_CORS_ORIGINS`, comma-separated, each as a browser sends it in
+/// `Origin` (lowercased here): `http` or `https`, a host, an optional port that is not the
+/// scheme's default, and nothing else. A browser compares origins byte for byte, so a path,
+/// a trailing slash or a default port would never match: they are refused rather than
+/// silently never allowing anything. `*` is refused too: the list is an allow-list.
+pub fn parse_origins(value: &str) -> Result<Vec<String>, String> {
+    let mut origins: Vec<String> = Vec::new();
+    for raw in value.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        let origin = raw.to_ascii_lowercase();
+        let bad = |why: &str| Err(format!("'{raw}' is not an origin: {why}"));
+        if origin == "*" || origin == "null" {
+            return bad("list each origin (scheme://host[:port]) allowed to call the API");
+        }
+        let Some((scheme, authority)) = origin.split_once("://") else {
+            return bad("write it scheme://host[:port], e.g. https://dashboard.example.com");
+        };
+        let default_port = match scheme {
+            "https" => "443",
+            "http" => "80",
+            _ => return bad("the scheme is http or https"),
+        };
+        if authority.contains(['/', '?', '#', '@']) {
+            return bad("an origin has no path (not even a trailing /), query or user");
+        }
+        let (host, port) = match authority.rsplit_once(':') {
+            // An IPv6 address without a port: its colons are inside the brackets.
+            Some((host, port)) if !port.contains(']') => (host, Some(port)),
+            _ => (authority, None),
+        };
+        let host_ok = !host.is_empty()
+            && (host.starts_with('[') && host.ends_with(']')
+                || host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'));
+        if !host_ok || host.contains('*') {
+            return bad("the host is a name or an address, without wildcards");
+        }
+        match port {
+            Some(p) if p == default_port => {
+                return bad(&format!(
+                    "browsers leave out the default port {p}: write {scheme}://{host}"
+                ));
+            }
+            Some(p) if p.parse::<u16>().map_or(true, |n| n == 0) || p.starts_with('0') => {
+                return bad("the port is a number from 1 to 65535");
+            }
+            _ => {}
+        }
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
+    Ok(origins)
 }
 
 /// How the adapter reaches its tables.
@@ -237,6 +304,47 @@ impl Default for DynamoConfig {
             region: None,
             token_cache_secs: 30,
             timeout_secs: STORE_TIMEOUT_SECS,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_origins;
+
+    #[test]
+    fn cors_origins_are_exact_browser_origins() {
+        assert_eq!(
+            parse_origins(
+                " https://Dash.Example.com , http://localhost:5173,https://dash.example.com,"
+            )
+            .expect("origins"),
+            ["https://dash.example.com", "http://localhost:5173"]
+        );
+        assert_eq!(
+            parse_origins("http://[::1]:8000, http://127.0.0.1:9").expect("origins"),
+            ["http://[::1]:8000", "http://127.0.0.1:9"]
+        );
+        assert!(parse_origins("").expect("empty").is_empty());
+        for bad in [
+            "*",
+            "null",
+            "dash.example.com",
+            "ftp://dash.example.com",
+            "https://dash.example.com/",
+            "https://dash.example.com/app",
+            "https://dash.example.com:443",
+            "http://localhost:80",
+            "http://localhost:0",
+            "http://localhost:99999",
+            "http://localhost:08080",
+            "https://*.example.com",
+            "https://user@dash.example.com",
+            "https://",
+            "https://dash example.com",
+        ] {
+            let e = parse_origins(bad).expect_err(bad);
+            assert!(e.contains("is not an origin"), "{bad}: {e}");
         }
     }
 }

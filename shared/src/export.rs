@@ -80,7 +80,13 @@ pub fn wanted(accept: Option<&HeaderValue>) -> Option<Format> {
     best.and_then(|(_, f)| f)
 }
 
-/// The middleware, after the gate: answers an admitted GET that asks for an export.
+/// Whether an answer is an export (whose body is streamed, never held whole).
+pub fn is_export(headers: &http::HeaderMap) -> bool {
+    headers.contains_key(X_EXPORT_MAX_ROWS)
+}
+
+/// The middleware, after the gate: answers an admitted GET (or HEAD: the same headers, no
+/// body, no page read but the first) that asks for an export.
 pub async fn pages(State(api): State<Router>, req: Request, next: Next) -> Response {
     let format = wanted(req.headers().get(header::ACCEPT));
     let (Some(format), Some(ctx), Some(caller)) = (
@@ -90,7 +96,8 @@ pub async fn pages(State(api): State<Router>, req: Request, next: Next) -> Respo
     ) else {
         return next.run(req).await;
     };
-    if req.method() != Method::GET {
+    let head = req.method() == Method::HEAD;
+    if req.method() != Method::GET && !head {
         return next.run(req).await;
     }
     let pager = Pager {
@@ -118,20 +125,20 @@ pub async fn pages(State(api): State<Router>, req: Request, next: Next) -> Respo
         // Not a list: the JSON answer, as it was.
         return Response::from_parts(parts, Body::from(bytes));
     }
-    let (tx, rx) = mpsc::channel(2);
-    tokio::spawn(pager.stream(format, page, tx));
     let content_type = match format {
         Format::Csv => CSV,
         Format::Ndjson => NDJSON,
     };
-    (
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
-            (X_EXPORT_MAX_ROWS, HeaderValue::from(EXPORT_MAX_ROWS)),
-        ],
-        Body::new(Chunks(rx)),
-    )
-        .into_response()
+    let headers = [
+        (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+        (X_EXPORT_MAX_ROWS, HeaderValue::from(EXPORT_MAX_ROWS)),
+    ];
+    if head {
+        return (headers, Body::empty()).into_response();
+    }
+    let (tx, rx) = mpsc::channel(2);
+    tokio::spawn(pager.stream(format, page, tx));
+    (headers, Body::new(Chunks(rx))).into_response()
 }
 
 /// The query's parameters but paging's, which the export sets itself.

@@ -1,8 +1,12 @@
 //! The HTTP shell shared by every function and the local process: the versioned base, the
-//! gate (request id, language, body size, token, rate limit, route, scope), JSON 404/405.
+//! gate (request id, language, body size, token, rate limit, route, scope), JSON 404/405, and
+//! around it the HTTP conventions of [`conventions`] (CORS, compression, ETags and 304).
 //!
 //! Order of checks (DECISIONS): token (401), rate limit (429), scope (403), then the handler's
-//! own validation (400) and lookups (404).
+//! own validation (400) and lookups (404). A CORS preflight is answered before the gate; a
+//! conditional GET answered 304 went through every check, and its call is given back.
+
+pub mod conventions;
 
 use std::time::Instant;
 
@@ -14,6 +18,7 @@ use chrono::{DateTime, Utc};
 use http::{HeaderName, HeaderValue};
 use tracing::Instrument;
 
+use self::conventions::{CorsPolicy, NotModified};
 use crate::auth::{Caller, authenticate};
 use crate::error::{ApiError, Rendered};
 use crate::extract::BODY_LIMIT;
@@ -29,9 +34,10 @@ pub const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-l
 pub const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 pub const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
-/// The full application: `router` (paths relative to the base) mounted under `/api/v1`.
-/// Inside the gate, in order: exports (which read the routes' own pages), idempotent writes.
-pub fn app(router: Router<AppState>, state: AppState) -> Router {
+/// The routes under the base with what runs inside the gate, innermost last: exports (which
+/// read the routes' own pages, [`crate::export`]) and idempotent writes
+/// ([`crate::idempotency`]).
+fn admitted(router: Router<AppState>, state: &AppState) -> Router {
     let api: Router = Router::new()
         .nest(BASE_PATH, router)
         .fallback(|| async { ApiError::unknown_path() })
@@ -43,7 +49,28 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
             crate::idempotency::replay,
         ))
         .layer(middleware::from_fn_with_state(api, crate::export::pages))
-        .layer(middleware::from_fn_with_state(state, gate))
+}
+
+/// The full application: `router` (paths relative to the base) mounted under `/api/v1`, its
+/// answers following the HTTP conventions (module [`conventions`], layers in the order it
+/// gives).
+pub fn app(router: Router<AppState>, state: AppState) -> Router {
+    let app = admitted(router, &state)
+        .layer(middleware::from_fn(conventions::etag))
+        .layer(conventions::compression())
+        .layer(middleware::from_fn(conventions::conditional))
+        .layer(middleware::from_fn_with_state(state.clone(), gate));
+    match CorsPolicy::new(&state.config.cors_origins) {
+        Some(policy) => app.layer(middleware::from_fn_with_state(policy, conventions::cors)),
+        None => app,
+    }
+}
+
+/// [`app`] without the HTTP conventions, for requests sent in process on behalf of a caller
+/// ([`OnBehalfOf`], the MCP function's tool calls): no client sees their HTTP answers, whose
+/// bodies become tool results, so there is nothing to tag, compress or share across origins.
+pub fn in_process_app(router: Router<AppState>, state: AppState) -> Router {
+    admitted(router, &state).layer(middleware::from_fn_with_state(state, gate))
 }
 
 /// Marks a request sent in process on behalf of a caller the gate already admitted (the MCP
@@ -134,7 +161,17 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             Err(e) => e.to_response(lang),
         };
         // A handler that counted more calls (an MCP batch) answers with the latest count.
-        let quota = res.extensions().get::<Quota>().copied().or(quota);
+        let mut quota = res.extensions().get::<Quota>().copied().or(quota);
+        // A conditional GET answered 304 costs nothing (as on GitHub's REST API): its call,
+        // counted before the handler ran (the 429 comes before it), is given back.
+        if res.extensions().get::<NotModified>().is_some()
+            && let (Some(c), Some(q)) = (&caller, quota.as_mut())
+        {
+            match refund(&state, &token_bucket(&c.token_hash), now.timestamp()).await {
+                Ok(()) => q.remaining = (q.remaining + 1).min(q.limit),
+                Err(e) => tracing::warn!(error = %e, "rate-limit refund failed"),
+            }
+        }
         if let (Some(c), Some(r)) = (&caller, &request)
             && r.route.kind == Kind::Write
             && res.extensions().get::<Logged>().is_none()
@@ -149,7 +186,7 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             let headers = res.headers().clone();
             res = e.to_response(Lang::En);
             for (k, v) in &headers {
-                if k != http::header::CONTENT_LENGTH {
+                if k != http::header::CONTENT_LENGTH && k != http::header::CONTENT_ENCODING {
                     res.headers_mut().insert(k, v.clone());
                 }
             }
@@ -354,13 +391,18 @@ pub async fn count_call(state: &AppState, caller: &Caller) -> Result<Quota, ApiE
     consume(state, &bucket, Utc::now().timestamp()).await
 }
 
+/// The counter of `bucket` for the window holding `now`, and the window's start.
+fn counter(state: &AppState, bucket: &str, now: i64) -> (String, i64) {
+    let start = now - now.rem_euclid(state.config.rate_window_secs);
+    (format!("rl:{bucket}:{start}"), start)
+}
+
 /// Counts this call against the bucket's window (600 calls per 60 s by default), in the
 /// store so that every function and instance shares the count (in memory for the one local
 /// process).
 async fn consume(state: &AppState, bucket: &str, now: i64) -> Result<Quota, ApiError> {
     let window = state.config.rate_window_secs;
-    let start = now - now.rem_euclid(window);
-    let key = format!("rl:{bucket}:{start}");
+    let (key, start) = counter(state, bucket, now);
     let count = state.counters.incr(&key, start + window).await?;
     let limit = state.config.rate_limit;
     Ok(Quota {
@@ -369,6 +411,13 @@ async fn consume(state: &AppState, bucket: &str, now: i64) -> Result<Quota, ApiE
         reset: (start + window - now).max(1),
         exceeded: count > limit,
     })
+}
+
+/// Gives back the call [`consume`] counted at `now` (the same window, even if it has ended
+/// since).
+async fn refund(state: &AppState, bucket: &str, now: i64) -> crate::store::StoreResult<()> {
+    let (key, _) = counter(state, bucket, now);
+    state.counters.refund(&key).await
 }
 
 /// Reads a write's body for the log and puts it back; past [`BODY_LIMIT`] bytes it stops

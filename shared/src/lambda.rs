@@ -21,5 +21,10 @@ pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Err
         function,
         crate::metrics::emit,
     ));
+    // Outside the router, which sets its own `Content-Length` on every answer.
+    let app = tower::ServiceExt::<lambda_http::Request>::map_response(
+        app,
+        crate::http::conventions::leaving,
+    );
     lambda_http::run(app).await
 }

@@ -211,3 +211,34 @@ async fn an_export_shows_no_other_tenants_rows() {
     assert!(a.iter().all(|h| !g.contains(h)));
     assert_eq!(a.len(), walk(app, "/machines", &acme).await.len());
 }
+
+#[tokio::test]
+async fn an_export_is_streamed_untagged_and_head_gives_its_headers() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let res = app
+        .request(
+            Method::GET,
+            "/machines",
+            Some(&token),
+            None,
+            &[("accept", "text/csv"), ("accept-encoding", "gzip")],
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK);
+    // Never held whole to compute a tag; compressed as it streams.
+    assert_eq!(res.header("etag"), None);
+    assert_eq!(res.header("content-encoding"), Some("gzip"));
+    let head = app
+        .request(
+            Method::HEAD,
+            "/machines",
+            Some(&token),
+            None,
+            &[("accept", "text/csv")],
+        )
+        .await;
+    assert_eq!(head.status, StatusCode::OK);
+    assert_eq!(head.header("content-type"), Some("text/csv; charset=utf-8"));
+    assert!(head.bytes.is_empty());
+}

@@ -167,7 +167,7 @@ async fn unknown_paths_and_methods_answer_in_the_json_error_shape() {
         .await;
     assert_eq!(res.status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(res.error(), "method_not_allowed");
-    assert_eq!(res.header("allow"), Some("GET"));
+    assert_eq!(res.header("allow"), Some("GET, HEAD"));
     let res = app
         .request(Method::GET, "/mcp", Some(&token), None, &[])
         .await;

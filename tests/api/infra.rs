@@ -85,7 +85,15 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
         }
         functions.insert(binary, res.clone());
     }
-    assert_eq!(events, ROUTES.len(), "one API route per route of the table");
+    let gets = ROUTES
+        .iter()
+        .filter(|r| r.method == http::Method::GET)
+        .count();
+    assert_eq!(
+        events,
+        ROUTES.len() + gets,
+        "one API route per route of the table, and one for HEAD per GET route"
+    );
 
     // Every function crate has its function, and every function its crate.
     let names: BTreeSet<String> = Function::ALL.iter().map(|f| f.name().to_owned()).collect();
@@ -274,6 +282,37 @@ fn the_sam_template_builds_arm64_al2023_functions_over_tables_with_ttl_and_recov
         let logs = &t["Resources"][format!("{}Logs", camel(f.name())).as_str()];
         assert_eq!(logs["Type"], "AWS::Logs::LogGroup", "{}", f.name());
     }
+}
+
+/// CORS is configured once for the stack: a `CorsOrigins` parameter (empty, CORS off, by
+/// default), which every function reads as `NETOPS_CORS_ORIGINS` and none overrides, so that
+/// the preflights the docs function answers for every path (the `$default` route) follow the
+/// same rules as the answers of the function that serves the path.
+#[test]
+fn the_cors_origins_parameter_reaches_every_function() {
+    let t = template();
+    let parameter = &t["Parameters"]["CorsOrigins"];
+    assert_eq!(parameter["Type"], "String");
+    assert_eq!(parameter["Default"], "");
+    let env = &t["Globals"]["Function"]["Environment"]["Variables"]["NETOPS_CORS_ORIGINS"];
+    let env = serde_norway::to_string(env).unwrap_or_default();
+    assert!(
+        env.contains("!Ref") && env.contains("CorsOrigins"),
+        "NETOPS_CORS_ORIGINS: {env}"
+    );
+    for (id, res) in t["Resources"].as_mapping().expect("Resources") {
+        let own = &res["Properties"]["Environment"]["Variables"];
+        assert!(
+            own.get("NETOPS_CORS_ORIGINS").is_none(),
+            "{} sets its own NETOPS_CORS_ORIGINS",
+            s(id)
+        );
+    }
+    // The pattern keeps out what the functions would refuse to start on anyway.
+    let pattern = parameter["AllowedPattern"]
+        .as_str()
+        .expect("AllowedPattern");
+    assert!(pattern.contains('*'), "{pattern}");
 }
 
 /// `sam build` runs `cargo lambda build --release --arm64 --bin <Binary>` in each function's

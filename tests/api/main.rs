@@ -14,6 +14,7 @@ mod firewall;
 mod fleet;
 mod flows;
 mod foundation;
+mod http_conventions;
 mod idempotency;
 mod infra;
 mod inventory;

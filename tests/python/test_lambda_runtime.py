@@ -58,6 +58,55 @@ def test_fleet_function_answers_api_gateway_events():
             assert m["request_id"] == "cold-start-1" and m["Latency"] >= 0
 
 
+def test_the_fleet_function_sends_compressed_answers_as_base64_and_304s_without_body():
+    """As API Gateway gets them: a compressed body is binary (`isBase64Encoded`, which API
+    Gateway decodes before sending), a HEAD and a 304 carry no body and the 304 no
+    `Content-Length`, and a preflight from an allowed origin needs no token."""
+    import base64
+    import gzip
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "netops.db")
+        subprocess.run([str(BINARY), "seed", "--db", db, "--days", "1"], check=True, capture_output=True)
+        token = subprocess.run(
+            [str(BINARY), "token", "create", "--tenant", "acme", "--name", "lambda", "--scopes", "read:machines", "--db", db],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+        plain = apigw_event("/api/v1/machines", token, "limit=100")
+        gzipped = apigw_event("/api/v1/machines", token, "limit=100")
+        gzipped["headers"]["accept-encoding"] = "gzip"
+        _, api = run_function(FLEET, [plain, gzipped], {"NETOPS_DB": db})
+        assert not api.errors, api.errors
+        text, packed = api.responses["req-0"][1], api.responses["req-1"][1]
+        assert text["statusCode"] == 200 and not text.get("isBase64Encoded")
+        assert packed["statusCode"] == 200 and packed["isBase64Encoded"] is True
+        headers = {k.lower(): v for k, v in packed["headers"].items()}
+        assert headers["content-encoding"] == "gzip" and "accept-encoding" in headers["vary"].lower()
+        assert gzip.decompress(base64.b64decode(packed["body"])) == text["body"].encode()
+        tag = headers["etag"]
+        assert tag.endswith('-gzip"')
+
+        conditional = apigw_event("/api/v1/machines", token, "limit=100")
+        conditional["headers"]["if-none-match"] = tag
+        head = apigw_event("/api/v1/machines", token, "limit=100")
+        head["requestContext"]["http"]["method"] = "HEAD"
+        preflight = apigw_event("/api/v1/machines", "")
+        del preflight["headers"]["authorization"]
+        preflight["requestContext"]["http"]["method"] = "OPTIONS"
+        preflight["headers"].update({"origin": "https://dashboard.example.com", "access-control-request-method": "GET"})
+        _, api = run_function(FLEET, [conditional, head, preflight],
+                              {"NETOPS_DB": db, "NETOPS_CORS_ORIGINS": "https://dashboard.example.com"})
+        assert not api.errors, api.errors
+        not_modified, headed, pre = (api.responses[f"req-{i}"][1] for i in range(3))
+        assert not_modified["statusCode"] == 304 and not not_modified.get("body")
+        nm = {k.lower(): v for k, v in not_modified["headers"].items()}
+        assert "content-length" not in nm and nm["etag"] == tag.removesuffix('-gzip"') + '"'
+        assert headed["statusCode"] == 200 and not headed.get("body")
+        assert {k.lower(): v for k, v in headed["headers"].items()}["content-length"] == str(len(text["body"].encode()))
+        assert pre["statusCode"] == 200
+        assert {k.lower(): v for k, v in pre["headers"].items()}["access-control-allow-origin"] == "https://dashboard.example.com"
+
+
 def test_the_metrics_line_counts_what_each_request_cost_dynamodb():
     endpoint = os.environ.get("NETOPS_TEST_DYNAMODB_ENDPOINT")
     if not endpoint:

@@ -17,7 +17,11 @@
 //! - `infra/template.yaml`, for each function, region `<function> scopes` (`Metadata.Scopes`:
 //!   what each route requires, `public`, `token` or its scope) and region `<function> events`
 //!   (`Properties.Events`: one `HttpApi` event per route, named after its operation id in
-//!   CamelCase).
+//!   CamelCase, and for a `GET` route a second one for `HEAD`, named `<Name>Head`).
+//!
+//! `HEAD` is routed as the `GET` of its path (the gate's `routes::find`, axum's routers), but
+//! API Gateway and the watch router match methods exactly: without its own route a `HEAD`
+//! would reach the `$default` route's function (docs), which does not serve the path.
 
 use std::fmt;
 use std::path::Path;
@@ -89,20 +93,32 @@ impl Target {
             "events" => {
                 let mut lines = Vec::new();
                 for r in routes {
-                    lines.extend([
-                        format!("{}:", camel(r.op)),
-                        "  Type: HttpApi".to_owned(),
-                        "  Properties:".to_owned(),
-                        "    ApiId: !Ref HttpApi".to_owned(),
-                        format!("    Method: {}", r.method.as_str()),
-                        format!("    Path: {}", full_path(r)?),
-                    ]);
+                    for (method, suffix) in methods(r) {
+                        lines.extend([
+                            format!("{}{suffix}:", camel(r.op)),
+                            "  Type: HttpApi".to_owned(),
+                            "  Properties:".to_owned(),
+                            "    ApiId: !Ref HttpApi".to_owned(),
+                            format!("    Method: {method}"),
+                            format!("    Path: {}", full_path(r)?),
+                        ]);
+                    }
                 }
                 Ok(Some(lines))
             }
             _ => Ok(None),
         }
     }
+}
+
+/// The methods a route is reached by, with the suffix of their event's name: its own, and
+/// `HEAD` for a `GET`.
+pub fn methods(route: &'static Route) -> Vec<(&'static str, &'static str)> {
+    let mut out = vec![(route.method.as_str(), "")];
+    if route.method.as_str() == "GET" {
+        out.push(("HEAD", "Head"));
+    }
+    out
 }
 
 /// The `cargo lambda watch` router: a path served by several methods is one key.
@@ -120,12 +136,13 @@ fn watch_router() -> Result<Vec<String>, Error> {
         .map(|(path, routes)| {
             let targets: Vec<String> = routes
                 .iter()
-                .map(|r| {
-                    format!(
-                        "{{ method = \"{}\", function = \"{}\" }}",
-                        r.method.as_str(),
-                        r.function.name()
-                    )
+                .flat_map(|r| {
+                    methods(r).into_iter().map(|(method, _)| {
+                        format!(
+                            "{{ method = \"{method}\", function = \"{}\" }}",
+                            r.function.name()
+                        )
+                    })
                 })
                 .collect();
             format!("\"{path}\" = [{}]", targets.join(", "))
@@ -387,7 +404,7 @@ mod tests {
             .expect("renders")
             .expect("a region");
         assert_eq!(
-            events[..6],
+            events[..12],
             [
                 "GetMe:",
                 "  Type: HttpApi",
@@ -395,8 +412,19 @@ mod tests {
                 "    ApiId: !Ref HttpApi",
                 "    Method: GET",
                 "    Path: /api/v1/me",
+                "GetMeHead:",
+                "  Type: HttpApi",
+                "  Properties:",
+                "    ApiId: !Ref HttpApi",
+                "    Method: HEAD",
+                "    Path: /api/v1/me",
             ]
         );
+        let mcp = Target::Template
+            .render("mcp events")
+            .expect("renders")
+            .expect("a region");
+        assert_eq!(mcp.len(), 6, "a POST route has no HEAD event: {mcp:?}");
         let scopes = Target::Template
             .render("fleet scopes")
             .expect("renders")
@@ -405,7 +433,7 @@ mod tests {
         let router = watch_router().expect("renders");
         assert_eq!(
             router[0],
-            r#""/api/v1/me" = [{ method = "GET", function = "fleet" }]"#
+            r#""/api/v1/me" = [{ method = "GET", function = "fleet" }, { method = "HEAD", function = "fleet" }]"#
         );
         let mut paths: Vec<&str> = ROUTES.iter().map(|r| r.path).collect();
         paths.sort_unstable();

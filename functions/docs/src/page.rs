@@ -1,8 +1,15 @@
 //! `GET /openapi.json`, `GET /docs` and the page's assets: public, they hold no tenant data.
 //! The page is Swagger UI, served entirely by us from files embedded at build time.
+//!
+//! Each file's strong `ETag` is computed once per process, on first use, rather than hashed
+//! on every answer: a conditional request is answered 304 (by the HTTP layers, as any other
+//! answer) without hashing 1.7 MB of script again.
+
+use std::sync::LazyLock;
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
+use netops_shared::http::conventions::strong_etag;
 use netops_shared::routes::BASE_PATH;
 use netops_shared::{ApiError, Path};
 
@@ -15,13 +22,34 @@ const CSS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui.css");
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
                    img-src 'self' data:; connect-src 'self'; font-src 'self' data:; base-uri 'none'";
 
-fn asset(
-    content_type: &'static str,
-    body: impl Into<axum::body::Body>,
-    cache: &'static str,
-) -> Response {
-    let mut res = body.into().into_response();
+/// A file's bytes and their strong `ETag`.
+struct Tagged {
+    bytes: &'static [u8],
+    etag: HeaderValue,
+}
+
+impl Tagged {
+    fn new(bytes: &'static [u8]) -> Self {
+        Self {
+            bytes,
+            etag: strong_etag(bytes),
+        }
+    }
+}
+
+static OPENAPI: LazyLock<Tagged> = LazyLock::new(|| Tagged::new(crate::OPENAPI_JSON));
+static PAGE: LazyLock<Tagged> = LazyLock::new(|| {
+    let page: &'static str = INDEX.replace("{base}", BASE_PATH).leak();
+    Tagged::new(page.as_bytes())
+});
+static BUNDLE: LazyLock<Tagged> = LazyLock::new(|| Tagged::new(BUNDLE_JS));
+static STYLE: LazyLock<Tagged> = LazyLock::new(|| Tagged::new(CSS));
+static INIT: LazyLock<Tagged> = LazyLock::new(|| Tagged::new(INIT_JS.as_bytes()));
+
+fn asset(content_type: &'static str, file: &Tagged, cache: &'static str) -> Response {
+    let mut res = file.bytes.into_response();
     let h = res.headers_mut();
+    h.insert(header::ETAG, file.etag.clone());
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     h.insert(
@@ -39,11 +67,7 @@ fn asset(
     security(()),
     responses((status = 200, description = "Le document OpenAPI", content_type = "application/json", body = Object)))]
 pub async fn get_openapi() -> Response {
-    asset(
-        "application/json",
-        crate::OPENAPI_JSON,
-        "public, max-age=300",
-    )
+    asset("application/json", &OPENAPI, "public, max-age=300")
 }
 
 /// Documentation interactive
@@ -54,11 +78,7 @@ pub async fn get_openapi() -> Response {
     security(()),
     responses((status = 200, description = "La page de documentation", content_type = "text/html", body = String)))]
 pub async fn get_docs() -> Response {
-    let mut res = asset(
-        "text/html; charset=utf-8",
-        INDEX.replace("{base}", BASE_PATH),
-        "no-cache",
-    );
+    let mut res = asset("text/html; charset=utf-8", &PAGE, "no-cache");
     res.headers_mut().insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CSP),
@@ -81,9 +101,9 @@ pub async fn get_docs() -> Response {
 pub async fn get_docs_asset(Path(name): Path<String>) -> Result<Response, ApiError> {
     const DAY: &str = "public, max-age=86400";
     match name.as_str() {
-        "swagger-ui-bundle.js" => Ok(asset("text/javascript; charset=utf-8", BUNDLE_JS, DAY)),
-        "swagger-ui.css" => Ok(asset("text/css; charset=utf-8", CSS, DAY)),
-        "init.js" => Ok(asset("text/javascript; charset=utf-8", INIT_JS, "no-cache")),
+        "swagger-ui-bundle.js" => Ok(asset("text/javascript; charset=utf-8", &BUNDLE, DAY)),
+        "swagger-ui.css" => Ok(asset("text/css; charset=utf-8", &STYLE, DAY)),
+        "init.js" => Ok(asset("text/javascript; charset=utf-8", &INIT, "no-cache")),
         _ => Err(ApiError::not_found(
             format!("Fichier « {name} »"),
             format!("File '{name}'"),

@@ -28,7 +28,7 @@ fn inner_app(state: &AppState) -> Router {
         return app.clone();
     }
     let (router, _) = netops_api::router().split_for_parts();
-    let app = netops_shared::http::app(router, state.clone());
+    let app = netops_shared::http::in_process_app(router, state.clone());
     apps.push((key, app.clone()));
     app
 }

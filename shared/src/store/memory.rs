@@ -31,6 +31,17 @@ impl Counters for ProcessCounters {
         counts.insert(key.to_owned(), (1, expires_at));
         Ok(1)
     }
+
+    async fn refund(&self, key: &str) -> StoreResult<()> {
+        let mut counts = self
+            .counts
+            .lock()
+            .map_err(|_| StoreError::Backend("rate-limit counters poisoned".into()))?;
+        if let Some((count, _)) = counts.get_mut(key) {
+            *count = count.saturating_sub(1);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -48,5 +59,20 @@ mod tests {
         let counts = c.counts.lock().expect("lock");
         assert_eq!(counts.len(), 1);
         assert!(counts.contains_key("a:7200"));
+    }
+
+    #[tokio::test]
+    async fn a_refund_takes_one_call_back_and_never_goes_below_zero() {
+        let c = ProcessCounters::default();
+        assert_eq!(c.incr("a:0", 60).await.expect("incr"), 1);
+        assert_eq!(c.incr("a:0", 60).await.expect("incr"), 2);
+        c.refund("a:0").await.expect("refund");
+        assert_eq!(c.incr("a:0", 60).await.expect("incr"), 2);
+        for _ in 0..3 {
+            c.refund("a:0").await.expect("refund");
+        }
+        c.refund("unknown").await.expect("refund");
+        assert_eq!(c.incr("a:0", 60).await.expect("incr"), 1);
+        assert!(!c.counts.lock().expect("lock").contains_key("unknown"));
     }
 }

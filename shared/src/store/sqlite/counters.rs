@@ -31,6 +31,17 @@ impl Counters for SqliteStore {
         })
         .await
     }
+
+    async fn refund(&self, key: &str) -> StoreResult<()> {
+        let key = key.to_owned();
+        self.with_write(move |c| {
+            c.prepare_cached("UPDATE counters SET value = value - 1 WHERE key = ?1 AND value > 0")
+                .and_then(|mut s| s.execute([key]))
+                .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -44,5 +55,19 @@ mod tests {
         assert_eq!(s.incr("k", 100).await.expect("incr"), 1);
         assert_eq!(s.incr("k", 100).await.expect("incr"), 2);
         assert_eq!(s.incr("other", 100).await.expect("incr"), 1);
+    }
+
+    #[tokio::test]
+    async fn a_refund_takes_one_call_back_and_never_goes_below_zero() {
+        let (_d, s) = store();
+        assert_eq!(s.incr("k", 100).await.expect("incr"), 1);
+        assert_eq!(s.incr("k", 100).await.expect("incr"), 2);
+        s.refund("k").await.expect("refund");
+        assert_eq!(s.incr("k", 100).await.expect("incr"), 2);
+        for _ in 0..3 {
+            s.refund("k").await.expect("refund");
+        }
+        s.refund("unknown").await.expect("refund");
+        assert_eq!(s.incr("k", 100).await.expect("incr"), 1);
     }
 }
