@@ -34,7 +34,8 @@ fenêtre) ; au-delà, 429 avec `Retry-After`.\n\n\
 **Exports** : chaque liste répond aussi à `Accept: text/csv` (RFC 4180, UTF-8, ligne d'en-tête, objets imbriqués \
 aplatis en colonnes pointées comme `location.city`, listes écrites en JSON) et à `Accept: application/x-ndjson` (un \
 objet JSON par ligne) : les lignes de ses pages JSON, sur toute la fenêtre filtrée, sans pagination (`limit` et \
-`cursor` ignorés), en flux, pour un seul appel de la limite de débit ; au plus 100 000 lignes (`X-Export-Max-Rows`). \
+`cursor` ignorés), en flux, pour un seul appel de la limite de débit ; au plus 100 000 lignes (`X-Export-Max-Rows`). Une liste sans \
+curseur donne sa plus grande page, avec `X-Export-Truncated: true` si d'autres éléments correspondaient. \
 Un `Accept` qui préfère JSON ou ne nomme aucun des deux formats garde JSON, comme les réponses qui ne sont pas des \
 listes ; une requête refusée l'est en JSON.\n\n\
 **Écritures idempotentes** : les trois écritures acceptent l'en-tête `Idempotency-Key` (1 à 255 caractères ASCII \
@@ -67,7 +68,7 @@ modèle SAM), une page servie par l'une d'elles peut appeler l'API depuis un nav
 pré-vérification (`OPTIONS` avec `Access-Control-Request-Method`) sont répondues sans jeton et sans compter d'appel ; \
 méthodes GET, HEAD, POST, PUT ; en-têtes admis `Authorization`, `Accept-Language`, `Content-Type`, `If-None-Match`, \
 `Idempotency-Key`, `MCP-Protocol-Version` ; en-têtes exposés `X-RateLimit-Limit`, `X-RateLimit-Remaining`, \
-`X-RateLimit-Reset`, `Retry-After`, `X-Request-Id`, `ETag`, `Idempotent-Replayed`, `X-Export-Max-Rows`. Jeton porteur, pas de cookie : \
+`X-RateLimit-Reset`, `Retry-After`, `X-Request-Id`, `ETag`, `Idempotent-Replayed`, `X-Export-Max-Rows`, `X-Export-Truncated`. Jeton porteur, pas de cookie : \
 pas de mode `credentials`. Une origine hors de la liste ne reçoit aucun en-tête CORS. Toute réponse porte \
 `Vary: Origin` quand CORS est actif.\n\n\
 **Fenêtres (W)** : `period` parmi 1h, 3h, 6h, 12h, 24h, 3d, 7d, 30d (fenêtre glissante finissant maintenant) ; \

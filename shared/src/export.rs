@@ -7,7 +7,8 @@
 //! Each page is written out as it comes, through a channel of two chunks: memory holds one
 //! page whatever the export's size, and a client that stops reading stops the reads. An
 //! export stops after [`EXPORT_MAX_ROWS`] rows (said in `X-Export-Max-Rows`): one call cannot
-//! make the store read without end.
+//! make the store read without end. A list without cursor has one page, its largest: when
+//! that did not hold every match, `X-Export-Truncated: true` says so.
 //!
 //! CSV (RFC 4180): UTF-8, a header row, CRLF line ends, fields quoted when they hold a comma,
 //! a quote or a line end. Nested objects are flattened into dotted columns
@@ -42,6 +43,11 @@ use crate::request::RequestCtx;
 pub const EXPORT_MAX_ROWS: usize = 100_000;
 
 pub const X_EXPORT_MAX_ROWS: http::HeaderName = http::HeaderName::from_static("x-export-max-rows");
+
+/// Set on the export of a list without cursor whose largest page did not hold every match
+/// (its `meta.truncated`): the export has the same rows, and says so here.
+pub const X_EXPORT_TRUNCATED: http::HeaderName =
+    http::HeaderName::from_static("x-export-truncated");
 
 pub const CSV: &str = "text/csv; charset=utf-8";
 pub const NDJSON: &str = "application/x-ndjson";
@@ -129,10 +135,12 @@ pub async fn pages(State(api): State<Router>, req: Request, next: Next) -> Respo
         Format::Csv => CSV,
         Format::Ndjson => NDJSON,
     };
-    let headers = [
-        (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
-        (X_EXPORT_MAX_ROWS, HeaderValue::from(EXPORT_MAX_ROWS)),
-    ];
+    let mut headers = http::HeaderMap::new();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(X_EXPORT_MAX_ROWS, HeaderValue::from(EXPORT_MAX_ROWS));
+    if page["meta"]["truncated"] == Value::Bool(true) {
+        headers.insert(X_EXPORT_TRUNCATED, HeaderValue::from_static("true"));
+    }
     if head {
         return (headers, Body::empty()).into_response();
     }

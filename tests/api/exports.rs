@@ -110,6 +110,9 @@ async fn nested_fields_are_dotted_columns() {
     let records = csv_records(text(&res));
     let (header, rows) = records.split_first().expect("header row");
     assert_eq!(rows.len(), json.items().len());
+    // A list without cursor is its largest page, and says when more matched.
+    let truncated = json.body["meta"]["truncated"] == Value::Bool(true);
+    assert_eq!(res.header("x-export-truncated") == Some("true"), truncated);
     let details: Vec<&String> = header
         .iter()
         .filter(|c| c.starts_with("details."))

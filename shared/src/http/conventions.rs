@@ -103,6 +103,7 @@ impl CorsPolicy {
                 ETAG,
                 crate::idempotency::IDEMPOTENT_REPLAYED,
                 crate::export::X_EXPORT_MAX_ROWS,
+                crate::export::X_EXPORT_TRUNCATED,
             ])
             .max_age(PREFLIGHT_MAX_AGE);
         Some(CorsPolicy { origins, layer })
