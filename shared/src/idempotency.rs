@@ -27,7 +27,7 @@ use http::{HeaderName, HeaderValue, StatusCode, header};
 
 use crate::auth::{Caller, sha256_hex};
 use crate::error::{ApiError, ErrorCode, Msg};
-use crate::request::{RequestCtx, WriteBody};
+use crate::request::{ClaimedKey, RequestCtx, WriteBody};
 use crate::routes::Kind;
 use crate::state::AppState;
 use crate::store::{HeldKey, KeyClaim};
@@ -41,14 +41,6 @@ pub const KEPT_SECS: i64 = 86_400;
 
 /// The longest key taken, characters.
 pub const KEY_MAX: usize = 255;
-
-/// The key a write holds and its claim, which its kept answer names.
-#[derive(Debug, Clone)]
-pub struct Held {
-    /// The key as stored: scoped to the token.
-    pub key: String,
-    pub claim: String,
-}
 
 /// The key of a request's header: 1 to [`KEY_MAX`] visible ASCII characters, taken as sent
 /// or as a quoted string (the draft's Structured Field form), which are the same key.
@@ -119,7 +111,7 @@ pub async fn replay(State(state): State<AppState>, mut req: Request, next: Next)
         Ok(Some(held)) => answer_held(held, &claim.fingerprint, &key),
         Ok(None) => {
             if let Some(ctx) = req.extensions_mut().get_mut::<RequestCtx>() {
-                ctx.idempotency = Some(Held {
+                ctx.idempotency = Some(ClaimedKey {
                     key: claim.key.clone(),
                     claim: claim.claim.clone(),
                 });

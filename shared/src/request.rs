@@ -19,8 +19,16 @@ pub struct RequestCtx {
     /// The body of a write request (empty for reads).
     pub body: WriteBody,
     /// The idempotency key this write holds, whose answer is kept with its commit
-    /// ([`crate::idempotency`]).
-    pub idempotency: Option<crate::idempotency::Held>,
+    /// (`crate::idempotency`).
+    pub idempotency: Option<ClaimedKey>,
+}
+
+/// The idempotency key a write holds and its claim, which its kept answer names.
+#[derive(Debug, Clone)]
+pub struct ClaimedKey {
+    /// The key as stored: scoped to the token.
+    pub key: String,
+    pub claim: String,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for RequestCtx {
