@@ -436,7 +436,7 @@ impl Ctx<'_> {
         match method {
             "initialize" => self.initialize(id, params),
             "ping" => result_raw(id, b"{}"),
-            "tools/list" => self.list(id),
+            "tools/list" => self.list(id, params),
             "tools/call" => self.call(id, params, room).await,
             other => error(
                 id,
@@ -472,22 +472,42 @@ impl Ctx<'_> {
         )
     }
 
-    /// The tools the caller's scopes cover, from their definitions serialized once.
-    fn list(&self, id: &Value) -> Answer {
-        result_with(id, 64 * 1024, |out| {
+    /// The tools the caller's scopes cover, from their definitions serialized once, one page
+    /// of at most [`tools::PAGE_BUDGET`] bytes at a time: `nextCursor` (the name of the next
+    /// tool) asks for the next page.
+    fn list(&self, id: &Value, params: &Map<String, Value>) -> Answer {
+        let visible: Vec<&tools::Tool> = tools::catalog()
+            .iter()
+            .filter(|t| t.covered_by(&self.caller.scopes))
+            .collect();
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => Some(0),
+            Some(Value::String(c)) => visible.iter().position(|t| t.name() == c),
+            Some(_) => None,
+        };
+        let Some(start) = start else {
+            return error(
+                id,
+                INVALID_PARAMS,
+                "Invalid params: cursor is not one this server gave",
+                None,
+            );
+        };
+        let (page, next) = tools::page(&visible, start);
+        result_with(id, tools::PAGE_BUDGET, |out| {
             out.extend_from_slice(br#"{"tools":["#);
-            let mut first = true;
-            for tool in tools::catalog()
-                .iter()
-                .filter(|t| t.covered_by(&self.caller.scopes))
-            {
-                if !first {
+            for (i, tool) in page.iter().enumerate() {
+                if i > 0 {
                     out.push(b',');
                 }
-                first = false;
                 out.extend_from_slice(tool.json.as_bytes());
             }
-            out.extend_from_slice(b"]}");
+            out.push(b']');
+            if let Some(next) = next {
+                out.extend_from_slice(br#","nextCursor":"#);
+                out.extend_from_slice(&serde_json::to_vec(next.name()).unwrap_or_default());
+            }
+            out.push(b'}');
         })
     }
 

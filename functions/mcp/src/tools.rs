@@ -12,10 +12,31 @@ use netops_shared::routes::{Access, Kind, ROUTES, Route, WindowRule};
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 
-/// Budget of the whole tool list (the serialized tool definitions), in bytes: the
-/// `tools/list` answer of a full-scope token must stay under 60 KB, since an assistant pays
-/// for every token of it.
+/// Budget of the whole tool list without its output schemas, in bytes: what an assistant
+/// reads to choose a tool stays under 60 KB, since it pays for every token of it (the output
+/// schemas come with it, over several pages).
 pub const LIST_BUDGET: usize = 56 * 1024;
+
+/// Bytes of one `tools/list` page (the definitions it holds, output schemas included): the
+/// whole catalog with its output schemas is larger, so it comes in pages, each ending with a
+/// `nextCursor` while tools remain.
+pub const PAGE_BUDGET: usize = 56 * 1024;
+
+/// The tools of the page starting at `start` of `visible` (as many as fit in
+/// [`PAGE_BUDGET`], at least one), and the first tool of the next page.
+pub fn page<'a>(visible: &'a [&'a Tool], start: usize) -> (&'a [&'a Tool], Option<&'a Tool>) {
+    let rest = visible.get(start..).unwrap_or_default();
+    let mut size = 0;
+    let mut end = 0;
+    for tool in rest {
+        size += tool.json.len() + 1;
+        if end > 0 && size > PAGE_BUDGET {
+            break;
+        }
+        end += 1;
+    }
+    (&rest[..end], rest.get(end).copied())
+}
 
 /// Text lengths (characters) of a tool description and of a parameter description.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +95,8 @@ pub struct Tool {
     pub def: Value,
     /// The same, serialized once.
     pub json: String,
+    /// Bytes of `"outputSchema":…` in `json` (with its comma).
+    pub output_len: usize,
 }
 
 impl Tool {
@@ -118,9 +141,10 @@ pub fn build(doc: &Value) -> Vec<Tool> {
     tools
 }
 
-/// Bytes of the tool definitions, serialized as `tools/list` shows them.
+/// Bytes of the tool definitions without their output schemas (the part of the list the
+/// description lengths weigh on), serialized as `tools/list` shows them.
 pub fn list_size(tools: &[Tool]) -> usize {
-    tools.iter().map(|t| t.json.len() + 1).sum()
+    tools.iter().map(|t| t.json.len() + 1 - t.output_len).sum()
 }
 
 fn build_with(doc: &Value, lengths: Lengths) -> Vec<Tool> {
@@ -225,17 +249,95 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
         input.insert("required".into(), Value::Array(required));
     }
     input.insert("additionalProperties".into(), json!(false));
-    let def = json!({
+    let mut def = json!({
         "name": route.op,
         "description": description,
         "inputSchema": input,
         "annotations": {"readOnlyHint": true},
     });
+    let mut output_len = 0;
+    if let Some(output) = op.and_then(|op| output_schema(op, doc)) {
+        output_len = r#","outputSchema":"#.len() + output.to_string().len();
+        def["outputSchema"] = output;
+    }
     Tool {
         route,
         params,
         json: def.to_string(),
         def,
+        output_len,
+    }
+}
+
+const SCHEMAS: &str = "#/components/schemas/";
+
+/// The tool's `outputSchema` (MCP 2025-06-18): the schema of its route's 200 JSON answer,
+/// the `structuredContent` of a successful call, self-contained: every component it
+/// references is copied under `$defs`. Descriptions and examples are left out: the document
+/// carries them, and every byte of the tool list costs an assistant tokens.
+fn output_schema(op: &Value, doc: &Value) -> Option<Value> {
+    let root = &op["responses"]["200"]["content"]["application/json"]["schema"];
+    let name = root["$ref"].as_str()?.strip_prefix(SCHEMAS)?;
+    let mut defs = Map::new();
+    let mut todo = vec![name.to_owned()];
+    while let Some(name) = todo.pop() {
+        if defs.contains_key(&name) {
+            continue;
+        }
+        let schema = bare(&doc["components"]["schemas"][&name], &mut todo);
+        defs.insert(name, schema);
+    }
+    let mut out = defs.remove(name)?;
+    if out.get("type").is_none() {
+        out["type"] = json!("object");
+    }
+    if !defs.is_empty() {
+        out["$defs"] = Value::Object(defs);
+    }
+    Some(out)
+}
+
+/// A schema without its words (descriptions, examples, titles, integer formats), its
+/// component references pointing under `$defs` and their names added to `todo`.
+fn bare(schema: &Value, todo: &mut Vec<String>) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (k, v) in map {
+                match k.as_str() {
+                    "description" | "example" | "examples" | "title" => {}
+                    "format"
+                        if v.as_str().is_some_and(|f| {
+                            f.starts_with("int")
+                                || f.starts_with("uint")
+                                || f == "float"
+                                || f == "double"
+                        }) => {}
+                    "$ref" => {
+                        let name = v
+                            .as_str()
+                            .and_then(|r| r.strip_prefix(SCHEMAS))
+                            .unwrap_or("");
+                        todo.push(name.to_owned());
+                        out.insert(k.clone(), json!(format!("#/$defs/{name}")));
+                    }
+                    // Property names are no keywords: only their schemas are stripped.
+                    "properties" => {
+                        let props = v
+                            .as_object()
+                            .map(|p| p.iter().map(|(n, s)| (n.clone(), bare(s, todo))).collect())
+                            .unwrap_or_default();
+                        out.insert(k.clone(), Value::Object(props));
+                    }
+                    _ => {
+                        out.insert(k.clone(), bare(v, todo));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(list) => Value::Array(list.iter().map(|v| bare(v, todo)).collect()),
+        other => other.clone(),
     }
 }
 
