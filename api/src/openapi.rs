@@ -185,7 +185,9 @@ fn mcp_operation() -> Value {
         "description": format!("JSON-RPC 2.0 sur HTTP « streamable » sans état (MCP {versions}) : \
     `initialize`, `tools/list`, `tools/call`, `ping`. Chaque message est un POST portant le même jeton ; \
     les notifications reçoivent 202 sans corps ; GET et DELETE donnent 405. Un outil par route de lecture JSON, \
-    nommé par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton. \
+    nommé par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton, par pages \
+    d'au plus 56 Kio (`nextCursor`, à repasser comme `cursor`). Chaque outil porte un `outputSchema` (le schéma de la \
+    réponse 200 de sa route, autonome sous `$defs`). Descriptions en anglais, en français si `Accept-Language` le préfère. \
     `tools/call` passe par la route REST : mêmes contrôles de portée et de paramètres, un appel compté dans la \
     limite de débit. Résultat : le corps REST dans `content[0].text` et `structuredContent` ; une erreur REST donne \
     `isError: true`. Erreurs JSON-RPC : -32700 corps illisible, -32600 requête invalide (ces deux-là avec le statut \

@@ -220,3 +220,18 @@ def test_raw_protocol_answers(server, full):
     assert res.status_code == 400
     assert requests.get(url, headers=headers, timeout=30).status_code == 405
     assert requests.delete(url, headers=headers, timeout=30).status_code == 405
+
+
+def test_tool_descriptions_are_english_unless_the_client_asks_for_french(server, full):
+    def first_page(lang=None):
+        headers = dict(server.headers(full), **({"Accept-Language": lang} if lang else {}))
+        res = requests.post(server.base_url + "/mcp", headers=headers, timeout=30,
+                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        return {t["name"]: t for t in res.json()["result"]["tools"]}
+
+    english, french, german = first_page(), first_page("fr-FR,fr;q=0.9"), first_page("de")
+    machines = english["list_machines"]["description"]
+    assert machines.startswith("Machines of the fleet") and "at most 500" in machines, machines
+    assert "Paginé" in french["list_machines"]["description"]
+    assert german["list_machines"]["description"] == machines, "English unless French is preferred"
+    assert english["list_machines"]["outputSchema"] == french["list_machines"]["outputSchema"]

@@ -8,14 +8,17 @@
 use std::sync::OnceLock;
 
 use netops_shared::Scope;
+use netops_shared::lang::Lang;
 use netops_shared::routes::{Access, Kind, ROUTES, Route, WindowRule};
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 
+use crate::english;
+
 /// Budget of the whole tool list without its output schemas, in bytes: what an assistant
 /// reads to choose a tool stays under 60 KB, since it pays for every token of it (the output
 /// schemas come with it, over several pages).
-pub const LIST_BUDGET: usize = 56 * 1024;
+pub const LIST_BUDGET: usize = 58 * 1024;
 
 /// Bytes of one `tools/list` page (the definitions it holds, output schemas included): the
 /// whole catalog with its output schemas is larger, so it comes in pages, each ending with a
@@ -117,23 +120,36 @@ impl Tool {
     }
 }
 
-/// Every tool, built once per process from the route table and the OpenAPI document.
-pub fn catalog() -> &'static [Tool] {
-    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+/// Every tool, described in `lang`, built once per process from the route table and the
+/// OpenAPI document.
+pub fn catalog(lang: Lang) -> &'static [Tool] {
+    static EN: OnceLock<Vec<Tool>> = OnceLock::new();
+    static FR: OnceLock<Vec<Tool>> = OnceLock::new();
+    let cell = match lang {
+        Lang::En => &EN,
+        Lang::Fr => &FR,
+    };
     // The document without the docs page's operations, which are no tools.
-    TOOLS.get_or_init(|| build(&netops_api::openapi(Default::default())))
+    cell.get_or_init(|| build(&netops_api::openapi(Default::default()), lang))
 }
 
+/// The language of the tool descriptions for a request: English, or French when its
+/// `Accept-Language` prefers French.
+pub fn lang(headers: &http::HeaderMap) -> Lang {
+    Lang::preferred(headers).unwrap_or(Lang::En)
+}
+
+/// A tool by name (its arguments are the same in both languages).
 pub fn find(name: &str) -> Option<&'static Tool> {
-    catalog().iter().find(|t| t.name() == name)
+    catalog(Lang::En).iter().find(|t| t.name() == name)
 }
 
 /// Builds the catalog from an OpenAPI document (a `serde_json::Value`), with the most
 /// detailed descriptions that keep the whole list within [`LIST_BUDGET`].
-pub fn build(doc: &Value) -> Vec<Tool> {
+pub fn build(doc: &Value, lang: Lang) -> Vec<Tool> {
     let mut tools = Vec::new();
     for lengths in LEVELS {
-        tools = build_with(doc, *lengths);
+        tools = build_with(doc, *lengths, lang);
         if list_size(&tools) <= LIST_BUDGET {
             break;
         }
@@ -147,7 +163,7 @@ pub fn list_size(tools: &[Tool]) -> usize {
     tools.iter().map(|t| t.json.len() + 1 - t.output_len).sum()
 }
 
-fn build_with(doc: &Value, lengths: Lengths) -> Vec<Tool> {
+fn build_with(doc: &Value, lengths: Lengths, lang: Lang) -> Vec<Tool> {
     ROUTES
         .iter()
         .filter(|r| r.kind == Kind::Read)
@@ -157,12 +173,18 @@ fn build_with(doc: &Value, lengths: Lengths) -> Vec<Tool> {
                 .get(route.path)
                 .and_then(|p| p.get(&method))
                 .filter(|op| op.is_object());
-            tool(route, op, doc, lengths)
+            tool(route, op, doc, lengths, lang)
         })
         .collect()
 }
 
-fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths) -> Tool {
+fn tool(
+    route: &'static Route,
+    op: Option<&Value>,
+    doc: &Value,
+    lengths: Lengths,
+    lang: Lang,
+) -> Tool {
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut params = Vec::new();
@@ -197,7 +219,11 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
         if schema.get("type").is_none() {
             schema["type"] = json!("string");
         }
-        if let Some(d) = declared.and_then(|p| p["description"].as_str()) {
+        // The document's words are French: an English tool keeps only the typing.
+        if let Some(d) = declared
+            .and_then(|p| p["description"].as_str())
+            .filter(|_| lang == Lang::Fr)
+        {
             let d = compact(d, lengths.param);
             if !d.is_empty() {
                 schema["description"] = json!(d);
@@ -206,7 +232,7 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
         add(name, In::Path, true, false, schema, &mut params);
     }
     // The parameters the route table defines, worded compactly.
-    for (name, schema) in common_params(route) {
+    for (name, schema) in common_params(route, lang) {
         add(name, In::Query, false, false, schema, &mut params);
     }
     // The route's own query parameters, as its module documents them.
@@ -216,7 +242,7 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
                 continue;
             };
             let mut schema = simplify(&p["schema"], doc, 0);
-            if let Some(d) = p["description"].as_str() {
+            if let Some(d) = p["description"].as_str().filter(|_| lang == Lang::Fr) {
                 let d = compact(d, lengths.param);
                 if !d.is_empty() {
                     schema["description"] = json!(d);
@@ -233,15 +259,30 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
             );
         }
     }
-    let description = op
-        .map(|op| describe(op, lengths.description))
-        .unwrap_or_else(|| {
-            format!(
-                "GET {}{} : réponse JSON {{data, meta}}.",
-                netops_shared::routes::BASE_PATH,
-                route.path
-            )
-        });
+    let limits = limits(route, lang);
+    let description = match (lang, op, english::answers(route.op)) {
+        (Lang::En, _, Some(answers)) => format!("{answers} {limits}"),
+        (Lang::Fr, Some(op), _) => {
+            // The limits always; the document's text in the room left.
+            let room = lengths.description.saturating_sub(limits.chars().count());
+            let text = if room >= 60 {
+                describe(op, room)
+            } else {
+                compact(op["summary"].as_str().unwrap_or(""), 60)
+            };
+            let sep = if text.ends_with(['.', '…']) {
+                " "
+            } else {
+                ". "
+            };
+            format!("{text}{sep}{limits}")
+        }
+        _ => format!(
+            "GET {}{}: {{data, meta}}. {limits}",
+            netops_shared::routes::BASE_PATH,
+            route.path
+        ),
+    };
     let mut input = Map::new();
     input.insert("type".into(), json!("object"));
     input.insert("properties".into(), Value::Object(properties));
@@ -355,53 +396,112 @@ fn declared_param<'a>(op: &'a Value, name: &str, location: &str) -> Option<&'a V
         .find(|p| p["name"] == name && p["in"] == location)
 }
 
-fn duration(secs: i64) -> String {
+fn duration(secs: i64, lang: Lang) -> String {
+    let (day, days) = match lang {
+        Lang::En => ("day", "days"),
+        Lang::Fr => ("jour", "jours"),
+    };
     if secs % 86_400 == 0 {
         let d = secs / 86_400;
-        format!("{d} jour{}", if d > 1 { "s" } else { "" })
+        format!("{d} {}", if d > 1 { days } else { day })
     } else {
         format!("{} h", secs / 3600)
     }
 }
 
+/// What a tool's answers are bound by, from its route table entry: paging and window (the
+/// scope goes without saying: a token sees only the tools its scopes cover).
+fn limits(route: &Route, lang: Lang) -> String {
+    let mut out = Vec::new();
+    match (route.paging, lang) {
+        (Some(p), Lang::En) if p.cursor => out.push(format!(
+            "Paged: {} items by default, at most {}; next page: cursor = meta.next_cursor.",
+            p.default, p.max
+        )),
+        (Some(p), Lang::Fr) if p.cursor => out.push(format!(
+            "Paginé : {} éléments par défaut, {} au plus ; page suivante : cursor = meta.next_cursor.",
+            p.default, p.max
+        )),
+        (Some(p), Lang::En) => out.push(format!(
+            "At most {} items ({} by default); meta.truncated if more matched.",
+            p.max, p.default
+        )),
+        (Some(p), Lang::Fr) => out.push(format!(
+            "{} éléments au plus ({} par défaut) ; meta.truncated si d'autres correspondaient.",
+            p.max, p.default
+        )),
+        (None, _) => {}
+    }
+    if let Some(w) = route.window {
+        let default = duration(w.default_secs, lang);
+        let cap = w.max_secs.map(|m| duration(m, lang));
+        out.push(match (lang, cap) {
+            (Lang::En, Some(cap)) => {
+                format!("Window: period (default {default}, at most {cap}) or from/to.")
+            }
+            (Lang::En, None) => format!("Window: period (default {default}) or from/to."),
+            (Lang::Fr, Some(cap)) => {
+                format!("Fenêtre : period (défaut {default}, {cap} au plus) ou from/to.")
+            }
+            (Lang::Fr, None) => format!("Fenêtre : period (défaut {default}) ou from/to."),
+        });
+    }
+    out.join(" ")
+}
+
 /// Paging and window parameters from the route table.
-fn common_params(route: &Route) -> Vec<(&'static str, Value)> {
+fn common_params(route: &Route, lang: Lang) -> Vec<(&'static str, Value)> {
     let mut out = Vec::new();
     if let Some(p) = route.paging {
+        let limit = match lang {
+            Lang::En => format!("Page size; above {}: brought down to {}.", p.max, p.max),
+            Lang::Fr => format!(
+                "Taille de page ; au-delà de {} : ramenée à {}.",
+                p.max, p.max
+            ),
+        };
         out.push((
             "limit",
             json!({"type": "integer", "minimum": 1, "maximum": p.max, "default": p.default,
-                "description": format!("Taille de page ; au-delà de {} : ramenée à {}.", p.max, p.max)}),
+                "description": limit}),
         ));
         if p.cursor {
-            out.push((
-                "cursor",
-                json!({"type": "string", "description": "meta.next_cursor de la page précédente, mêmes filtres."}),
-            ));
+            let cursor = match lang {
+                Lang::En => "meta.next_cursor of the previous page, same filters.",
+                Lang::Fr => "meta.next_cursor de la page précédente, mêmes filtres.",
+            };
+            out.push(("cursor", json!({"type": "string", "description": cursor})));
         }
     }
     if let Some(w) = route.window {
-        out.extend(window_params(w));
+        out.extend(window_params(w, lang));
     }
     out
 }
 
-fn window_params(rule: WindowRule) -> Vec<(&'static str, Value)> {
+fn window_params(rule: WindowRule, lang: Lang) -> Vec<(&'static str, Value)> {
     let periods: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
-    let cap = rule
-        .max_secs
-        .map(|m| {
-            format!(
-                " ; {} au plus (au-delà : réduite, meta.window_capped)",
-                duration(m)
-            )
-        })
-        .unwrap_or_default();
+    let default = duration(rule.default_secs, lang);
+    let description = match (lang, rule.max_secs) {
+        (Lang::En, Some(m)) => format!(
+            "Window ending now, default {default}; at most {} (beyond: cut, meta.window_capped). Ignored when from and to are given.",
+            duration(m, lang)
+        ),
+        (Lang::En, None) => {
+            format!("Window ending now, default {default}. Ignored when from and to are given.")
+        }
+        (Lang::Fr, Some(m)) => format!(
+            "Fenêtre finissant maintenant, défaut {default} ; {} au plus (au-delà : réduite, meta.window_capped). Ignorée si from et to sont donnés.",
+            duration(m, lang)
+        ),
+        (Lang::Fr, None) => format!(
+            "Fenêtre finissant maintenant, défaut {default}. Ignorée si from et to sont donnés."
+        ),
+    };
     vec![
         (
             "period",
-            json!({"type": "string", "enum": periods,
-                "description": format!("Fenêtre finissant maintenant, défaut {}{cap}. Ignorée si from et to sont donnés.", duration(rule.default_secs))}),
+            json!({"type": "string", "enum": periods, "description": description}),
         ),
         ("from", json!({"type": "string", "format": "date-time"})),
         ("to", json!({"type": "string", "format": "date-time"})),
@@ -538,7 +638,7 @@ mod tests {
 
     #[test]
     fn every_read_route_is_a_tool_even_without_an_openapi_operation() {
-        let tools = build(&json!({"paths": {}}));
+        let tools = build(&json!({"paths": {}}), Lang::En);
         let names: Vec<&str> = tools.iter().map(Tool::name).collect();
         let reads: Vec<&str> = ROUTES
             .iter()
@@ -564,6 +664,39 @@ mod tests {
         assert_eq!(def["annotations"]["readOnlyHint"], true);
     }
 
+    /// English by default: every tool says what it answers in English, and its limits; the
+    /// French catalog takes the document's words.
+    #[test]
+    fn every_tool_is_described_in_english_and_in_french() {
+        let doc = netops_api::openapi(Default::default());
+        let en = build(&doc, Lang::En);
+        let fr = build(&doc, Lang::Fr);
+        for (e, f) in en.iter().zip(&fr) {
+            let name = e.name();
+            assert!(
+                english::answers(name).is_some(),
+                "{name} has no English text"
+            );
+            let d = e.def["description"].as_str().unwrap_or("");
+            if let Some(p) = e.route.paging {
+                assert!(
+                    d.to_lowercase().contains(&format!("at most {}", p.max)),
+                    "{name}: {d}"
+                );
+            }
+            if e.route.window.is_some() {
+                assert!(d.contains("Window: period"), "{name}: {d}");
+            }
+            assert_ne!(e.def["description"], f.def["description"], "{name}");
+            assert_eq!(e.def["outputSchema"], f.def["outputSchema"], "{name}");
+            // No word of the French document in an English tool.
+            let text = e.json.to_lowercase();
+            for word in [" le ", " la ", " les ", " des ", " une ", "é"] {
+                assert!(!text.contains(word), "{name}: {word:?} in {}", e.json);
+            }
+        }
+    }
+
     #[test]
     fn verbose_modules_still_fit_the_list_budget() {
         let long = "Une phrase de documentation assez longue pour peser dans la liste. ".repeat(15);
@@ -578,7 +711,7 @@ mod tests {
             }
             paths.insert(r.path.into(), json!({"get": {"summary": "Un résumé de route", "description": long, "parameters": params}}));
         }
-        let tools = build(&json!({"paths": paths}));
+        let tools = build(&json!({"paths": paths}), Lang::Fr);
         assert!(
             list_size(&tools) <= LIST_BUDGET,
             "{} bytes",
