@@ -117,7 +117,7 @@ pub const META_KEYS: &[MetaKey] = &[
     },
     MetaKey {
         name: "by",
-        schema: r#"{"type": "string", "enum": ["cpu", "duration", "reads"]}"#,
+        schema: r##"{"$ref": "#/components/schemas/TopBy"}"##,
         description: "Ranking measure applied (database top queries).",
     },
     MetaKey {
@@ -137,7 +137,7 @@ pub const META_KEYS: &[MetaKey] = &[
     },
     MetaKey {
         name: "status",
-        schema: r#"{"type": "string", "enum": ["open", "all"]}"#,
+        schema: r##"{"$ref": "#/components/schemas/AlertStatus"}"##,
         description: "Status filter applied (database alerts).",
     },
     MetaKey {

@@ -69,13 +69,17 @@ def test_every_component_schema_is_referenced(server, tmp_path):
     doc = json.loads(document(server, tmp_path).read_text())
     assert unreferenced(doc) == []
     assert "Period" in doc["components"]["schemas"]
-    # No operation declares an enum of its own that a component already names.
-    named_enums = {json.dumps(s["enum"]) for s in doc["components"]["schemas"].values() if "enum" in s}
+    # No operation declares an enum a component names or another operation declares too.
+    seen = {json.dumps(s["enum"]): "a component" for s in doc["components"]["schemas"].values() if "enum" in s}
     for path, item in doc["paths"].items():
         for method, op in item.items():
             for p in op.get("parameters", []):
-                schema = p.get("schema", {})
-                assert json.dumps(schema.get("enum")) not in named_enums, f"{method} {path} {p['name']}"
+                values = p.get("schema", {}).get("enum")
+                if values is None:
+                    continue
+                where = f"{method} {path} {p.get('name')}"
+                assert json.dumps(values) not in seen, f"{where}: {values} as in {seen.get(json.dumps(values))}"
+                seen[json.dumps(values)] = where
 
 
 def run(cmd, **kw):
