@@ -11,7 +11,7 @@ export CARGO_INCREMENTAL=0
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Debian packages the checks use: pdftotext/pdftoppm (PDF report), Chromium (docs page),
-# Node.js for the OpenAPI linter.
+# Node.js for the OpenAPI linter and the TypeScript client generator.
 missing=()
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
 command -v chromium >/dev/null || missing+=(chromium)
@@ -26,6 +26,9 @@ fi
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
 .venv/bin/pip install -q --disable-pip-version-check -r tests/requirements-aws.txt
+# Client generators run on the OpenAPI document (tests/python/test_clients.py), pinned by
+# tests/node/package-lock.json, in that folder only.
+npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
 # SAM CLI, cargo-lambda and zig, as infra/README.md tells a user to install them.
 if [ ! -x .venv-lambda/bin/python ]; then python3 -m venv .venv-lambda; fi
 .venv-lambda/bin/pip install -q --disable-pip-version-check -r tests/requirements-lambda.txt

@@ -6,6 +6,7 @@
 
 mod modules;
 mod openapi;
+mod tidy;
 
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;

@@ -15,7 +15,7 @@ use utoipa::PartialSchema;
 use utoipa::openapi::path::Paths;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::router;
+use crate::{router, tidy};
 
 const DESCRIPTION: &str = "Interface HTTP/JSON des données d'un produit de supervision d'infrastructure : \
 parc d'ordinateurs équipés de l'agent, diagnostic réseau par poste (NetDiag), flux réseau, alertes et moniteurs \
@@ -104,23 +104,43 @@ fn secs_label(secs: i64) -> String {
     }
 }
 
+/// The window parameters of a route: `period` with the route's default and cap in its
+/// description, its values the one `Period` enum; `from` and `to`, the same everywhere.
 fn window_params(rule: WindowRule) -> Vec<Value> {
     let cap = rule
         .max_secs
         .map(|m| format!(" Fenêtre de {} au plus : au-delà, ramenée à sa partie la plus récente, avec `meta.window_capped`.", secs_label(m)))
         .unwrap_or_default();
-    let periods: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
     vec![
         json!({"name": "period", "in": "query", "required": false,
             "description": format!("Fenêtre glissante finissant maintenant ; par défaut {}. Ignorée si `from` et `to` sont donnés.{cap}", secs_label(rule.default_secs)),
-            "schema": {"type": "string", "enum": periods}}),
-        json!({"name": "from", "in": "query", "required": false,
-            "description": "Début de la fenêtre (RFC 3339). Seul : jusqu'à maintenant.",
-            "schema": {"type": "string", "format": "date-time"}}),
-        json!({"name": "to", "in": "query", "required": false,
-            "description": "Fin de la fenêtre (RFC 3339), après `from`. Seul : la période par défaut finissant à `to`.",
-            "schema": {"type": "string", "format": "date-time"}}),
+            "schema": {"$ref": "#/components/schemas/Period"}}),
+        json!({"$ref": "#/components/parameters/From"}),
+        json!({"$ref": "#/components/parameters/To"}),
     ]
+}
+
+/// The parameters every route with a cursor or a window shares word for word.
+fn shared_parameters() -> Value {
+    json!({
+        "Cursor": {"name": "cursor", "in": "query", "required": false,
+            "description": "Le `meta.next_cursor` de la page précédente, avec les mêmes filtres.",
+            "schema": {"type": "string"}},
+        "From": {"name": "from", "in": "query", "required": false,
+            "description": "Début de la fenêtre (RFC 3339). Seul : jusqu'à maintenant.",
+            "schema": {"type": "string", "format": "date-time"}},
+        "To": {"name": "to", "in": "query", "required": false,
+            "description": "Fin de la fenêtre (RFC 3339), après `from`. Seul : la période par défaut finissant à `to`.",
+            "schema": {"type": "string", "format": "date-time"}},
+    })
+}
+
+/// The name of a parameter, declared inline or as a reference to a shared one.
+fn param_name(p: &Value) -> String {
+    match p["$ref"].as_str() {
+        Some(r) => r.rsplit('/').next().unwrap_or("").to_lowercase(),
+        None => p["name"].as_str().unwrap_or("").to_owned(),
+    }
 }
 
 fn common_params(route: &Route) -> Vec<Value> {
@@ -128,11 +148,9 @@ fn common_params(route: &Route) -> Vec<Value> {
     if let Some(p) = route.paging {
         out.push(json!({"name": "limit", "in": "query", "required": false,
             "description": format!("Taille de page : {} par défaut, {} au plus (une valeur plus grande est ramenée à {}).", p.default, p.max, p.max),
-            "schema": {"type": "integer", "minimum": 1, "default": p.default}}));
+            "schema": {"$ref": "#/components/schemas/Limit", "default": p.default}}));
         if p.cursor {
-            out.push(json!({"name": "cursor", "in": "query", "required": false,
-                "description": "Le `meta.next_cursor` de la page précédente, avec les mêmes filtres.",
-                "schema": {"type": "string"}}));
+            out.push(json!({"$ref": "#/components/parameters/Cursor"}));
         }
     }
     if let Some(w) = route.window {
@@ -167,7 +185,9 @@ fn mcp_operation() -> Value {
         "description": format!("JSON-RPC 2.0 sur HTTP « streamable » sans état (MCP {versions}) : \
     `initialize`, `tools/list`, `tools/call`, `ping`. Chaque message est un POST portant le même jeton ; \
     les notifications reçoivent 202 sans corps ; GET et DELETE donnent 405. Un outil par route de lecture JSON, \
-    nommé par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton. \
+    nommé par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton, par pages \
+    d'au plus 56 Kio (`nextCursor`, à repasser comme `cursor`). Chaque outil porte un `outputSchema` (le schéma de la \
+    réponse 200 de sa route, autonome sous `$defs`). Descriptions en anglais, en français si `Accept-Language` le préfère. \
     `tools/call` passe par la route REST : mêmes contrôles de portée et de paramètres, un appel compté dans la \
     limite de débit. Résultat : le corps REST dans `content[0].text` et `structuredContent` ; une erreur REST donne \
     `isError: true`. Erreurs JSON-RPC : -32700 corps illisible, -32600 requête invalide (ces deux-là avec le statut \
@@ -276,7 +296,7 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
     let params = op.entry("parameters").or_insert_with(|| json!([]));
     if let Some(list) = params.as_array_mut() {
         let mut common = common_params(route);
-        common.retain(|p| !list.iter().any(|q| q["name"] == p["name"]));
+        common.retain(|p| !list.iter().any(|q| param_name(q) == param_name(p)));
         list.extend(common);
     }
     if op["parameters"].as_array().is_some_and(Vec::is_empty) {
@@ -342,6 +362,17 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
             ),
         );
     }
+    if route.path.contains('{') {
+        responses
+            .entry("404")
+            .or_insert_with(|| error_response("Ressource inconnue dans ce compte (`not_found`)"));
+    }
+    if op.contains_key("requestBody") {
+        responses.insert(
+            "413".into(),
+            error_response("Corps de plus de 64 Kio (`payload_too_large`)"),
+        );
+    }
     if has_input {
         responses
             .entry("400")
@@ -377,6 +408,67 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
         json!([{"bearer": scope.into_iter().collect::<Vec<_>>()}]),
     );
     op.insert("x-scope".into(), json!(scope.unwrap_or("")));
+}
+
+/// Links from each list to the operations on one of its items: `/machines` gives the
+/// `hostname` of `/machines/{hostname}` and of `/netdiag/machines/{hostname}/…` through
+/// `/netdiag/machines`, and so on. Generators and stateful testers follow them; the rule is
+/// that an item's route extends its list's path with a parameter named as the item's field.
+fn add_links(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    // (list path, target operation, its parameter, the field of the list's first item)
+    let mut links: Vec<(String, String, String, String)> = Vec::new();
+    for (path, item) in paths.iter() {
+        let Some((list, rest)) = path.split_once("/{") else {
+            continue;
+        };
+        let Some((param, _)) = rest.split_once('}') else {
+            continue;
+        };
+        let Some(item) = item.as_object() else {
+            continue;
+        };
+        for op in item.values() {
+            if let Some(id) = op["operationId"].as_str() {
+                links.push((
+                    list.to_owned(),
+                    id.to_owned(),
+                    param.to_owned(),
+                    param.to_owned(),
+                ));
+            }
+        }
+    }
+    // A deployment is listed inside its profile.
+    links.push((
+        "/profiles".into(),
+        "compare_profile_deployment".into(),
+        "id".into(),
+        "deployments/0/id".into(),
+    ));
+    for (list, target, param, field) in links {
+        let Some(ok) = paths
+            .get_mut(&list)
+            .and_then(|i| i.get_mut("get"))
+            .and_then(|op| op.get_mut("responses"))
+            .and_then(|r| r.get_mut("200"))
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        let is_list = ok["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("#/components/schemas/Envelope_Vec_"));
+        if !is_list {
+            continue;
+        }
+        let own = ok.entry("links").or_insert_with(|| json!({}));
+        own[target.as_str()] = json!({"operationId": target,
+            "description": format!("`{param}` : `{field}` du premier élément de la liste"),
+            "parameters": {param.as_str(): format!("$response.body#/data/0/{field}")}});
+    }
 }
 
 /// The whole document, as JSON: every data module's operations, `own` (the docs function's
@@ -425,23 +517,32 @@ pub fn openapi(own: Paths) -> Value {
                 "schema": {"type": "string", "examples": ["\"44136fa355b3678a1146ad16f7e8649e\""]}},
         });
         c["responses"] = not_modified_responses();
-        c["parameters"] = json!({
-            "If-None-Match": {"name": "If-None-Match", "in": "header", "required": false,
+        c["parameters"] = shared_parameters();
+        c["parameters"]["If-None-Match"] = json!({"name": "If-None-Match", "in": "header", "required": false,
                 "description": "`ETag` d'une réponse déjà reçue (ou plusieurs, séparés par des virgules, ou `*`) : \
                     s'il correspond, la réponse est 304 sans corps, et l'appel ne compte pas dans la limite de débit. \
                     Mal formé : ignoré.",
-                "schema": {"type": "string"}},
-        });
+                "schema": {"type": "string"}});
         if c.get("schemas").is_none() {
             c["schemas"] = json!({});
         }
         c["schemas"]["ErrorBody"] = serde_json::to_value(ErrorBody::schema()).unwrap_or_default();
+        let periods: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
+        c["schemas"]["Period"] = json!({"type": "string", "enum": periods,
+            "description": "Fenêtre glissante finissant maintenant."});
+        c["schemas"]["Limit"] = json!({"type": "integer", "minimum": 1,
+            "description": "Taille de page ; une valeur au-delà du maximum de la route y est ramenée."});
+        c["schemas"]["Meta"] = tidy::meta_schema(&c["schemas"]["Meta"]);
         if let (Some(schemas), Value::Object(rpc)) =
             (c["schemas"].as_object_mut(), json_rpc_schemas())
         {
             schemas.extend(rpc);
         }
     }
+    add_links(&mut doc);
+    tidy::binary_as_strings(&mut doc);
+    tidy::optional_bodies(&mut doc);
+    tidy::share_named_schemas(&mut doc);
     doc
 }
 
@@ -451,6 +552,57 @@ mod tests {
 
     use super::*;
     use crate::MODULES;
+
+    /// Client generators name a class per schema: every named schema is reached from an
+    /// operation, no envelope copies its item inline, and the shapes clients meet on every
+    /// route are typed.
+    #[test]
+    fn every_named_schema_is_referenced_and_shared_shapes_are_declared_once() {
+        let doc = openapi(Paths::new());
+        assert_eq!(
+            crate::tidy::unreferenced_schemas(&doc),
+            Vec::<String>::new()
+        );
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["Envelope_Vec_Machine"]["properties"]["data"]["items"],
+            json!({"$ref": "#/components/schemas/Machine"})
+        );
+        for key in netops_shared::envelope::META_KEYS {
+            assert!(
+                schemas["Meta"]["properties"][key.name].is_object(),
+                "{}",
+                key.name
+            );
+        }
+        for field in [
+            "scope",
+            "parameter",
+            "field",
+            "admitted_keys",
+            "current_status",
+        ] {
+            assert!(
+                schemas["ErrorBody"]["properties"][field].is_object(),
+                "{field}"
+            );
+        }
+        let flows = &doc["paths"]["/flows"]["get"]["parameters"];
+        let period = flows
+            .as_array()
+            .and_then(|l| l.iter().find(|p| p["name"] == "period"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            period["schema"],
+            json!({"$ref": "#/components/schemas/Period"})
+        );
+        let ack = &doc["paths"]["/alerts/{id}/ack"]["post"];
+        assert_eq!(ack["requestBody"]["required"], false);
+        for status in ["400", "401", "403", "404", "409", "413", "429"] {
+            assert!(ack["responses"][status].is_object(), "ack {status}");
+        }
+    }
 
     /// Components are merged by name: two modules declaring different schemas under one name
     /// would silently document one of them for both.

@@ -66,11 +66,106 @@ impl Meta {
         self
     }
 
+    /// A route-specific key, one of [`META_KEYS`] (the document declares only those, so a
+    /// generated client types them; a key outside the table is a programming error, caught by
+    /// the tests).
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        debug_assert!(
+            META_KEYS.iter().any(|k| k.name == key),
+            "meta key {key} is not declared in META_KEYS"
+        );
         self.extra.insert(key.to_owned(), value.into());
         self
     }
 }
+
+/// A route-specific key of `meta`, as the OpenAPI document declares it.
+pub struct MetaKey {
+    pub name: &'static str,
+    /// Its JSON Schema, as JSON text.
+    pub schema: &'static str,
+    /// What it says, and on which routes.
+    pub description: &'static str,
+}
+
+/// Every route-specific key a handler puts in `meta` ([`Meta::with`]).
+pub const META_KEYS: &[MetaKey] = &[
+    MetaKey {
+        name: "total",
+        schema: r#"{"type": "integer", "minimum": 0}"#,
+        description: "Number of matching items before the list was cut to `limit` (/alerts, database alerts and sessions, security incidents).",
+    },
+    MetaKey {
+        name: "count",
+        schema: r#"{"type": "integer", "minimum": 0}"#,
+        description: "Number of items answered (NetDiag machines overview).",
+    },
+    MetaKey {
+        name: "software_truncated",
+        schema: r#"{"type": "boolean"}"#,
+        description: "Present and true when a machine's software list was cut (inventory).",
+    },
+    MetaKey {
+        name: "events_truncated",
+        schema: r#"{"type": "boolean"}"#,
+        description: "Present and true when an incident's event list was cut (security).",
+    },
+    MetaKey {
+        name: "graph_days",
+        schema: r#"{"type": "integer"}"#,
+        description: "Days of history the graph covers (security exposure ranking).",
+    },
+    MetaKey {
+        name: "by",
+        schema: r##"{"$ref": "#/components/schemas/TopBy"}"##,
+        description: "Ranking measure applied (database top queries).",
+    },
+    MetaKey {
+        name: "source",
+        schema: r#"{"type": "string"}"#,
+        description: "Where the answer comes from: `agent`, `gateway` or `all` (flow destinations), `samples_5m` or `rollups_1h` (database series).",
+    },
+    MetaKey {
+        name: "points",
+        schema: r#"{"type": "integer", "minimum": 0}"#,
+        description: "Number of points of the series (database series).",
+    },
+    MetaKey {
+        name: "resolution_seconds",
+        schema: r#"{"type": "integer", "minimum": 1}"#,
+        description: "Seconds between two points of the series (database series).",
+    },
+    MetaKey {
+        name: "status",
+        schema: r##"{"$ref": "#/components/schemas/AlertStatus"}"##,
+        description: "Status filter applied (database alerts).",
+    },
+    MetaKey {
+        name: "attribution",
+        schema: r#"{"type": "object", "required": ["text", "licence", "url"], "properties": {"text": {"type": "string"}, "licence": {"type": "string"}, "url": {"type": "string"}}}"#,
+        description: "Attribution the geolocation data requires (flow map).",
+    },
+    MetaKey {
+        name: "server_collection",
+        schema: r#"{"type": "string", "enum": ["active", "inactive"]}"#,
+        description: "Whether DNS query logs are collected (DNS queries).",
+    },
+    MetaKey {
+        name: "servers",
+        schema: r#"{"type": "array", "items": {"type": "string"}}"#,
+        description: "DNS servers whose query logs are collected (DNS queries, when collection is active).",
+    },
+    MetaKey {
+        name: "global",
+        schema: r#"{"type": "integer", "minimum": 0}"#,
+        description: "Number of global rules (security rules).",
+    },
+    MetaKey {
+        name: "tenant",
+        schema: r#"{"type": "integer", "minimum": 0}"#,
+        description: "Number of the account's own rules (security rules).",
+    },
+];
 
 /// A successful answer.
 #[derive(Debug, Clone, Serialize, ToSchema)]

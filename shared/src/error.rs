@@ -326,6 +326,21 @@ pub struct ErrorBody {
     /// On a 403: the scope that was required.
     #[schema(example = "read:machines")]
     pub scope: Option<String>,
+    /// On a 400 `invalid_parameter`: the parameter at fault.
+    #[schema(example = "limit")]
+    pub parameter: Option<String>,
+    /// On a 400 `invalid_body`: the body field at fault.
+    #[schema(example = "note")]
+    pub field: Option<String>,
+    /// On a 400 about NetDiag settings: the keys the settings admit.
+    pub admitted_keys: Option<Vec<String>>,
+    /// On a 409 of an acknowledgement: the alert's current state.
+    #[schema(example = "acknowledged")]
+    pub current_status: Option<String>,
+    /// On a 400 about a flow `filter` expression: the 1-based character position of the error.
+    pub position: Option<u32>,
+    /// On a 400 about a flow `filter` expression: the token at fault.
+    pub token: Option<String>,
 }
 
 /// Marks a response rendered from an [`ApiError`], so the outer layer can render it again

@@ -13,12 +13,15 @@ impl Lang {
     /// The caller's preferred language among the two the API speaks: the supported
     /// language with the highest q-value wins; ties go to the one listed first.
     pub fn from_headers(headers: &HeaderMap) -> Lang {
-        let Some(value) = headers
+        Self::preferred(headers).unwrap_or_default()
+    }
+
+    /// The supported language `Accept-Language` prefers, if it names one (the default
+    /// differs by surface: the API's messages are French, MCP tool descriptions English).
+    pub fn preferred(headers: &HeaderMap) -> Option<Lang> {
+        let value = headers
             .get(http::header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok())
-        else {
-            return Lang::Fr;
-        };
+            .and_then(|v| v.to_str().ok())?;
         let mut best: Option<(f32, Lang)> = None;
         for part in value.split(',') {
             let mut pieces = part.trim().split(';');
@@ -37,7 +40,7 @@ impl Lang {
                 best = Some((q, lang));
             }
         }
-        best.map(|(_, l)| l).unwrap_or_default()
+        best.map(|(_, l)| l)
     }
 }
 

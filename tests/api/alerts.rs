@@ -107,6 +107,13 @@ async fn the_feed_merges_three_origins_with_spec_fields_newest_first() {
         ] {
             assert!(!a[f].is_null(), "alert lacks {f}: {a}");
         }
+        assert!(a["acknowledged"].is_boolean(), "{a}");
+        if a["kind"] == "netdiag" {
+            assert_eq!(a["acknowledged"], false, "a NetDiag alert closes by itself");
+        }
+        if a["details"]["status"] == "acknowledged" || a["details"]["state"] == "ACKNOWLEDGED" {
+            assert_eq!(a["acknowledged"], true, "{a}");
+        }
         let id = a["id"].as_str().unwrap_or("");
         let prefix = match a["kind"].as_str() {
             Some("hostmonitor") => "hm-",
@@ -366,6 +373,15 @@ async fn acking_an_open_siem_incident_appends_the_note_to_its_actions() {
     assert_eq!(data["id"], id);
     assert_eq!(data["status"], "open", "acknowledged is still in progress");
     assert_eq!(data["details"]["state"], "ACKNOWLEDGED");
+    assert_eq!(alert["acknowledged"], false, "{alert}");
+    assert!(alert["acknowledged_by"].is_null() && alert["acknowledged_at"].is_null());
+    assert_eq!(data["acknowledged"], true);
+    assert!(
+        data["acknowledged_by"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("test-"))
+    );
+    assert!(data["acknowledged_at"].is_string());
     let actions = data["details"]["actions"]
         .as_array()
         .cloned()
@@ -389,6 +405,19 @@ async fn acking_an_open_siem_incident_appends_the_note_to_its_actions() {
         .expect("doc")
         .expect("exists");
     assert_eq!(doc.body["status"], "ACKNOWLEDGED");
+    // The feed says so at top level: a client listing what is open skips it.
+    let reader = app.token("acme", &[Scope::ReadAlerts]).await;
+    let open = alerts(&app, &reader, "?kind=siem&status=open").await;
+    let listed = open
+        .items()
+        .iter()
+        .find(|a| a["id"] == id)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(listed["status"], "open");
+    assert_eq!(listed["acknowledged"], true);
+    assert_eq!(listed["acknowledged_by"], data["acknowledged_by"]);
+    assert_eq!(listed["acknowledged_at"], data["acknowledged_at"]);
     // A second ack is a conflict.
     let again = app
         .send(
@@ -455,6 +484,9 @@ async fn acking_an_unresolved_monitor_incident_stores_the_note_only_when_notes_a
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     let d = &res.body["data"]["details"];
+    assert_eq!(res.body["data"]["acknowledged"], true);
+    assert_eq!(res.body["data"]["acknowledged_by"], d["acknowledged_by"]);
+    assert_eq!(res.body["data"]["acknowledged_at"], d["acknowledged_at"]);
     assert_eq!(d["status"], "acknowledged");
     assert_eq!(d["notes"], "Redémarrage du service demandé.");
     assert!(d["acknowledged_at"].is_string());

@@ -39,21 +39,37 @@ async fn call(app: &TestApp, token: &str, name: &str, arguments: Value) -> TestR
     res
 }
 
-async fn tool_names(app: &TestApp, token: &str) -> (BTreeSet<String>, TestResponse) {
-    let res = rpc(
-        app,
-        token,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-    )
-    .await;
-    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    let names = res.body["result"]["tools"]
-        .as_array()
-        .expect("tools")
+/// The whole tool list, page after page: the names, the definitions and each page's size.
+async fn tool_names(app: &TestApp, token: &str) -> (BTreeSet<String>, Vec<Value>, Vec<usize>) {
+    let mut tools = Vec::new();
+    let mut sizes = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let res = rpc(
+            app,
+            token,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": cursor}}),
+        )
+        .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        sizes.push(res.bytes.len());
+        tools.extend(
+            res.body["result"]["tools"]
+                .as_array()
+                .cloned()
+                .expect("tools"),
+        );
+        cursor = res.body["result"]["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+        assert!(sizes.len() < 20, "the pages end");
+    }
+    let names = tools
         .iter()
         .map(|t| t["name"].as_str().expect("name").to_owned())
         .collect();
-    (names, res)
+    (names, tools, sizes)
 }
 
 fn error_code(res: &TestResponse) -> i64 {
@@ -306,7 +322,7 @@ async fn the_protocol_version_header_is_honoured() {
 async fn the_tool_list_equals_the_read_routes_of_the_route_table() {
     let app = TestApp::shared();
     let token = app.full_token().await;
-    let (names, res) = tool_names(app, &token).await;
+    let (names, tools, sizes) = tool_names(app, &token).await;
     let reads: BTreeSet<String> = ROUTES
         .iter()
         .filter(|r| r.kind == Kind::Read)
@@ -317,14 +333,31 @@ async fn the_tool_list_equals_the_read_routes_of_the_route_table() {
     for route in ROUTES.iter().filter(|r| r.kind != Kind::Read) {
         assert!(!names.contains(route.op), "{} is not a JSON read", route.op);
     }
-    let size = res.bytes.len();
     eprintln!(
-        "tools/list for a full-scope token: {} tools, {size} bytes",
+        "tools/list for a full-scope token: {} tools, pages of {sizes:?} bytes",
         names.len()
     );
-    assert!(size < 60 * 1024, "tools/list is {size} bytes");
-    for tool in res.body["result"]["tools"].as_array().expect("tools") {
+    for size in &sizes {
+        assert!(*size < 60 * 1024, "a tools/list page is {size} bytes");
+    }
+    let without_outputs: usize = tools
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.as_object_mut().map(|o| o.remove("outputSchema"));
+            t.to_string().len()
+        })
+        .sum();
+    assert!(without_outputs < 60 * 1024, "{without_outputs} bytes");
+    for tool in &tools {
         let name = tool["name"].as_str().unwrap_or("");
+        let output = &tool["outputSchema"];
+        assert_eq!(output["type"], "object", "{name}");
+        assert_eq!(output["required"], json!(["data", "meta"]), "{name}");
+        assert!(
+            !output.to_string().contains("#/components/"),
+            "{name}: the output schema stands alone"
+        );
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{name}");
         assert!(
             tool["description"].as_str().is_some_and(|d| !d.is_empty()),
@@ -370,10 +403,25 @@ async fn the_tool_list_equals_the_read_routes_of_the_route_table() {
 }
 
 #[tokio::test]
+async fn a_tool_list_cursor_the_server_did_not_give_is_invalid_params() {
+    let app = TestApp::shared();
+    let token = app.token("acme", &[Scope::ReadMachines]).await;
+    for cursor in [json!("no_such_tool"), json!("list_flows"), json!(3)] {
+        let res = rpc(
+            app,
+            &token,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": cursor}}),
+        )
+        .await;
+        assert_eq!(error_code(&res), -32602, "{cursor}: {}", res.body);
+    }
+}
+
+#[tokio::test]
 async fn the_tool_list_holds_only_the_tools_the_token_scopes_cover() {
     let app = TestApp::shared();
     let token = app.token("acme", &[Scope::ReadMachines]).await;
-    let (names, _) = tool_names(app, &token).await;
+    let (names, ..) = tool_names(app, &token).await;
     let expected: BTreeSet<String> = ["get_me", "list_machines", "get_machine"]
         .map(String::from)
         .into();
@@ -381,7 +429,7 @@ async fn the_tool_list_holds_only_the_tools_the_token_scopes_cover() {
     let token = app
         .token("acme", &[Scope::ReadFlows, Scope::WriteAlerts])
         .await;
-    let (names, _) = tool_names(app, &token).await;
+    let (names, ..) = tool_names(app, &token).await;
     let expected: BTreeSet<String> = ROUTES
         .iter()
         .filter(|r| r.kind == Kind::Read && matches!(r.scope(), None | Some(Scope::ReadFlows)))

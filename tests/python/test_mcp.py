@@ -6,10 +6,13 @@ import json
 import anyio
 import pytest
 import requests
+from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+
+from test_clients import links_to, pointer
 
 
 @pytest.fixture(scope="module")
@@ -56,11 +59,19 @@ def test_the_sdk_client_initializes_over_streamable_http(server, full, mode):
     print(f"negotiated {version} in mode {mode}")
 
 
-def test_a_full_scope_token_lists_every_read_tool_with_schemas(server, full):
-    async def body(client):
-        return (await client.list_tools()).tools
+async def all_tools(client):
+    """Every tool, page after page (`nextCursor`), so the client knows every output schema."""
+    tools, cursor = [], None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if cursor is None:
+            return tools
 
-    tools = run(server, body, token=full)
+
+def test_a_full_scope_token_lists_every_read_tool_with_schemas(server, full):
+    tools = run(server, all_tools, token=full)
     names = {t.name for t in tools}
     assert {"get_me", "list_machines", "get_machine"} <= names
     assert len(names) >= 58, "one tool per JSON read route"
@@ -70,14 +81,48 @@ def test_a_full_scope_token_lists_every_read_tool_with_schemas(server, full):
         assert tool.description
         assert tool.input_schema["type"] == "object"
         assert tool.annotations and tool.annotations.read_only_hint is True
+        assert tool.output_schema["type"] == "object" and tool.output_schema["required"] == ["data", "meta"]
+        Draft202012Validator.check_schema(tool.output_schema)
     machine = next(t for t in tools if t.name == "get_machine")
     assert machine.input_schema["required"] == ["hostname"]
     machines = next(t for t in tools if t.name == "list_machines")
     assert machines.input_schema["properties"]["limit"]["maximum"] == 500
-    size = len(requests.post(server.base_url + "/mcp", headers=server.headers(full),
-                             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30).content)
-    print(f"tools/list: {len(tools)} tools, {size} bytes")
-    assert size < 60 * 1024
+    sizes, cursor = [], None
+    while True:
+        res = requests.post(server.base_url + "/mcp", headers=server.headers(full), timeout=30,
+                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": cursor}})
+        sizes.append(len(res.content))
+        cursor = res.json()["result"].get("nextCursor")
+        if cursor is None:
+            break
+    print(f"tools/list: {len(tools)} tools, pages of {sizes} bytes")
+    assert all(size < 60 * 1024 for size in sizes)
+
+
+def test_every_tool_answers_what_its_output_schema_says(server, full):
+    """Each tool called once (its path arguments from the lists the document links to it):
+    the SDK client checks `structuredContent` against the tool's `outputSchema`, and so does
+    jsonschema here."""
+    doc = server.get("/openapi.json", token="").json()
+    sources = links_to(doc)
+    paths = {op["operationId"]: path for path, item in doc["paths"].items() for op in item.values()}
+
+    async def body(client):
+        tools = await all_tools(client)
+        out = []
+        for tool in tools:
+            args = {}
+            for name in tool.input_schema.get("required", []):
+                list_path, ptr = sources[tool.name][name]
+                args[name] = str(pointer(server.get(list_path, token=full).json(), ptr))
+            out.append((tool, await client.call_tool(tool.name, args)))
+        return out
+
+    results = run(server, body, token=full)
+    assert len(results) >= 58
+    for tool, result in results:
+        assert not result.is_error, (tool.name, paths[tool.name], result.content[0].text[:300])
+        Draft202012Validator(tool.output_schema).validate(structured(result))
 
 
 def test_tool_calls_return_the_rest_bodies(server, full):
@@ -175,3 +220,18 @@ def test_raw_protocol_answers(server, full):
     assert res.status_code == 400
     assert requests.get(url, headers=headers, timeout=30).status_code == 405
     assert requests.delete(url, headers=headers, timeout=30).status_code == 405
+
+
+def test_tool_descriptions_are_english_unless_the_client_asks_for_french(server, full):
+    def first_page(lang=None):
+        headers = dict(server.headers(full), **({"Accept-Language": lang} if lang else {}))
+        res = requests.post(server.base_url + "/mcp", headers=headers, timeout=30,
+                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        return {t["name"]: t for t in res.json()["result"]["tools"]}
+
+    english, french, german = first_page(), first_page("fr-FR,fr;q=0.9"), first_page("de")
+    machines = english["list_machines"]["description"]
+    assert machines.startswith("Machines of the fleet") and "at most 500" in machines, machines
+    assert "Paginé" in french["list_machines"]["description"]
+    assert german["list_machines"]["description"] == machines, "English unless French is preferred"
+    assert english["list_machines"]["outputSchema"] == french["list_machines"]["outputSchema"]

@@ -73,11 +73,18 @@ pub fn monitor_item(inc: &MonitorIncident) -> AlertItem {
         target: inc.target.clone(),
         opened_at: inc.started_at,
         resolved_at: inc.resolved_at,
+        acknowledged: inc.status == MonitorIncidentStatus::Acknowledged
+            || inc.acknowledged_at.is_some(),
+        acknowledged_by: inc.acknowledged_by.clone(),
+        acknowledged_at: inc.acknowledged_at,
         details: serde_json::to_value(inc).unwrap_or(Value::Null),
     }
 }
 
 pub fn siem_item(inc: &SiemIncident) -> AlertItem {
+    // The last `ack` action says who and when; an incident imported as ACKNOWLEDGED may have
+    // none, and is acknowledged all the same.
+    let ack = inc.actions.iter().rev().find(|a| a.action == "ack");
     AlertItem {
         id: format!("siem-{}", inc.id),
         kind: Origin::Siem,
@@ -92,6 +99,9 @@ pub fn siem_item(inc: &SiemIncident) -> AlertItem {
             .unwrap_or_default(),
         opened_at: inc.opened_at,
         resolved_at: inc.closed_at,
+        acknowledged: ack.is_some() || inc.status == SiemStatus::Acknowledged,
+        acknowledged_by: ack.map(|a| a.by.clone()),
+        acknowledged_at: ack.map(|a| a.at),
         details: json!({
             "incident_id": inc.id,
             "state": inc.status,
@@ -116,6 +126,9 @@ fn netdiag_item(a: NetdiagAlert) -> AlertItem {
         target: a.hostname.clone(),
         opened_at: a.opened_at,
         resolved_at: a.resolved_at,
+        acknowledged: false,
+        acknowledged_by: None,
+        acknowledged_at: None,
         details: json!({
             "hostname": a.hostname,
             "verdict": a.verdict,

@@ -201,7 +201,7 @@ async fn commit_put(
 /// concurrentes, une seule obtient 200. Chaque appel est inscrit au journal des écritures.
 #[utoipa::path(post, path = "/alerts/{id}/ack", operation_id = "acknowledge_alert", tag = "alerts",
     params(("id" = String, Path, description = "Id de l'alerte : hm-<n> ou siem-<id>", example = "siem-2026-0142")),
-    request_body(content = AckBody, description = "Note facultative", content_type = "application/json"),
+    request_body(content = Option<AckBody>, description = "Note facultative", content_type = "application/json"),
     responses(
         (status = 200, description = "Alerte acquittée", body = Envelope<AlertItem>),
         (status = 400, description = "Id mal formé, alerte NetDiag ou note invalide", body = ErrorBody),

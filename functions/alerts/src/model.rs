@@ -256,6 +256,14 @@ pub struct AlertItem {
     pub target: String,
     pub opened_at: DateTime<Utc>,
     pub resolved_at: Option<DateTime<Utc>>,
+    /// Whether someone acknowledged it (a monitor or SIEM incident; a NetDiag alert closes by
+    /// itself and is never acknowledged). An open alert that is acknowledged answers the ack
+    /// route with 409: a client listing `status=open` skips these.
+    pub acknowledged: bool,
+    /// Name of the token that acknowledged it, when known.
+    pub acknowledged_by: Option<String>,
+    /// When it was acknowledged, when known.
+    pub acknowledged_at: Option<DateTime<Utc>>,
     /// Depends on the origin: the incident (monitor, SIEM) or the NetDiag verdict and cause.
     #[schema(value_type = Object)]
     pub details: Value,

@@ -19,8 +19,14 @@ pub const MODULE: Module = Module {
     routes,
 };
 
+/// The enums its query parameters refer to by name (parameters do not register their
+/// schemas; `meta` names the same enums).
+#[derive(utoipa::OpenApi)]
+#[openapi(components(schemas(model::AlertStatus, model::TopBy)))]
+struct NamedParameters;
+
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+    OpenApiRouter::with_openapi(<NamedParameters as utoipa::OpenApi>::openapi())
         .routes(routes!(handlers::list_database_instances))
         .routes(routes!(handlers::get_database_metrics))
         .routes(routes!(handlers::list_slow_queries))

@@ -305,7 +305,6 @@ pub enum TopBy {
 #[into_params(parameter_in = Query)]
 pub struct TopQueriesQuery {
     /// `cpu` (default), `duration` or `reads`: total over the window.
-    #[param(inline)]
     pub by: Option<TopBy>,
 }
 
@@ -331,6 +330,5 @@ pub enum AlertStatus {
 #[into_params(parameter_in = Query)]
 pub struct AlertsQuery {
     /// `open`: alerts open now, whatever the window; `all` (default): alerts opened in the window.
-    #[param(inline)]
     pub status: Option<AlertStatus>,
 }

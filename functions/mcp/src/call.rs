@@ -213,7 +213,7 @@ mod tests {
             {"name": "tag", "in": "query", "explode": true, "schema": {"type": "array", "items": {"type": "string"}}},
             {"name": "open", "in": "query", "schema": {"type": "boolean"}},
         ]}}}});
-        let tools = build(&doc);
+        let tools = build(&doc, netops_shared::lang::Lang::En);
         let tool = tools
             .iter()
             .find(|t| t.name() == "list_monitor_incidents")

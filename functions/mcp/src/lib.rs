@@ -4,6 +4,7 @@
 //! apply exactly as for REST.
 
 mod call;
+mod english;
 mod rpc;
 pub mod tools;
 

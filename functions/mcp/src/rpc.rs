@@ -43,12 +43,21 @@ pub const ANSWER_TOO_LARGE: i64 = -32000;
 /// Header"), and the only one we speak with JSON-RPC batches: 2025-06-18 removed them.
 const BATCH_PROTOCOL: &str = "2025-03-26";
 
-const INSTRUCTIONS: &str = "Outils en lecture seule sur les données du compte client du jeton \
+const INSTRUCTIONS_EN: &str = "Read-only tools over the data of the token's customer account \
+(network monitoring: fleet, flows, NetDiag, alerts, inventory, security, databases, firewall, DNS, files, network). \
+Each tool calls the v1 REST route of the same name (operationId); its result is the JSON body of the answer, \
+{data, meta}, as its outputSchema says. Paged lists: pass meta.next_cursor back as cursor with the same filters. \
+Windows: period or from/to (RFC 3339); meta.window gives the window applied. \
+A REST error comes back with isError and the body {error, message}. Every call counts one call of the token's quota. \
+Descriptions are in English; send the HTTP header Accept-Language: fr for French.";
+
+const INSTRUCTIONS_FR: &str = "Outils en lecture seule sur les données du compte client du jeton \
 (supervision réseau : parc, flux, NetDiag, alertes, inventaire, sécurité, bases, pare-feu, DNS, fichiers, réseau). \
 Chaque outil appelle la route REST v1 du même nom (operationId) ; le résultat est le corps JSON de la réponse, \
 {data, meta}. Listes paginées : repasser meta.next_cursor comme cursor avec les mêmes filtres. \
 Fenêtres : period ou from/to (RFC 3339) ; meta.window donne la fenêtre appliquée. \
-Une erreur REST revient avec isError et le corps {error, message}.";
+Une erreur REST revient avec isError et le corps {error, message}. Chaque appel compte un appel du quota du jeton. \
+Descriptions en français parce que l'en-tête HTTP Accept-Language le préfère ; sans lui, en anglais.";
 
 /// `POST /mcp`. Its OpenAPI operation is written in the docs crate (`mcp_operation`), which
 /// this crate builds its tools from.
@@ -436,7 +445,7 @@ impl Ctx<'_> {
         match method {
             "initialize" => self.initialize(id, params),
             "ping" => result_raw(id, b"{}"),
-            "tools/list" => self.list(id),
+            "tools/list" => self.list(id, params),
             "tools/call" => self.call(id, params, room).await,
             other => error(
                 id,
@@ -467,27 +476,50 @@ impl Ctx<'_> {
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": false}},
                 "serverInfo": {"name": "netops", "title": "Network Operations API", "version": env!("CARGO_PKG_VERSION")},
-                "instructions": INSTRUCTIONS,
+                "instructions": match tools::lang(self.headers) {
+                    Lang::En => INSTRUCTIONS_EN,
+                    Lang::Fr => INSTRUCTIONS_FR,
+                },
             }),
         )
     }
 
-    /// The tools the caller's scopes cover, from their definitions serialized once.
-    fn list(&self, id: &Value) -> Answer {
-        result_with(id, 64 * 1024, |out| {
+    /// The tools the caller's scopes cover, from their definitions serialized once, one page
+    /// of at most [`tools::PAGE_BUDGET`] bytes at a time: `nextCursor` (the name of the next
+    /// tool) asks for the next page.
+    fn list(&self, id: &Value, params: &Map<String, Value>) -> Answer {
+        let visible: Vec<&tools::Tool> = tools::catalog(tools::lang(self.headers))
+            .iter()
+            .filter(|t| t.covered_by(&self.caller.scopes))
+            .collect();
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => Some(0),
+            Some(Value::String(c)) => visible.iter().position(|t| t.name() == c),
+            Some(_) => None,
+        };
+        let Some(start) = start else {
+            return error(
+                id,
+                INVALID_PARAMS,
+                "Invalid params: cursor is not one this server gave",
+                None,
+            );
+        };
+        let (page, next) = tools::page(&visible, start);
+        result_with(id, tools::PAGE_BUDGET, |out| {
             out.extend_from_slice(br#"{"tools":["#);
-            let mut first = true;
-            for tool in tools::catalog()
-                .iter()
-                .filter(|t| t.covered_by(&self.caller.scopes))
-            {
-                if !first {
+            for (i, tool) in page.iter().enumerate() {
+                if i > 0 {
                     out.push(b',');
                 }
-                first = false;
                 out.extend_from_slice(tool.json.as_bytes());
             }
-            out.extend_from_slice(b"]}");
+            out.push(b']');
+            if let Some(next) = next {
+                out.extend_from_slice(br#","nextCursor":"#);
+                out.extend_from_slice(&serde_json::to_vec(next.name()).unwrap_or_default());
+            }
+            out.push(b'}');
         })
     }
 

@@ -8,14 +8,38 @@
 use std::sync::OnceLock;
 
 use netops_shared::Scope;
+use netops_shared::lang::Lang;
 use netops_shared::routes::{Access, Kind, ROUTES, Route, WindowRule};
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 
-/// Budget of the whole tool list (the serialized tool definitions), in bytes: the
-/// `tools/list` answer of a full-scope token must stay under 60 KB, since an assistant pays
-/// for every token of it.
-pub const LIST_BUDGET: usize = 56 * 1024;
+use crate::english;
+
+/// Budget of the whole tool list without its output schemas, in bytes: what an assistant
+/// reads to choose a tool stays under 60 KB, since it pays for every token of it (the output
+/// schemas come with it, over several pages).
+pub const LIST_BUDGET: usize = 58 * 1024;
+
+/// Bytes of one `tools/list` page (the definitions it holds, output schemas included): the
+/// whole catalog with its output schemas is larger, so it comes in pages, each ending with a
+/// `nextCursor` while tools remain.
+pub const PAGE_BUDGET: usize = 56 * 1024;
+
+/// The tools of the page starting at `start` of `visible` (as many as fit in
+/// [`PAGE_BUDGET`], at least one), and the first tool of the next page.
+pub fn page<'a>(visible: &'a [&'a Tool], start: usize) -> (&'a [&'a Tool], Option<&'a Tool>) {
+    let rest = visible.get(start..).unwrap_or_default();
+    let mut size = 0;
+    let mut end = 0;
+    for tool in rest {
+        size += tool.json.len() + 1;
+        if end > 0 && size > PAGE_BUDGET {
+            break;
+        }
+        end += 1;
+    }
+    (&rest[..end], rest.get(end).copied())
+}
 
 /// Text lengths (characters) of a tool description and of a parameter description.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +98,8 @@ pub struct Tool {
     pub def: Value,
     /// The same, serialized once.
     pub json: String,
+    /// Bytes of `"outputSchema":…` in `json` (with its comma).
+    pub output_len: usize,
 }
 
 impl Tool {
@@ -94,23 +120,36 @@ impl Tool {
     }
 }
 
-/// Every tool, built once per process from the route table and the OpenAPI document.
-pub fn catalog() -> &'static [Tool] {
-    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+/// Every tool, described in `lang`, built once per process from the route table and the
+/// OpenAPI document.
+pub fn catalog(lang: Lang) -> &'static [Tool] {
+    static EN: OnceLock<Vec<Tool>> = OnceLock::new();
+    static FR: OnceLock<Vec<Tool>> = OnceLock::new();
+    let cell = match lang {
+        Lang::En => &EN,
+        Lang::Fr => &FR,
+    };
     // The document without the docs page's operations, which are no tools.
-    TOOLS.get_or_init(|| build(&netops_api::openapi(Default::default())))
+    cell.get_or_init(|| build(&netops_api::openapi(Default::default()), lang))
 }
 
+/// The language of the tool descriptions for a request: English, or French when its
+/// `Accept-Language` prefers French.
+pub fn lang(headers: &http::HeaderMap) -> Lang {
+    Lang::preferred(headers).unwrap_or(Lang::En)
+}
+
+/// A tool by name (its arguments are the same in both languages).
 pub fn find(name: &str) -> Option<&'static Tool> {
-    catalog().iter().find(|t| t.name() == name)
+    catalog(Lang::En).iter().find(|t| t.name() == name)
 }
 
 /// Builds the catalog from an OpenAPI document (a `serde_json::Value`), with the most
 /// detailed descriptions that keep the whole list within [`LIST_BUDGET`].
-pub fn build(doc: &Value) -> Vec<Tool> {
+pub fn build(doc: &Value, lang: Lang) -> Vec<Tool> {
     let mut tools = Vec::new();
     for lengths in LEVELS {
-        tools = build_with(doc, *lengths);
+        tools = build_with(doc, *lengths, lang);
         if list_size(&tools) <= LIST_BUDGET {
             break;
         }
@@ -118,12 +157,13 @@ pub fn build(doc: &Value) -> Vec<Tool> {
     tools
 }
 
-/// Bytes of the tool definitions, serialized as `tools/list` shows them.
+/// Bytes of the tool definitions without their output schemas (the part of the list the
+/// description lengths weigh on), serialized as `tools/list` shows them.
 pub fn list_size(tools: &[Tool]) -> usize {
-    tools.iter().map(|t| t.json.len() + 1).sum()
+    tools.iter().map(|t| t.json.len() + 1 - t.output_len).sum()
 }
 
-fn build_with(doc: &Value, lengths: Lengths) -> Vec<Tool> {
+fn build_with(doc: &Value, lengths: Lengths, lang: Lang) -> Vec<Tool> {
     ROUTES
         .iter()
         .filter(|r| r.kind == Kind::Read)
@@ -133,12 +173,18 @@ fn build_with(doc: &Value, lengths: Lengths) -> Vec<Tool> {
                 .get(route.path)
                 .and_then(|p| p.get(&method))
                 .filter(|op| op.is_object());
-            tool(route, op, doc, lengths)
+            tool(route, op, doc, lengths, lang)
         })
         .collect()
 }
 
-fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths) -> Tool {
+fn tool(
+    route: &'static Route,
+    op: Option<&Value>,
+    doc: &Value,
+    lengths: Lengths,
+    lang: Lang,
+) -> Tool {
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut params = Vec::new();
@@ -173,7 +219,11 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
         if schema.get("type").is_none() {
             schema["type"] = json!("string");
         }
-        if let Some(d) = declared.and_then(|p| p["description"].as_str()) {
+        // The document's words are French: an English tool keeps only the typing.
+        if let Some(d) = declared
+            .and_then(|p| p["description"].as_str())
+            .filter(|_| lang == Lang::Fr)
+        {
             let d = compact(d, lengths.param);
             if !d.is_empty() {
                 schema["description"] = json!(d);
@@ -182,7 +232,7 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
         add(name, In::Path, true, false, schema, &mut params);
     }
     // The parameters the route table defines, worded compactly.
-    for (name, schema) in common_params(route) {
+    for (name, schema) in common_params(route, lang) {
         add(name, In::Query, false, false, schema, &mut params);
     }
     // The route's own query parameters, as its module documents them.
@@ -192,7 +242,7 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
                 continue;
             };
             let mut schema = simplify(&p["schema"], doc, 0);
-            if let Some(d) = p["description"].as_str() {
+            if let Some(d) = p["description"].as_str().filter(|_| lang == Lang::Fr) {
                 let d = compact(d, lengths.param);
                 if !d.is_empty() {
                     schema["description"] = json!(d);
@@ -209,15 +259,30 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
             );
         }
     }
-    let description = op
-        .map(|op| describe(op, lengths.description))
-        .unwrap_or_else(|| {
-            format!(
-                "GET {}{} : réponse JSON {{data, meta}}.",
-                netops_shared::routes::BASE_PATH,
-                route.path
-            )
-        });
+    let limits = limits(route, lang);
+    let description = match (lang, op, english::answers(route.op)) {
+        (Lang::En, _, Some(answers)) => format!("{answers} {limits}"),
+        (Lang::Fr, Some(op), _) => {
+            // The limits always; the document's text in the room left.
+            let room = lengths.description.saturating_sub(limits.chars().count());
+            let text = if room >= 60 {
+                describe(op, room)
+            } else {
+                compact(op["summary"].as_str().unwrap_or(""), 60)
+            };
+            let sep = if text.ends_with(['.', '…']) {
+                " "
+            } else {
+                ". "
+            };
+            format!("{text}{sep}{limits}")
+        }
+        _ => format!(
+            "GET {}{}: {{data, meta}}. {limits}",
+            netops_shared::routes::BASE_PATH,
+            route.path
+        ),
+    };
     let mut input = Map::new();
     input.insert("type".into(), json!("object"));
     input.insert("properties".into(), Value::Object(properties));
@@ -225,17 +290,95 @@ fn tool(route: &'static Route, op: Option<&Value>, doc: &Value, lengths: Lengths
         input.insert("required".into(), Value::Array(required));
     }
     input.insert("additionalProperties".into(), json!(false));
-    let def = json!({
+    let mut def = json!({
         "name": route.op,
         "description": description,
         "inputSchema": input,
         "annotations": {"readOnlyHint": true},
     });
+    let mut output_len = 0;
+    if let Some(output) = op.and_then(|op| output_schema(op, doc)) {
+        output_len = r#","outputSchema":"#.len() + output.to_string().len();
+        def["outputSchema"] = output;
+    }
     Tool {
         route,
         params,
         json: def.to_string(),
         def,
+        output_len,
+    }
+}
+
+const SCHEMAS: &str = "#/components/schemas/";
+
+/// The tool's `outputSchema` (MCP 2025-06-18): the schema of its route's 200 JSON answer,
+/// the `structuredContent` of a successful call, self-contained: every component it
+/// references is copied under `$defs`. Descriptions and examples are left out: the document
+/// carries them, and every byte of the tool list costs an assistant tokens.
+fn output_schema(op: &Value, doc: &Value) -> Option<Value> {
+    let root = &op["responses"]["200"]["content"]["application/json"]["schema"];
+    let name = root["$ref"].as_str()?.strip_prefix(SCHEMAS)?;
+    let mut defs = Map::new();
+    let mut todo = vec![name.to_owned()];
+    while let Some(name) = todo.pop() {
+        if defs.contains_key(&name) {
+            continue;
+        }
+        let schema = bare(&doc["components"]["schemas"][&name], &mut todo);
+        defs.insert(name, schema);
+    }
+    let mut out = defs.remove(name)?;
+    if out.get("type").is_none() {
+        out["type"] = json!("object");
+    }
+    if !defs.is_empty() {
+        out["$defs"] = Value::Object(defs);
+    }
+    Some(out)
+}
+
+/// A schema without its words (descriptions, examples, titles, integer formats), its
+/// component references pointing under `$defs` and their names added to `todo`.
+fn bare(schema: &Value, todo: &mut Vec<String>) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (k, v) in map {
+                match k.as_str() {
+                    "description" | "example" | "examples" | "title" => {}
+                    "format"
+                        if v.as_str().is_some_and(|f| {
+                            f.starts_with("int")
+                                || f.starts_with("uint")
+                                || f == "float"
+                                || f == "double"
+                        }) => {}
+                    "$ref" => {
+                        let name = v
+                            .as_str()
+                            .and_then(|r| r.strip_prefix(SCHEMAS))
+                            .unwrap_or("");
+                        todo.push(name.to_owned());
+                        out.insert(k.clone(), json!(format!("#/$defs/{name}")));
+                    }
+                    // Property names are no keywords: only their schemas are stripped.
+                    "properties" => {
+                        let props = v
+                            .as_object()
+                            .map(|p| p.iter().map(|(n, s)| (n.clone(), bare(s, todo))).collect())
+                            .unwrap_or_default();
+                        out.insert(k.clone(), Value::Object(props));
+                    }
+                    _ => {
+                        out.insert(k.clone(), bare(v, todo));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(list) => Value::Array(list.iter().map(|v| bare(v, todo)).collect()),
+        other => other.clone(),
     }
 }
 
@@ -253,53 +396,112 @@ fn declared_param<'a>(op: &'a Value, name: &str, location: &str) -> Option<&'a V
         .find(|p| p["name"] == name && p["in"] == location)
 }
 
-fn duration(secs: i64) -> String {
+fn duration(secs: i64, lang: Lang) -> String {
+    let (day, days) = match lang {
+        Lang::En => ("day", "days"),
+        Lang::Fr => ("jour", "jours"),
+    };
     if secs % 86_400 == 0 {
         let d = secs / 86_400;
-        format!("{d} jour{}", if d > 1 { "s" } else { "" })
+        format!("{d} {}", if d > 1 { days } else { day })
     } else {
         format!("{} h", secs / 3600)
     }
 }
 
+/// What a tool's answers are bound by, from its route table entry: paging and window (the
+/// scope goes without saying: a token sees only the tools its scopes cover).
+fn limits(route: &Route, lang: Lang) -> String {
+    let mut out = Vec::new();
+    match (route.paging, lang) {
+        (Some(p), Lang::En) if p.cursor => out.push(format!(
+            "Paged: {} items by default, at most {}; next page: cursor = meta.next_cursor.",
+            p.default, p.max
+        )),
+        (Some(p), Lang::Fr) if p.cursor => out.push(format!(
+            "Paginé : {} éléments par défaut, {} au plus ; page suivante : cursor = meta.next_cursor.",
+            p.default, p.max
+        )),
+        (Some(p), Lang::En) => out.push(format!(
+            "At most {} items ({} by default); meta.truncated if more matched.",
+            p.max, p.default
+        )),
+        (Some(p), Lang::Fr) => out.push(format!(
+            "{} éléments au plus ({} par défaut) ; meta.truncated si d'autres correspondaient.",
+            p.max, p.default
+        )),
+        (None, _) => {}
+    }
+    if let Some(w) = route.window {
+        let default = duration(w.default_secs, lang);
+        let cap = w.max_secs.map(|m| duration(m, lang));
+        out.push(match (lang, cap) {
+            (Lang::En, Some(cap)) => {
+                format!("Window: period (default {default}, at most {cap}) or from/to.")
+            }
+            (Lang::En, None) => format!("Window: period (default {default}) or from/to."),
+            (Lang::Fr, Some(cap)) => {
+                format!("Fenêtre : period (défaut {default}, {cap} au plus) ou from/to.")
+            }
+            (Lang::Fr, None) => format!("Fenêtre : period (défaut {default}) ou from/to."),
+        });
+    }
+    out.join(" ")
+}
+
 /// Paging and window parameters from the route table.
-fn common_params(route: &Route) -> Vec<(&'static str, Value)> {
+fn common_params(route: &Route, lang: Lang) -> Vec<(&'static str, Value)> {
     let mut out = Vec::new();
     if let Some(p) = route.paging {
+        let limit = match lang {
+            Lang::En => format!("Page size; above {}: brought down to {}.", p.max, p.max),
+            Lang::Fr => format!(
+                "Taille de page ; au-delà de {} : ramenée à {}.",
+                p.max, p.max
+            ),
+        };
         out.push((
             "limit",
             json!({"type": "integer", "minimum": 1, "maximum": p.max, "default": p.default,
-                "description": format!("Taille de page ; au-delà de {} : ramenée à {}.", p.max, p.max)}),
+                "description": limit}),
         ));
         if p.cursor {
-            out.push((
-                "cursor",
-                json!({"type": "string", "description": "meta.next_cursor de la page précédente, mêmes filtres."}),
-            ));
+            let cursor = match lang {
+                Lang::En => "meta.next_cursor of the previous page, same filters.",
+                Lang::Fr => "meta.next_cursor de la page précédente, mêmes filtres.",
+            };
+            out.push(("cursor", json!({"type": "string", "description": cursor})));
         }
     }
     if let Some(w) = route.window {
-        out.extend(window_params(w));
+        out.extend(window_params(w, lang));
     }
     out
 }
 
-fn window_params(rule: WindowRule) -> Vec<(&'static str, Value)> {
+fn window_params(rule: WindowRule, lang: Lang) -> Vec<(&'static str, Value)> {
     let periods: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
-    let cap = rule
-        .max_secs
-        .map(|m| {
-            format!(
-                " ; {} au plus (au-delà : réduite, meta.window_capped)",
-                duration(m)
-            )
-        })
-        .unwrap_or_default();
+    let default = duration(rule.default_secs, lang);
+    let description = match (lang, rule.max_secs) {
+        (Lang::En, Some(m)) => format!(
+            "Window ending now, default {default}; at most {} (beyond: cut, meta.window_capped). Ignored when from and to are given.",
+            duration(m, lang)
+        ),
+        (Lang::En, None) => {
+            format!("Window ending now, default {default}. Ignored when from and to are given.")
+        }
+        (Lang::Fr, Some(m)) => format!(
+            "Fenêtre finissant maintenant, défaut {default} ; {} au plus (au-delà : réduite, meta.window_capped). Ignorée si from et to sont donnés.",
+            duration(m, lang)
+        ),
+        (Lang::Fr, None) => format!(
+            "Fenêtre finissant maintenant, défaut {default}. Ignorée si from et to sont donnés."
+        ),
+    };
     vec![
         (
             "period",
-            json!({"type": "string", "enum": periods,
-                "description": format!("Fenêtre finissant maintenant, défaut {}{cap}. Ignorée si from et to sont donnés.", duration(rule.default_secs))}),
+            json!({"type": "string", "enum": periods, "description": description}),
         ),
         ("from", json!({"type": "string", "format": "date-time"})),
         ("to", json!({"type": "string", "format": "date-time"})),
@@ -436,7 +638,7 @@ mod tests {
 
     #[test]
     fn every_read_route_is_a_tool_even_without_an_openapi_operation() {
-        let tools = build(&json!({"paths": {}}));
+        let tools = build(&json!({"paths": {}}), Lang::En);
         let names: Vec<&str> = tools.iter().map(Tool::name).collect();
         let reads: Vec<&str> = ROUTES
             .iter()
@@ -462,6 +664,39 @@ mod tests {
         assert_eq!(def["annotations"]["readOnlyHint"], true);
     }
 
+    /// English by default: every tool says what it answers in English, and its limits; the
+    /// French catalog takes the document's words.
+    #[test]
+    fn every_tool_is_described_in_english_and_in_french() {
+        let doc = netops_api::openapi(Default::default());
+        let en = build(&doc, Lang::En);
+        let fr = build(&doc, Lang::Fr);
+        for (e, f) in en.iter().zip(&fr) {
+            let name = e.name();
+            assert!(
+                english::answers(name).is_some(),
+                "{name} has no English text"
+            );
+            let d = e.def["description"].as_str().unwrap_or("");
+            if let Some(p) = e.route.paging {
+                assert!(
+                    d.to_lowercase().contains(&format!("at most {}", p.max)),
+                    "{name}: {d}"
+                );
+            }
+            if e.route.window.is_some() {
+                assert!(d.contains("Window: period"), "{name}: {d}");
+            }
+            assert_ne!(e.def["description"], f.def["description"], "{name}");
+            assert_eq!(e.def["outputSchema"], f.def["outputSchema"], "{name}");
+            // No word of the French document in an English tool.
+            let text = e.json.to_lowercase();
+            for word in [" le ", " la ", " les ", " des ", " une ", "é"] {
+                assert!(!text.contains(word), "{name}: {word:?} in {}", e.json);
+            }
+        }
+    }
+
     #[test]
     fn verbose_modules_still_fit_the_list_budget() {
         let long = "Une phrase de documentation assez longue pour peser dans la liste. ".repeat(15);
@@ -476,7 +711,7 @@ mod tests {
             }
             paths.insert(r.path.into(), json!({"get": {"summary": "Un résumé de route", "description": long, "parameters": params}}));
         }
-        let tools = build(&json!({"paths": paths}));
+        let tools = build(&json!({"paths": paths}), Lang::Fr);
         assert!(
             list_size(&tools) <= LIST_BUDGET,
             "{} bytes",

@@ -16,8 +16,14 @@ pub const MODULE: Module = Module {
     routes,
 };
 
+/// The enums its query parameters refer to by name (parameters do not register their
+/// schemas; `meta` names the same enums).
+#[derive(utoipa::OpenApi)]
+#[openapi(components(schemas(model::AlertStatus)))]
+struct NamedParameters;
+
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+    OpenApiRouter::with_openapi(<NamedParameters as utoipa::OpenApi>::openapi())
         .routes(routes!(handlers::list_sites))
         .routes(routes!(handlers::list_devices))
         .routes(routes!(handlers::get_device))

@@ -189,7 +189,6 @@ pub enum AlertStatus {
 pub struct AlertsQuery {
     /// `open`: alerts in progress now, whenever they were opened; `all` (default): alerts
     /// opened in the window, resolved or not.
-    #[param(inline)]
     pub status: Option<AlertStatus>,
 }
 

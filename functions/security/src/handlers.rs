@@ -50,7 +50,7 @@ async fn unpaged(
         .await?;
     let mut meta = Meta::new().window(window);
     if page.next.is_some() {
-        meta = meta.with("truncated", true);
+        meta = meta.truncated(true);
     }
     Ok((page.records, meta))
 }
