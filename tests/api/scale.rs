@@ -270,14 +270,14 @@ const MORE_ASKS: &[(&str, &str, &str, Class, &str)] = &[
     (
         "explore_flows",
         "dims=processus,externe&period=30d",
-        "30d",
+        "30d: processus, externe",
         Keys,
         "group 1: flows.xp.pr.d rows (external keys × ≤64 shards) ·(D+1), no machine in them",
     ),
     (
         "explore_flows",
         "dims=interne&filter=sens%20%3D%20outbound",
-        "24h",
+        "24h: interne, sens = outbound",
         Grows,
         "group 1: flows.xp.i.dh rows (external keys × ≤64 shards) ·2, no key per machine, but \
          a ranking of the machines reads every machine with traffic, hour by hour",
