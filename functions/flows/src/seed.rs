@@ -333,7 +333,7 @@ impl Gen<'_> {
         if dest % 7 == 3 { "wan2" } else { "wan1" }
     }
 
-    /// Dimensions shared by both cubes.
+    /// Dimensions of the external side: the rows of `cubex` and of the internal side's families.
     fn common_dims(&self, src: Src, site: usize, dest: usize) -> serde_json::Map<String, Value> {
         let d = &self.dests[dest];
         let seen_by_gateway = self.has_gateway && !d.internal;
