@@ -1023,6 +1023,79 @@ async fn explore_three_dims_with_a_filter_over_30_days() {
     );
 }
 
+/// Each internal dimension (interne, processus, utilisateur) is read from an aggregate of its
+/// own, two or three of them together from another, the others from the external side's:
+/// over windows of hours and of days, they count the same traffic, hour by hour, and what
+/// one of them gives a value is what another gives it under a filter.
+#[tokio::test]
+async fn explore_internal_dimensions_count_the_traffic_the_external_side_counts() {
+    let app = TestApp::shared();
+    let token = flows_token(app).await;
+    let data = |query: String| {
+        let token = token.clone();
+        async move {
+            let res = app.get(&format!("/flows/explore?{query}"), &token).await;
+            assert_eq!(res.status, StatusCode::OK, "{query}: {}", res.body);
+            res.body["data"].clone()
+        }
+    };
+    // The stacked series' sum at each point.
+    let per_point = |d: &Value| -> Vec<f64> {
+        d["series"]["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .map(|p| {
+                p["values"]
+                    .as_object()
+                    .expect("values")
+                    .values()
+                    .map(f)
+                    .sum()
+            })
+            .collect()
+    };
+    for (period, source) in [
+        ("6h", "all"),
+        ("24h", "agent"),
+        ("24h", "all"),
+        ("30d", "all"),
+    ] {
+        let base = format!("period={period}&source={source}&limit=3");
+        let outside = data(format!("{base}&dims=service")).await;
+        assert!(f(&outside["total"]) > 0.0, "{base}");
+        for dims in [
+            "interne",
+            "processus",
+            "utilisateur",
+            "processus,interne",
+            "utilisateur,externe,processus",
+        ] {
+            let inside = data(format!("{base}&dims={dims}")).await;
+            assert_eq!(inside["total"], outside["total"], "{base}&dims={dims}");
+            assert_eq!(
+                per_point(&inside),
+                per_point(&outside),
+                "{base}&dims={dims}"
+            );
+        }
+        // The biggest machine's traffic, from the machines' aggregate and from the three
+        // together's; the biggest process's, from the processes' and the three together's.
+        for (dim, other) in [("interne", "processus"), ("processus", "utilisateur")] {
+            let ranked = data(format!(
+                "{base}&dims={dim}&filter={}",
+                enc("sens != inbound")
+            ))
+            .await;
+            let first = &ranked["top"][0];
+            let value = first["values"][dim].as_str().expect("a value");
+            let filter = enc(&format!("{dim} = {value} et sens != inbound"));
+            let seen = data(format!("{base}&dims={other}&filter={filter}")).await;
+            assert_eq!(seen["total"], first["value"], "{base}: {dim} = {value}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn explore_keeps_limit_values_per_dimension_and_sums_the_rest_in_autres() {
     let app = TestApp::shared();

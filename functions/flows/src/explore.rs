@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use netops_shared::ApiError;
-use netops_shared::store::daily::{DAY_MS, HOUR_MS};
-use netops_shared::store::{Filter, Pred};
+use netops_shared::store::daily::{self, DAY_MS, HOUR_MS, floor_to, packed, totals};
+use netops_shared::store::{Filter, Pred, Rollup};
 use serde_json::{Value, json};
 
+use crate::cube::{self, Family};
 use crate::expr;
 use crate::model::*;
 
@@ -36,9 +37,6 @@ pub const FIREWALL_DIMS: &[(&str, &str)] = &[("action", "ac"), ("regle", "r"), (
 /// Dimensions a gateway does not see: with source=gateway, agent rows count as gateway
 /// traffic of unknown process and user.
 const GATEWAY_REWRITTEN: &[&str] = &["src", "pr", "u"];
-
-/// Dimensions only the full cube holds.
-const INTERNAL_SIDE: &[&str] = &["i", "pr", "u"];
 
 pub const PERIODS: &[(&str, i64)] = &[
     ("1h", 1),
@@ -83,12 +81,16 @@ pub struct Plan {
     pub dims: Vec<(&'static str, &'static str)>,
     pub limit: usize,
     pub filter: Filter,
-    /// Conditions checked here rather than by the store (dimensions a gateway does not see).
+    /// Conditions checked here rather than by the store (internal dimensions, and those a
+    /// gateway does not see).
     pub post: Vec<(&'static str, bool, String)>,
     /// Agent rows seen as a gateway sees them (source=gateway).
     pub gateway_view: bool,
-    /// The series to read: the full cube, its external projection or the firewall's.
+    /// The series to read: a family of the internal side, the external side's or the
+    /// firewall's.
     pub series: &'static str,
+    /// The family of the internal side read, whose measures name the internal values.
+    pub family: Option<&'static Family>,
     pub step_ms: i64,
     pub from: i64,
     pub to: i64,
@@ -245,7 +247,9 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
                 .with("token", c.dim.clone()));
         };
         keys_used.insert(key);
-        if gateway_view && GATEWAY_REWRITTEN.contains(&key) {
+        // Internal values are named in the families' measures, not in their rows'
+        // dimensions: they are matched here, as what a gateway does not see.
+        if cube::INSIDE.contains(&key) || gateway_view && GATEWAY_REWRITTEN.contains(&key) {
             post.push((key, c.negated, c.value.clone()));
         } else {
             filter = filter.and(if c.negated {
@@ -260,12 +264,20 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
         Source::Gateway => filter = filter.and(Pred::Eq("vg", json!(true))),
         Source::All | Source::Firewall => {}
     }
-    let series = if firewall {
-        FIREWALL
-    } else if keys_used.iter().any(|k| INTERNAL_SIDE.contains(k)) {
-        CUBE
+    // The internal dimensions the query reads: a gateway sees no process or user.
+    let inside: Vec<&str> = cube::INSIDE
+        .into_iter()
+        .filter(|k| keys_used.contains(k) && !(gateway_view && GATEWAY_REWRITTEN.contains(k)))
+        .collect();
+    let family = if firewall {
+        None
     } else {
-        CUBE_EXT
+        cube::family(&inside)
+    };
+    let series = match family {
+        _ if firewall => FIREWALL,
+        Some(f) => f.series,
+        None => CUBE_EXT,
     };
     let step_ms = if hours >= 7 * 24 { DAY_MS } else { HOUR_MS };
     let to = now.timestamp_millis();
@@ -286,9 +298,56 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
         post,
         gateway_view,
         series,
+        family,
         step_ms,
         from,
         to,
+    })
+}
+
+impl Plan {
+    /// The series to read and the start of its rows: at day steps the day totals where they
+    /// exist (the families always, the external side on the totals tier, `fast`), else the
+    /// packed rows of every day the window's hours touch.
+    pub fn rows_to_read(&self, fast: bool) -> (String, i64) {
+        if self.step_ms == DAY_MS && (self.family.is_some() || fast && self.series == CUBE_EXT) {
+            (totals(self.series), self.from)
+        } else {
+            (packed(self.series), floor_to(self.from, DAY_MS))
+        }
+    }
+}
+
+/// One measure read for a plan: its bucket, its row's dimensions, the internal values its
+/// name holds (rows of a family) and its value.
+pub struct Entry<'a> {
+    pub bucket: i64,
+    pub dims: &'a Value,
+    pub entity: Option<&'a str>,
+    pub value: f64,
+}
+
+/// The plan's measure in `rows` (read as [`Plan::rows_to_read`] says): at hour steps the
+/// hours of packed rows, at day steps the day totals (a packed row holds both).
+pub fn entries<'a>(plan: &'a Plan, rows: &'a [Rollup]) -> impl Iterator<Item = Entry<'a>> + 'a {
+    rows.iter().flat_map(move |r| {
+        r.measures.iter().filter_map(move |(name, v)| {
+            let (code, hour, entity) = daily::parts(name)?;
+            if code != plan.key {
+                return None;
+            }
+            let bucket = match (plan.step_ms == DAY_MS, hour) {
+                (true, None) => r.hour,
+                (false, Some(h)) => r.hour + h * HOUR_MS,
+                _ => return None,
+            };
+            Some(Entry {
+                bucket,
+                dims: &r.dims,
+                entity,
+                value: *v,
+            })
+        })
     })
 }
 
@@ -298,8 +357,8 @@ fn top_values(totals: &HashMap<String, f64>, n: usize) -> Vec<String> {
     v.into_iter().take(n).map(|(k, _)| k.clone()).collect()
 }
 
-/// The value of dimension `key` in a row, as the plan's source sees it.
-fn dim_value<'a>(plan: &Plan, dims: &'a Value, key: &str) -> &'a str {
+/// The value of dimension `key` in an entry, as the plan's source sees it.
+fn dim_value<'a>(plan: &Plan, e: &Entry<'a>, key: &str) -> &'a str {
     if plan.gateway_view {
         match key {
             "src" => return "gateway",
@@ -307,36 +366,39 @@ fn dim_value<'a>(plan: &Plan, dims: &'a Value, key: &str) -> &'a str {
             _ => {}
         }
     }
-    dims.get(key)
+    if let (Some(family), Some(entity)) = (plan.family, e.entity)
+        && let Some(v) = cube::value(family, entity, key)
+    {
+        return v;
+    }
+    e.dims
+        .get(key)
         .and_then(Value::as_str)
         .unwrap_or(crate::model::UNKNOWN)
 }
 
-/// Aggregates `(bucket start, dims, value)` entries read for the plan.
-pub fn aggregate<'a>(
-    plan: &Plan,
-    entries: impl Iterator<Item = (i64, &'a Value, f64)>,
-) -> Exploration {
+/// Aggregates the entries read for the plan.
+pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> Exploration {
     let k = plan.dims.len();
     // First (bucket, values) with borrowed values: one small key per row, no copies.
     let mut cells: HashMap<(i64, [&str; 3]), f64> = HashMap::new();
-    for (bucket, dims, value) in entries {
-        if value == 0.0 || bucket < plan.from || bucket >= plan.to {
+    for e in entries {
+        if e.value == 0.0 || e.bucket < plan.from || e.bucket >= plan.to {
             continue;
         }
         if !plan
             .post
             .iter()
-            .all(|(key, negated, v)| (dim_value(plan, dims, key) == v) != *negated)
+            .all(|(key, negated, v)| (dim_value(plan, &e, key) == v) != *negated)
         {
             continue;
         }
         let mut vals = [""; 3];
         for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
-            vals[i] = dim_value(plan, dims, key);
+            vals[i] = dim_value(plan, &e, key);
         }
-        let bucket = bucket.div_euclid(plan.step_ms) * plan.step_ms;
-        *cells.entry((bucket, vals)).or_default() += value;
+        let bucket = e.bucket.div_euclid(plan.step_ms) * plan.step_ms;
+        *cells.entry((bucket, vals)).or_default() += e.value;
     }
     let mut per_dim: Vec<HashMap<String, f64>> = vec![HashMap::new(); k];
     let mut tuples: HashMap<Vec<String>, f64> = HashMap::new();
@@ -447,5 +509,171 @@ pub fn aggregate<'a>(
         series: StackedSeries { keys, points },
         links,
         top,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::cube::{Fact, Inside};
+
+    /// One hour of traffic of a machine's process with a destination.
+    struct Traffic {
+        at: i64,
+        dest: usize,
+        inside: [&'static str; 3],
+        bytes: f64,
+        flows: f64,
+    }
+
+    const DESTS: [(&str, &str, &str); 3] = [
+        ("outlook.office365.com", "443", "outbound"),
+        ("github.com", "443", "outbound"),
+        ("10.1.0.5", "3389", "inbound"),
+    ];
+
+    fn outside(dest: usize) -> Value {
+        let (e, p, d) = DESTS[dest];
+        json!({"e": e, "p": p, "d": d, "s": "https", "src": "agent", "vg": true, "si": "PAR"})
+    }
+
+    /// Three days and a half of traffic of three machines, two of them sharing a user.
+    fn traffic(now: i64) -> Vec<Traffic> {
+        let machines = [
+            ["PC-1", "chrome.exe", "julie"],
+            ["PC-2", "chrome.exe", "marc"],
+            ["PC-3", "svchost.exe", "SYSTEM"],
+            ["PC-3", "teams.exe", "marc"],
+        ];
+        let mut out = Vec::new();
+        let mut at = now - 84 * HOUR_MS;
+        let mut n = 0u64;
+        while at < now {
+            for (m, inside) in machines.iter().enumerate() {
+                n += 1;
+                if n.is_multiple_of(3) {
+                    continue;
+                }
+                out.push(Traffic {
+                    at: floor_to(at, HOUR_MS),
+                    dest: (m + (n as usize) / 5) % DESTS.len(),
+                    inside: *inside,
+                    bytes: (1_000 + n * 37 % 5_000) as f64,
+                    flows: (1 + n % 4) as f64,
+                });
+            }
+            at += HOUR_MS;
+        }
+        out
+    }
+
+    /// The rows a store holds of `series` over `[from, to)`, matching `filter`.
+    fn stored(
+        all: &[(String, Vec<Rollup>)],
+        series: &str,
+        from: i64,
+        to: i64,
+        f: &Filter,
+    ) -> Vec<Rollup> {
+        all.iter()
+            .filter(|(s, _)| s == series)
+            .flat_map(|(_, rows)| rows)
+            .filter(|r| r.hour >= from && r.hour < to && f.matches(&r.dims))
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn the_families_answer_what_the_detailed_traffic_answers() {
+        let now = Utc
+            .with_ymd_and_hms(2026, 11, 20, 9, 30, 0)
+            .single()
+            .expect("a time")
+            .timestamp_millis();
+        let traffic = traffic(now);
+        let mut inside = Inside::default();
+        for t in &traffic {
+            let key = format!("0.0.{}", t.dest);
+            let fact = Fact {
+                at: t.at,
+                outside: &key,
+                inside: t.inside,
+                bytes: t.bytes,
+                flows: t.flows,
+            };
+            inside.add(&fact, || outside(t.dest));
+        }
+        let series = inside.series();
+        // Each fact with every dimension: what the detailed cube held.
+        let detailed: Vec<(i64, Value, f64, f64)> = traffic
+            .iter()
+            .map(|t| {
+                let mut dims = outside(t.dest);
+                for (k, v) in crate::cube::INSIDE.iter().zip(t.inside) {
+                    dims[*k] = json!(v);
+                }
+                (t.at, dims, t.bytes, t.flows)
+            })
+            .collect();
+        let queries = [
+            ("interne,externe,port", "sens = outbound", "24h", "bytes"),
+            ("interne", "", "30d", "flows"),
+            ("processus,externe", "", "6h", "bytes"),
+            ("utilisateur,sens", "externe != github.com", "7d", "bytes"),
+            ("service", "processus = chrome.exe", "24h", "bytes"),
+            ("utilisateur,processus", "interne != PC-1", "30d", "bytes"),
+            (
+                "externe,interne",
+                "utilisateur = marc et sens = outbound",
+                "1h",
+                "flows",
+            ),
+        ];
+        let at = DateTime::from_timestamp_millis(now).expect("now");
+        for (dims, filter, period, metric) in queries {
+            let q = ExploreQuery {
+                dims: Some(dims.into()),
+                filter: Some(filter.into()),
+                period: Some(period.into()),
+                metric: Some(metric.into()),
+                limit: Some("3".into()),
+                ..Default::default()
+            };
+            let p = plan(&q, at).expect("a valid query");
+            assert!(p.family.is_some(), "{dims} {filter}");
+            let want = aggregate(
+                &p,
+                detailed
+                    .iter()
+                    .filter(|(_, d, _, _)| p.filter.matches(d))
+                    .map(|(t, d, b, f)| Entry {
+                        bucket: *t,
+                        dims: d,
+                        entity: None,
+                        value: if metric == "bytes" { *b } else { *f },
+                    }),
+            );
+            let (name, from) = p.rows_to_read(false);
+            let rows = stored(&series, &name, from, p.to, &p.filter);
+            let got = aggregate(&p, entries(&p, &rows));
+            let (want, got) = (
+                serde_json::to_value(want).expect("json"),
+                serde_json::to_value(got).expect("json"),
+            );
+            assert!(
+                want["total"].as_f64().is_some_and(|t| t > 0.0),
+                "{dims} {filter}: {want}"
+            );
+            assert_eq!(got, want, "{dims} / {filter} / {period} / {metric}");
+        }
+        // No family row lists a machine with a destination: the process family names none.
+        let processes = stored(&series, "flows.xp.pr.d", 0, i64::MAX, &Filter::all());
+        assert!(
+            processes
+                .iter()
+                .all(|r| r.measures.keys().all(|m| !m.contains("PC-")))
+        );
     }
 }

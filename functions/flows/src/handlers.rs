@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use netops_shared::paging::{SeriesSpec, series_list, series_page};
-use netops_shared::store::daily::{DAY_MS, HOUR_MS, Span, floor_to, packed, totals};
+use netops_shared::store::daily::{DAY_MS, HOUR_MS, Span, floor_to, packed};
 use netops_shared::store::{Filter, Pred, Record, Rollup};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::{Value, json};
@@ -476,42 +476,13 @@ pub async fn explore_flows(
             format!("{en} for this account"),
         ));
     }
-    let rollups = &state.rollups;
-    let data = if plan.step_ms == DAY_MS {
-        // Whole days: the day totals (today's row holds the hours so far).
-        let fast = plan.series == CUBE_EXT && collected.get("totals_tier") == Some(&json!(true));
-        let series = if fast {
-            totals(plan.series)
-        } else {
-            packed(plan.series)
-        };
-        let rows = rollups
-            .rows(&caller.tenant, &series, plan.from, plan.to, &plan.filter)
-            .await?;
-        explore::aggregate(
-            &plan,
-            rows.iter()
-                .map(|r| (r.hour, &*r.dims, measure(r, plan.key))),
-        )
-    } else {
-        let rows = rollups
-            .rows(
-                &caller.tenant,
-                &packed(plan.series),
-                floor_to(plan.from, DAY_MS),
-                plan.to,
-                &plan.filter,
-            )
-            .await?;
-        explore::aggregate(
-            &plan,
-            rows.iter().flat_map(|r| {
-                tiers::hours(r)
-                    .filter(|(name, _, _)| *name == plan.key)
-                    .map(move |(_, t, v)| (t, &*r.dims, v))
-            }),
-        )
-    };
+    let fast = collected.get("totals_tier") == Some(&json!(true));
+    let (series, from) = plan.rows_to_read(fast);
+    let rows = state
+        .rollups
+        .rows(&caller.tenant, &series, from, plan.to, &plan.filter)
+        .await?;
+    let data = explore::aggregate(&plan, explore::entries(&plan, &rows));
     let window = Window {
         from: time(plan.from),
         to: time(plan.to),

@@ -3,6 +3,7 @@
 
 #[cfg(feature = "demo")]
 mod catalog;
+pub mod cube;
 mod explore;
 pub mod expr;
 mod handlers;

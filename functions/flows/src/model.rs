@@ -33,10 +33,8 @@ pub const MACHINE_DEST: &str = "flows.mdest";
 pub fn machine_destinations(host: &str) -> String {
     format!("{MACHINE_DEST}/{host}")
 }
-/// The explore cube: every dimension, agent and gateway rows.
-pub const CUBE: &str = "flows.cube";
-/// The explore cube without the internal-side dimensions (interne, processus,
-/// utilisateur): far fewer rows, read whenever a query does not need them.
+/// The explore aggregates of the external side (every dimension but interne, processus and
+/// utilisateur), agent and gateway rows; the internal side is in [`crate::cube`]'s families.
 pub const CUBE_EXT: &str = "flows.cubex";
 /// Firewall-log connections by action, rule and category.
 pub const FIREWALL: &str = "flows.fw";

@@ -20,6 +20,7 @@ use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
 use crate::catalog::{self, DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
+use crate::cube;
 use crate::model::*;
 use crate::talkers::{self, Talkers};
 use crate::tiers::{PARTS, at_hour, part_keys};
@@ -332,7 +333,7 @@ impl Gen<'_> {
         if dest % 7 == 3 { "wan2" } else { "wan1" }
     }
 
-    /// Dimensions shared by both cubes.
+    /// Dimensions of the external side: the rows of `cubex` and of the internal side's families.
     fn common_dims(&self, src: Src, site: usize, dest: usize) -> serde_json::Map<String, Value> {
         let d = &self.dests[dest];
         let seen_by_gateway = self.has_gateway && !d.internal;
@@ -354,13 +355,33 @@ impl Gen<'_> {
         }
     }
 
-    fn cube_dims(&self, k: &CubeKey) -> Value {
-        let ep = &self.eps[k.ep as usize];
-        let mut dims = self.common_dims(k.src, ep.site, k.dest as usize);
-        dims.insert("i".into(), json!(ep.name));
-        dims.insert("pr".into(), json!(k.process));
-        dims.insert("u".into(), json!(user_of(ep, k.process)));
-        Value::Object(dims)
+    /// The explore aggregates of the internal side ([`cube`]) of a day's traffic by machine,
+    /// destination and process.
+    fn explore_rows(&self, day_cube: &HashMap<CubeKey, DayM>, day: i64, out: &mut Pending) {
+        let mut inside = cube::Inside::default();
+        for (k, m) in day_cube {
+            let ep = &self.eps[k.ep as usize];
+            let outside = format!("{}.{}.{}", k.src as u8, ep.site, k.dest);
+            let user = user_of(ep, k.process);
+            let dims = || Value::Object(self.common_dims(k.src, ep.site, k.dest as usize));
+            for (h, v) in m.0.iter().enumerate() {
+                if v.flows > 0.0 || v.bytes > 0.0 {
+                    let fact = cube::Fact {
+                        at: day + h as i64 * HOUR_MS,
+                        outside: &outside,
+                        inside: [&ep.name, k.process, &user],
+                        bytes: v.bytes,
+                        flows: v.flows,
+                    };
+                    inside.add(&fact, dims);
+                }
+            }
+        }
+        for (series, rows) in inside.series() {
+            for row in rows {
+                out.push(series.clone(), row);
+            }
+        }
     }
 
     fn dest_dims(&self, dest: usize, agent_flag: Option<bool>) -> Value {
@@ -427,10 +448,7 @@ impl Gen<'_> {
                 self.totals_tier,
             );
         }
-        for (k, m) in &aggs.cube {
-            let key = format!("{}.{}.{}.{}", k.src as u8, k.ep, k.dest, k.process);
-            out.day(CUBE, day, key, self.cube_dims(k), &bf(m), false);
-        }
+        self.explore_rows(&aggs.cube, day, out);
         for ((e, d), m) in &aggs.mdest {
             let dest = &self.dests[*d as usize];
             let dims = json!({

@@ -72,19 +72,31 @@ pub fn at_hour(name: &str, h: i64) -> String {
 /// Splits an hour's measure (`n@07`, `read@07|julie`) into its day measure's name and the
 /// hour; `None` for a day total.
 pub fn split_hour(name: &str) -> Option<(String, i64)> {
+    let (code, h, entity) = parts(name)?;
+    Some((
+        match entity {
+            Some(e) => of(code, e),
+            None => code.to_owned(),
+        },
+        h?,
+    ))
+}
+
+/// Splits a measure's name in place into its code, its hour (in a packed row) and its
+/// entity: `read@07|julie` is (`read`, 7, `julie`), `n` is (`n`, none, none); `None` for an
+/// hour out of 0-23. For reads of many measures that want no copy of their names.
+pub fn parts(name: &str) -> Option<(&str, Option<i64>, Option<&str>)> {
     let (code, entity) = match name.split_once('|') {
         Some((code, entity)) => (code, Some(entity)),
         None => (name, None),
     };
-    let (base, h) = code.split_once('@')?;
-    let h: i64 = h.parse().ok().filter(|h| (0..24).contains(h))?;
-    Some((
-        match entity {
-            Some(e) => of(base, e),
-            None => base.to_owned(),
-        },
-        h,
-    ))
+    match code.split_once('@') {
+        None => Some((code, None, entity)),
+        Some((base, h)) => {
+            let h: i64 = h.parse().ok().filter(|h| (0..24).contains(h))?;
+            Some((base, Some(h), entity))
+        }
+    }
 }
 
 /// The key of the shard of `entity`, one of `shards`, in a wide row of `group`:
@@ -370,6 +382,10 @@ mod tests {
         assert_eq!(split_hour("read|julie@acme.fr"), None);
         assert_eq!(split_hour("n"), None);
         assert_eq!(split_hour("n@24"), None);
+        assert_eq!(parts("b@07|h|p|u"), Some(("b", Some(7), Some("h|p|u"))));
+        assert_eq!(parts("b|h"), Some(("b", None, Some("h"))));
+        assert_eq!(parts("b"), Some(("b", None, None)));
+        assert_eq!(parts("b@x|h"), None);
         assert_eq!(
             entity("b|10.0.0.1|PAR-LT-1"),
             Some(("b", "10.0.0.1|PAR-LT-1"))
