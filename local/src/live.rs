@@ -14,6 +14,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::demo::{Produced, SeedCtx, TENANTS, Tenant};
+use netops_shared::module::BoxFuture;
 use netops_shared::routes::Function;
 use netops_shared::store::{Rollup, StoreError, StoreResult, Stores};
 use serde::{Deserialize, Serialize};
@@ -41,14 +42,44 @@ pub struct Watermark {
     pub seed: u64,
 }
 
-/// Produces one module's data of an interval `[from, to)`.
-type Producer = fn(&SeedCtx, DateTime<Utc>, DateTime<Utc>) -> Produced;
+/// Produces one module's data of an interval `[from, to)`: drawn at once, or by a
+/// generator that runs as the seed's does (flows).
+#[derive(Clone, Copy)]
+enum Producer {
+    Drawn(fn(&SeedCtx, DateTime<Utc>, DateTime<Utc>) -> Produced),
+    Run(RunProducer),
+}
+
+/// A producer that runs as its module's seed does, writing nothing itself.
+type RunProducer =
+    for<'a> fn(&'a SeedCtx, DateTime<Utc>, DateTime<Utc>) -> BoxFuture<'a, StoreResult<Produced>>;
+
+impl Producer {
+    async fn produce(
+        self,
+        ctx: &SeedCtx,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StoreResult<Produced> {
+        match self {
+            Producer::Drawn(f) => Ok(f(ctx, from, to)),
+            Producer::Run(f) => f(ctx, from, to).await,
+        }
+    }
+}
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-pub const PRODUCERS: [(Function, Producer); 3] = [
-    (Function::Firewall, netops_firewall::seed::produce),
-    (Function::Dns, netops_dns::seed::produce),
-    (Function::Files, netops_files::seed::produce),
+const PRODUCERS: [(Function, Producer); 4] = [
+    (Function::Flows, Producer::Run(netops_flows::seed::produce)),
+    (
+        Function::Firewall,
+        Producer::Drawn(netops_firewall::seed::produce),
+    ),
+    (Function::Dns, Producer::Drawn(netops_dns::seed::produce)),
+    (
+        Function::Files,
+        Producer::Drawn(netops_files::seed::produce),
+    ),
 ];
 
 /// Notes that `tenant` was seeded at `size` up to `now`: its producers start there.
@@ -179,7 +210,7 @@ async fn write_batch(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> S
     let mut rollups = Vec::new();
     let mut written = 0;
     for (_, produce) in PRODUCERS {
-        let produced = produce(ctx, from, to);
+        let produced = produce.produce(ctx, from, to).await?;
         written += produced.len();
         for (series, records) in produced.records {
             if !records.is_empty() {

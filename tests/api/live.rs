@@ -45,9 +45,18 @@ async fn a_store_seeded_two_days_ago_is_caught_up_and_its_default_windows_fill_a
     let seeded = Utc::now() - Duration::days(2);
     let app = TestApp::acme_seeded_at(seeded).await;
     let token = app
-        .token("acme", &[Scope::ReadDns, Scope::ReadFirewall])
+        .token(
+            "acme",
+            &[Scope::ReadDns, Scope::ReadFirewall, Scope::ReadFlows],
+        )
         .await;
-    let routes = ["/dns/resolutions", "/dns/top-domains", "/firewall/events"];
+    let routes = [
+        "/flows",
+        "/flows/destinations",
+        "/dns/resolutions",
+        "/dns/top-domains",
+        "/firewall/events",
+    ];
     for path in routes {
         let res = app.get(path, &token).await;
         assert_eq!(res.status, StatusCode::OK);
@@ -82,7 +91,10 @@ async fn the_counts_of_the_produced_hours_equal_their_records() {
     let seeded = Utc::now() - Duration::minutes(150);
     let app = TestApp::acme_seeded_at(seeded).await;
     let token = app
-        .token("acme", &[Scope::ReadDns, Scope::ReadFirewall])
+        .token(
+            "acme",
+            &[Scope::ReadDns, Scope::ReadFirewall, Scope::ReadFlows],
+        )
         .await;
     // In steps, as the background task writes it.
     let now = Utc::now();
@@ -118,6 +130,19 @@ async fn the_counts_of_the_produced_hours_equal_their_records() {
         .count();
     let counted_nx: f64 = domains.iter().filter_map(|d| d["nxdomain"].as_f64()).sum();
     assert_eq!(counted_nx as usize, nx);
+
+    let flows = all_items(&app, &format!("/flows?limit=500&{window}"), &token).await;
+    assert!(!flows.is_empty());
+    let summary = app.get(&format!("/flows/summary?{window}"), &token).await;
+    assert_eq!(summary.status, StatusCode::OK, "{}", summary.body);
+    let totals = &summary.body["data"]["totals"];
+    assert_eq!(
+        totals["flows"].as_u64(),
+        Some(flows.len() as u64),
+        "{totals}"
+    );
+    let bytes: u64 = flows.iter().filter_map(|f| f["bytes"].as_u64()).sum();
+    assert_eq!(totals["bytes"].as_u64(), Some(bytes));
 
     // The firewall report reads its summary counts from rollups by period: here they are
     // added up over the same hours, as the report does.
@@ -201,6 +226,7 @@ async fn produced(
 ) {
     let mut series = Vec::new();
     for name in [
+        netops_flows::model::RECORDS,
         netops_dns::model::RESOLUTIONS,
         netops_dns::model::SERVER_QUERIES,
         netops_firewall::model::EVENTS,
@@ -210,6 +236,7 @@ async fn produced(
     }
     let mut sums = Vec::new();
     for name in [
+        "flows.sum.dh",
         "dns_domains.d",
         "dns_domains.dh",
         netops_firewall::model::SUMMARY,

@@ -195,7 +195,12 @@ async fn two_days_later_serve_catches_up_and_the_default_windows_are_full() {
         .in_dir(dir.clone())
         .clock_ahead("+2d")
         .start();
-    for path in ["/dns/resolutions", "/dns/top-domains", "/firewall/events"] {
+    for path in [
+        "/flows",
+        "/dns/resolutions",
+        "/dns/top-domains",
+        "/firewall/events",
+    ] {
         assert!(listed(&later, path).await > 10, "{path}");
     }
     drop(later);
