@@ -10,14 +10,16 @@
 #   bash bench/live.sh                         # 45 days, retention 400 days (the default)
 #   RETENTION=30 bash bench/live.sh            # the plateau: data older than 30 days leaves
 #
-# Needs faketime (Debian package). BIN defaults to the debug build.
+# Needs libfaketime (Debian package faketime). BIN defaults to the debug build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${BIN:-$ROOT/target/debug/netops}"
 DAYS="${DAYS:-45}"
 RETENTION="${RETENTION:-400}"
 [ -x "$BIN" ] || cargo build -p netops --manifest-path "$ROOT/Cargo.toml"
-command -v faketime >/dev/null || { echo "faketime is needed (apt-get install faketime)" >&2; exit 1; }
+# libfaketime preloaded into the server itself (the faketime command would run it as a child).
+LIB="$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)"
+[ -n "$LIB" ] || { echo "faketime is needed (apt-get install faketime)" >&2; exit 1; }
 DIR="$(mktemp -d)"
 DB="$DIR/live.db"
 SERVER=""
@@ -29,15 +31,15 @@ TICK="$(getconf CLK_TCK)"
 start() {
   local log="$DIR/serve.log" began ended ticks
   began="$(date +%s.%N)"
-  NETOPS_RETENTION_DAYS="$RETENTION" RUST_LOG=warn \
-    faketime -f "+$1d" "$BIN" serve --db "$DB" --addr 127.0.0.1:0 >"$log" 2>&1 &
+  NETOPS_RETENTION_DAYS="$RETENTION" RUST_LOG=warn LD_PRELOAD="$LIB" FAKETIME="+$1d" \
+    "$BIN" serve --db "$DB" --addr 127.0.0.1:0 >"$log" 2>&1 &
   SERVER=$!
   until grep -q '^token: ' "$log" 2>/dev/null; do
     kill -0 "$SERVER" 2>/dev/null || { cat "$log" >&2; exit 1; }
     sleep 0.05
   done
   ended="$(date +%s.%N)"
-  # utime + stime of the server (faketime execs it: same process id).
+  # utime + stime of the server.
   ticks="$(awk '{print $14 + $15}' "/proc/$SERVER/stat")"
   kill -TERM "$SERVER"
   wait "$SERVER" 2>/dev/null || true

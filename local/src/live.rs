@@ -69,7 +69,7 @@ impl Producer {
 }
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-const PRODUCERS: [(Function, Producer); 4] = [
+const PRODUCERS: [(Function, Producer); 5] = [
     (Function::Flows, Producer::Run(netops_flows::seed::produce)),
     (
         Function::Firewall,
@@ -79,6 +79,10 @@ const PRODUCERS: [(Function, Producer); 4] = [
     (
         Function::Files,
         Producer::Drawn(netops_files::seed::produce),
+    ),
+    (
+        Function::Network,
+        Producer::Drawn(netops_network::seed::produce),
     ),
 ];
 

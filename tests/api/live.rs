@@ -231,6 +231,7 @@ async fn produced(
         netops_dns::model::SERVER_QUERIES,
         netops_firewall::model::EVENTS,
         netops_firewall::model::DIRECTORY,
+        netops_network::model::METRICS,
     ] {
         series.push(records(stores, name).await);
     }

@@ -158,7 +158,7 @@ impl Serve {
         self
     }
 
-    /// Runs the server under `faketime -f <offset>`: its clock `offset` (`+2d`) ahead.
+    /// Runs the server with libfaketime: its clock `offset` (`+2d`) ahead.
     pub fn clock_ahead(mut self, offset: &str) -> Self {
         self.clock = Some(offset.to_owned());
         self
@@ -194,9 +194,12 @@ impl Serve {
         let binary = env!("CARGO_BIN_EXE_netops");
         let mut command = match (self.fd_limit, self.clock) {
             (None, None) => Command::new(binary),
+            // libfaketime preloaded into the server itself, as the `faketime` command does
+            // into a child of its own (which a kill of the command would leave running).
             (None, Some(offset)) => {
-                let mut c = Command::new("faketime");
-                c.args(["-f", &offset]).arg(binary);
+                let mut c = Command::new(binary);
+                c.env("LD_PRELOAD", faketime_library())
+                    .env("FAKETIME", offset);
                 c
             }
             // The shell lowers the limits and then becomes the server (same process id).
@@ -231,6 +234,17 @@ impl Serve {
             dir,
         }
     }
+}
+
+/// The library of the Debian package faketime.
+fn faketime_library() -> PathBuf {
+    std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|dir| dir.path().join("faketime/libfaketime.so.1"))
+        .find(|lib| lib.exists())
+        .expect("libfaketime (Debian package faketime)")
 }
 
 /// The file `netops seed` writes once per test run (the demo tenants, dated from now).
