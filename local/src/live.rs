@@ -69,7 +69,7 @@ impl Producer {
 }
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-const PRODUCERS: [(Function, Producer); 5] = [
+const PRODUCERS: [(Function, Producer); 6] = [
     (Function::Flows, Producer::Run(netops_flows::seed::produce)),
     (
         Function::Firewall,
@@ -83,6 +83,10 @@ const PRODUCERS: [(Function, Producer); 5] = [
     (
         Function::Network,
         Producer::Drawn(netops_network::seed::produce),
+    ),
+    (
+        Function::Databases,
+        Producer::Drawn(netops_databases::seed::produce),
     ),
 ];
 

@@ -232,6 +232,7 @@ async fn produced(
         netops_firewall::model::EVENTS,
         netops_firewall::model::DIRECTORY,
         netops_network::model::METRICS,
+        "db_metrics",
     ] {
         series.push(records(stores, name).await);
     }
