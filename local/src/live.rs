@@ -69,7 +69,7 @@ impl Producer {
 }
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-const PRODUCERS: [(Function, Producer); 6] = [
+const PRODUCERS: [(Function, Producer); 8] = [
     (Function::Flows, Producer::Run(netops_flows::seed::produce)),
     (
         Function::Firewall,
@@ -87,6 +87,14 @@ const PRODUCERS: [(Function, Producer); 6] = [
     (
         Function::Databases,
         Producer::Drawn(netops_databases::seed::produce),
+    ),
+    (
+        Function::Fleet,
+        Producer::Drawn(netops_fleet::seed::produce),
+    ),
+    (
+        Function::Operations,
+        Producer::Drawn(netops_operations::seed::produce),
     ),
 ];
 
@@ -211,8 +219,8 @@ fn next_hour(t: DateTime<Utc>) -> DateTime<Utc> {
     DateTime::from_timestamp(next, 0).unwrap_or(t)
 }
 
-/// Writes every producer's data of `[from, to)`: the records, then the rollups with the
-/// batch's marker.
+/// Writes every producer's data of `[from, to)`: the records and documents, then the
+/// rollups with the batch's marker.
 async fn write_batch(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> StoreResult<usize> {
     let tenant = ctx.tenant.id;
     let mut rollups = Vec::new();
@@ -227,6 +235,9 @@ async fn write_batch(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> S
                     .append(tenant, &series, records)
                     .await?;
             }
+        }
+        for (collection, docs) in produced.docs {
+            ctx.stores.docs.put(tenant, &collection, docs).await?;
         }
         rollups.extend(produced.rollups);
     }

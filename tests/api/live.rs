@@ -80,6 +80,22 @@ async fn a_store_seeded_two_days_ago_is_caught_up_and_its_default_windows_fill_a
         .and_then(|t| t.parse().ok())
         .expect("at");
     assert!(now - newest < Duration::hours(1), "{newest}");
+    // The present state: the usual jobs signalled within their period again, the online
+    // machines seen moments ago.
+    let token = app
+        .token("acme", &[Scope::ReadMonitors, Scope::ReadMachines])
+        .await;
+    let beats = app.get("/heartbeats", &token).await;
+    let ok = beats.items().iter().filter(|b| b["state"] == "ok").count();
+    assert!(ok * 2 > beats.items().len(), "{}", beats.body);
+    let machines = app.get("/machines?status=online&limit=5", &token).await;
+    for m in machines.items() {
+        let seen: DateTime<Utc> = m["last_seen_at"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .expect("seen");
+        assert!(now - seen < Duration::minutes(5), "{m}");
+    }
     // Nothing more to write at the same time.
     assert_eq!(catch_up(&app.stores, now).await, 0);
 }

@@ -172,6 +172,9 @@ pub struct SeedCtx {
 pub struct Produced {
     pub records: Vec<(String, Vec<Record>)>,
     pub rollups: Vec<(String, Vec<Rollup>)>,
+    /// Documents of the present state to put, by collection: only those no API write
+    /// changes (what the API writes is never overwritten).
+    pub docs: Vec<(String, Vec<(String, serde_json::Value)>)>,
 }
 
 impl Produced {
