@@ -29,7 +29,7 @@ TICK="$(getconf CLK_TCK)"
 
 # One start at +N days: prints "wall_s cpu_s" of the start up to its banner.
 start() {
-  local log="$DIR/serve.log" began ended ticks
+  local log="$DIR/serve-$1.log" began ended ticks
   began="$(date +%s.%N)"
   NETOPS_RETENTION_DAYS="$RETENTION" RUST_LOG=warn LD_PRELOAD="$LIB" FAKETIME="+$1d" \
     "$BIN" serve --db "$DB" --addr 127.0.0.1:0 >"$log" 2>&1 &
