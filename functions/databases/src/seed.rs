@@ -13,6 +13,7 @@ use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::handlers::MEASURES;
 use crate::model::*;
 
 fn to_json(v: impl Serialize) -> Value {
@@ -139,22 +140,6 @@ fn hash_of(id: i64, i: usize) -> String {
     format!("0x{x:016X}")
 }
 
-/// The metric names of a sample, then the count of samples an hourly rollup adds up.
-const METRIC_NAMES: [&str; 12] = [
-    "cpu_pct",
-    "memory_pct",
-    "connections",
-    "read_latency_ms",
-    "write_latency_ms",
-    "batch_requests_per_s",
-    "wait_cpu",
-    "wait_io",
-    "wait_lock",
-    "wait_network",
-    "wait_other",
-    "samples",
-];
-
 /// One five-minute sample of an instance at `at` (`degraded`: slow and busy).
 fn sample(
     rng: &mut StdRng,
@@ -228,8 +213,9 @@ fn metric_rollups(inst: &Inst, hours: BTreeMap<i64, [f64; 12]>) -> Vec<Rollup> {
             hour,
             key: "all".into(),
             dims: json!({"instance_id": inst.id}).into(),
-            measures: METRIC_NAMES
+            measures: MEASURES
                 .iter()
+                .chain(&["samples"])
                 .zip(sums)
                 .map(|(k, v)| ((*k).to_owned(), v))
                 .collect(),
