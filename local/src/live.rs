@@ -225,8 +225,16 @@ async fn write_batch(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> S
     let tenant = ctx.tenant.id;
     let mut rollups = Vec::new();
     let mut written = 0;
-    for (_, produce) in PRODUCERS {
+    for (function, produce) in PRODUCERS {
         let produced = produce.produce(ctx, from, to).await?;
+        tracing::debug!(
+            tenant,
+            module = function.name(),
+            records = produced.len(),
+            %from,
+            %to,
+            "produced"
+        );
         written += produced.len();
         for (series, records) in produced.records {
             if !records.is_empty() {
