@@ -262,7 +262,8 @@ async fn write_batch(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> S
 
 /// The background task of `netops serve`: every [`EVERY`], writes the time that passed.
 pub async fn worker(stores: Stores, retention_days: u32) {
-    let mut tick = tokio::time::interval(EVERY);
+    // The first tick a period from now: the catch-up has just written up to the start.
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + EVERY, EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
