@@ -11,11 +11,13 @@ export CARGO_INCREMENTAL=0
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Debian packages the checks use: pdftotext/pdftoppm (PDF report), Chromium (docs page),
-# Node.js for the OpenAPI linter and the TypeScript client generator.
+# Node.js for the OpenAPI linter and the TypeScript client generator, faketime (the live demo
+# data after days away).
 missing=()
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v npx >/dev/null || missing+=(nodejs npm)
+command -v faketime >/dev/null || missing+=(faketime)
 if ((${#missing[@]})); then
   echo "== installing ${missing[*]}"
   as_root apt-get update -qq

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use chrono::{DateTime, Duration, Utc};
 use clap::{Args, Parser, Subcommand};
 use netops::server::{self, Limits};
-use netops::{SeedSize, open_configured, seed_configured, seed_demo};
+use netops::{SeedSize, live, open_configured, seed_configured, seed_demo};
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
 use netops_shared::scope::{Scope, parse_list};
@@ -61,6 +61,10 @@ enum Command {
         addr: SocketAddr,
         #[command(flatten)]
         db: DbArg,
+        /// Keep the demo data as it is: no catch-up of the time the server was stopped, no
+        /// data produced while it runs (for tests that need fixed data).
+        #[arg(long, env = "NETOPS_NO_LIVE", value_parser = clap::builder::FalseyValueParser::new())]
+        no_live: bool,
     },
     /// Manage access tokens.
     Token {
@@ -205,9 +209,10 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             db: config.db_path.clone(),
             store: None,
         },
+        no_live: no_live_from_env(),
     });
     match command {
-        Command::Serve { addr, db } => serve(addr, db, config).await,
+        Command::Serve { addr, db, no_live } => serve(addr, db, config, !no_live).await,
         Command::Token { command } => token(command, &config).await,
         Command::Seed {
             db,
@@ -371,13 +376,57 @@ async fn demo_token(stores: &Stores, now: DateTime<Utc>) -> Result<String, Failu
     ))
 }
 
-async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failure> {
+/// `NETOPS_NO_LIVE` as clap reads it for `--no-live` (any value but a false one such as `0`,
+/// `false`, `no` or `off`), for `netops` run without a command.
+fn no_live_from_env() -> bool {
+    std::env::var("NETOPS_NO_LIVE").is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off" | "n" | "f"
+        )
+    })
+}
+
+/// Writes the demo data of the time the server was stopped, with a progress line each
+/// second once it has taken one.
+async fn catch_up(stores: &Stores, retention_days: u32) -> Result<(), Failure> {
+    let started = std::time::Instant::now();
+    let mut shown = std::time::Duration::ZERO;
+    let mut report = |p: live::Progress<'_>| {
+        let elapsed = started.elapsed();
+        if elapsed.as_secs() > shown.as_secs() {
+            shown = elapsed;
+            let total = (p.to - p.from).num_seconds().max(1) as f64;
+            let done = (p.done - p.from).num_seconds() as f64;
+            eprintln!(
+                "netops: catching up the demo data of tenant {} since {}: {:.0} %",
+                p.tenant,
+                p.from.format("%Y-%m-%d %H:%M UTC"),
+                100.0 * done / total
+            );
+        }
+    };
+    let written = live::advance(stores, Utc::now(), retention_days, &mut report).await?;
+    if !shown.is_zero() {
+        eprintln!(
+            "netops: caught up ({written} records in {:.1} s)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+async fn serve(addr: SocketAddr, db: DbArg, config: Config, live: bool) -> Result<(), Failure> {
     let fd_limit = server::raise_fd_limit();
     let limits = Limits::from_env(fd_limit).map_err(|e| usage(e.to_string()))?;
     let stores = db.open(&config).await?;
     if stores.deployment.is_empty().await? {
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
         seed_demo(&stores, SeedSize::default()).await?;
+    }
+    let retention_days = config.retention_days;
+    if live {
+        catch_up(&stores, retention_days).await?;
     }
     let state = AppState::new(
         &stores,
@@ -414,6 +463,9 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config) -> Result<(), Failur
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
     netops::spawn_workers(&state);
+    if live {
+        tokio::spawn(live::worker(stores, retention_days));
+    }
     tracing::info!(fd_limit, ?limits, "serving");
     server::serve(listener, netops::app(state), limits, stop).await;
     eprintln!("netops: stopped");

@@ -2,7 +2,7 @@
 //! token commands, the demo seeder and the write log.
 
 use axum::Router;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use netops_shared::config::{Config, StoreKind};
 use netops_shared::demo::{SeedCtx, TENANTS, Tenant};
 use netops_shared::module::BoxFuture;
@@ -11,6 +11,7 @@ use netops_shared::store::dynamo::DynamoStore;
 use netops_shared::store::{StoreResult, Stores};
 use netops_shared::{AppState, Module};
 
+pub mod live;
 pub mod server;
 
 /// Every module served by the local process.
@@ -76,21 +77,33 @@ pub async fn seed_tenant(
     tenant: &'static Tenant,
     size: SeedSize,
 ) -> StoreResult<()> {
-    stores.deployment.clear_tenant(tenant.id).await?;
-    fill_tenant(stores, tenant, size, None).await
+    seed_tenant_at(stores, tenant, size, Utc::now()).await
 }
 
-/// Writes one (cleared) tenant's demo data, module by module.
+/// [`seed_tenant`] as if it ran at `now` (tests of the live data seed in the past).
+pub async fn seed_tenant_at(
+    stores: &Stores,
+    tenant: &'static Tenant,
+    size: SeedSize,
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    stores.deployment.clear_tenant(tenant.id).await?;
+    fill_tenant(stores, tenant, size, None, now).await
+}
+
+/// Writes one (cleared) tenant's demo data, module by module, as of `now`, and notes where
+/// its live data starts ([`live::mark_seeded`]).
 async fn fill_tenant(
     stores: &Stores,
     tenant: &'static Tenant,
     size: SeedSize,
     only: Option<&[Function]>,
+    now: DateTime<Utc>,
 ) -> StoreResult<()> {
     let ctx = SeedCtx::new(
         stores.clone(),
         tenant,
-        Utc::now(),
+        now,
         size.machines,
         size.days,
         size.seed,
@@ -106,7 +119,7 @@ async fn fill_tenant(
             "seeded"
         );
     }
-    Ok(())
+    live::mark_seeded(stores, tenant, size, now).await
 }
 
 /// Seeds both demo tenants: `acme` at the given size, `globex` at the demo size.
@@ -135,7 +148,7 @@ pub async fn seed_demo_modules(
                 ..SeedSize::default()
             }
         };
-        fill_tenant(stores, tenant, size, only).await?;
+        fill_tenant(stores, tenant, size, only, Utc::now()).await?;
     }
     Ok(())
 }

@@ -100,8 +100,8 @@ enum Seeding {
     /// Both demo tenants ([`netops::seed_demo_modules`]): acme at this size, globex at the
     /// demo size, with the fleet and these modules (every module when `None`).
     Demo(SeedSize, Option<&'static [Function]>),
-    /// Tenant acme alone at this size, every module.
-    Acme(SeedSize),
+    /// Tenant acme alone at this size, every module, as of the time given (else now).
+    Acme(SeedSize, Option<DateTime<Utc>>),
 }
 
 static SHARED: OnceLock<TestApp> = OnceLock::new();
@@ -185,7 +185,18 @@ impl TestApp {
     pub async fn acme_over_dynamodb(endpoint: &str, size: SeedSize) -> TestApp {
         let mut config = Config::default();
         config.dynamodb.timeout_secs = moto_timeout_secs().unwrap_or(30);
-        Self::build_seeded(config, Seeding::Acme(size), Some(endpoint.to_owned())).await
+        Self::build_seeded(config, Seeding::Acme(size, None), Some(endpoint.to_owned())).await
+    }
+
+    /// A fresh app holding tenant acme alone, every module seeded as of `when` (a time in
+    /// the past, which the tests of the live data then catch up), on the suite's store.
+    pub async fn acme_seeded_at(when: DateTime<Utc>) -> TestApp {
+        let mut config = Config::default();
+        if let Some(secs) = moto_timeout_secs() {
+            config.dynamodb.timeout_secs = secs;
+        }
+        let data = Seeding::Acme(SeedSize::default(), Some(when));
+        Self::build_seeded(config, data, dynamo_test_endpoint()).await
     }
 
     async fn build(config: Config, modules: Option<&'static [Function]>) -> TestApp {
@@ -237,12 +248,21 @@ impl TestApp {
         .await
         .expect("store");
         let seeding = Utc::now();
-        match data {
-            Seeding::Demo(size, modules) => netops::seed_demo_modules(&stores, size, modules).await,
-            Seeding::Acme(size) => netops::seed_tenant(&stores, &ACME, size).await,
-        }
-        .expect("seed");
-        let seeded = (seeding, Utc::now());
+        let seeded = match data {
+            Seeding::Demo(size, modules) => {
+                netops::seed_demo_modules(&stores, size, modules)
+                    .await
+                    .expect("seed");
+                (seeding, Utc::now())
+            }
+            Seeding::Acme(size, when) => {
+                let when = when.unwrap_or(seeding);
+                netops::seed_tenant_at(&stores, &ACME, size, when)
+                    .await
+                    .expect("seed");
+                (when, when + (Utc::now() - seeding))
+            }
+        };
         let embedded = config.store == StoreKind::Embedded;
         let state = AppState::new(
             &stores,

@@ -167,3 +167,118 @@ fn serve_refuses_a_bad_connection_limit_naming_its_variable() {
         "nothing is seeded before the configuration is read"
     );
 }
+
+/// `GET path` on a served server: status and body.
+async fn get_json(served: &served::Served, path: &str) -> (u16, serde_json::Value) {
+    let res = reqwest::Client::new()
+        .get(format!("{}{path}", served.base))
+        .bearer_auth(&served.token)
+        .send()
+        .await
+        .expect("request");
+    let status = res.status().as_u16();
+    (status, res.json().await.expect("json"))
+}
+
+/// The number of items a listing holds in its default window.
+async fn listed(served: &served::Served, path: &str) -> usize {
+    let (status, body) = get_json(served, path).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    body["data"].as_array().map_or(0, Vec::len)
+}
+
+#[tokio::test]
+async fn two_days_later_serve_catches_up_and_the_default_windows_are_full() {
+    let dir = std::sync::Arc::new(tempfile::tempdir().expect("tempdir"));
+    // The file of a first start, then served again two days later.
+    let later = Serve::seeded()
+        .in_dir(dir.clone())
+        .clock_ahead("+2d")
+        .start();
+    for path in [
+        "/flows",
+        "/dns/resolutions",
+        "/dns/top-domains",
+        "/firewall/events",
+    ] {
+        assert!(listed(&later, path).await > 10, "{path}");
+    }
+    drop(later);
+    // With --no-live (here its variable), a start writes nothing: two days after the last
+    // start, the default window is empty.
+    let fixed = Serve::seeded()
+        .in_dir(dir)
+        .clock_ahead("+4d")
+        .env("NETOPS_NO_LIVE", "1")
+        .start();
+    assert_eq!(listed(&fixed, "/firewall/events").await, 0);
+}
+
+#[tokio::test]
+async fn a_kill_during_the_catch_up_leaves_a_file_that_serves_and_resumes() {
+    let dir = std::sync::Arc::new(tempfile::tempdir().expect("tempdir"));
+    let mut launched = Serve::seeded()
+        .in_dir(dir.clone())
+        .clock_ahead("+10d")
+        .launch();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !launched.log_text().contains("catching up") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            launched.log_text()
+        );
+        assert!(
+            launched.child.try_wait().expect("wait").is_none(),
+            "{}",
+            launched.log_text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let killed = Command::new("kill")
+        .args(["-KILL", &launched.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    launched.child.wait().expect("wait");
+
+    let resumed = Serve::seeded().in_dir(dir).clock_ahead("+10d").start();
+    let log = resumed.log_text();
+    assert!(listed(&resumed, "/firewall/events").await > 20, "{log}");
+    // Every resolution of the last full days is counted once in the top domains.
+    let (_, body) = get_json(&resumed, "/dns/top-domains?limit=1").await;
+    let to: chrono::DateTime<chrono::Utc> = body["meta"]["window"]["to"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("window");
+    let to = chrono::DurationRound::duration_trunc(to, chrono::Duration::hours(1)).expect("hour");
+    let from = to - chrono::Duration::days(6);
+    let window = format!(
+        "from={}&to={}",
+        from.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        to.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    let (_, domains) = get_json(&resumed, &format!("/dns/top-domains?limit=500&{window}")).await;
+    let counted: f64 = domains["data"]
+        .as_array()
+        .expect("domains")
+        .iter()
+        .filter_map(|d| d["queries"].as_f64())
+        .sum();
+    // The route has no cursor: a day at a time, each whole.
+    let mut resolutions = 0;
+    for day in 0..6 {
+        let start = from + chrono::Duration::days(day);
+        let path = format!(
+            "/dns/resolutions?limit=1000&from={}&to={}",
+            start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            (start + chrono::Duration::days(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+        let (status, page) = get_json(&resumed, &path).await;
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["meta"]["truncated"], false, "{path}");
+        resolutions += page["data"].as_array().map_or(0, Vec::len);
+    }
+    assert!(resolutions > 1000);
+    assert_eq!(counted as usize, resolutions, "{log}");
+}

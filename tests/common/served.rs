@@ -65,6 +65,63 @@ pub struct Serve {
     log: Option<PathBuf>,
     /// Start from a copy of a file seeded once per test run, instead of seeding at start.
     copy_seeded: bool,
+    /// `faketime` offset of the server's clock (`+2d`).
+    clock: Option<String>,
+}
+
+/// A `netops serve` started, whose banner has not been read yet.
+pub struct Launched {
+    pub child: Child,
+    stdout: std::process::ChildStdout,
+    db: PathBuf,
+    log: PathBuf,
+    log_dir: tempfile::TempDir,
+    dir: std::sync::Arc<tempfile::TempDir>,
+}
+
+impl Launched {
+    /// The server's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits for the banner (base URL and token).
+    pub fn ready(self) -> Served {
+        let Launched {
+            child,
+            stdout,
+            db,
+            log,
+            log_dir,
+            dir,
+        } = self;
+        let mut base = None;
+        let mut token = None;
+        let mut lines = BufReader::new(stdout).lines();
+        for line in lines.by_ref() {
+            let line = line.expect("line");
+            if let Some(b) = line.strip_prefix("base URL: ") {
+                base = Some(b.to_owned());
+            }
+            if let Some(t) = line.strip_prefix("token: ") {
+                token = Some(t.to_owned());
+            }
+            if base.is_some() && token.is_some() {
+                break;
+            }
+        }
+        // Keep reading what the server prints, as a terminal would.
+        std::thread::spawn(move || lines.for_each(drop));
+        Served {
+            child,
+            base: base.expect("base URL printed"),
+            token: token.expect("token printed"),
+            db,
+            log,
+            _log_dir: log_dir,
+            dir,
+        }
+    }
 }
 
 impl Serve {
@@ -101,6 +158,12 @@ impl Serve {
         self
     }
 
+    /// Runs the server with libfaketime: its clock `offset` (`+2d`) ahead.
+    pub fn clock_ahead(mut self, offset: &str) -> Self {
+        self.clock = Some(offset.to_owned());
+        self
+    }
+
     /// Sends the server's log to `path` (`/dev/full`: a log that cannot be written).
     pub fn log_to(mut self, path: impl Into<PathBuf>) -> Self {
         self.log = Some(path.into());
@@ -109,6 +172,11 @@ impl Serve {
 
     /// Starts the server and waits for its banner (base URL and token).
     pub fn start(self) -> Served {
+        self.launch().ready()
+    }
+
+    /// Starts the server.
+    pub fn launch(self) -> Launched {
         let dir = self
             .dir
             .unwrap_or_else(|| std::sync::Arc::new(tempfile::tempdir().expect("tempdir")));
@@ -124,10 +192,18 @@ impl Serve {
             .open(&log)
             .expect("server log");
         let binary = env!("CARGO_BIN_EXE_netops");
-        let mut command = match self.fd_limit {
-            None => Command::new(binary),
+        let mut command = match (self.fd_limit, self.clock) {
+            (None, None) => Command::new(binary),
+            // libfaketime preloaded into the server itself, as the `faketime` command does
+            // into a child of its own (which a kill of the command would leave running).
+            (None, Some(offset)) => {
+                let mut c = Command::new(binary);
+                c.env("LD_PRELOAD", faketime_library())
+                    .env("FAKETIME", offset);
+                c
+            }
             // The shell lowers the limits and then becomes the server (same process id).
-            Some((soft, hard)) => {
+            (Some((soft, hard)), _) => {
                 // The soft limit first: a hard limit cannot go below it.
                 let hard = hard
                     .map(|h| format!(" && ulimit -H -n {h}"))
@@ -149,33 +225,26 @@ impl Serve {
             .spawn()
             .expect("spawn netops serve");
         let stdout = child.stdout.take().expect("stdout");
-        let mut base = None;
-        let mut token = None;
-        let mut lines = BufReader::new(stdout).lines();
-        for line in lines.by_ref() {
-            let line = line.expect("line");
-            if let Some(b) = line.strip_prefix("base URL: ") {
-                base = Some(b.to_owned());
-            }
-            if let Some(t) = line.strip_prefix("token: ") {
-                token = Some(t.to_owned());
-            }
-            if base.is_some() && token.is_some() {
-                break;
-            }
-        }
-        // Keep reading what the server prints, as a terminal would.
-        std::thread::spawn(move || lines.for_each(drop));
-        Served {
+        Launched {
             child,
-            base: base.expect("base URL printed"),
-            token: token.expect("token printed"),
+            stdout,
             db,
             log,
-            _log_dir: log_dir,
+            log_dir,
             dir,
         }
     }
+}
+
+/// The library of the Debian package faketime.
+fn faketime_library() -> PathBuf {
+    std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|dir| dir.path().join("faketime/libfaketime.so.1"))
+        .find(|lib| lib.exists())
+        .expect("libfaketime (Debian package faketime)")
 }
 
 /// The file `netops seed` writes once per test run (the demo tenants, dated from now).

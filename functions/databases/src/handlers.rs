@@ -77,8 +77,9 @@ pub async fn list_database_instances(
     Ok(Envelope::new(data, Meta::new()))
 }
 
-/// The measures of a metric point, in the order of the accumulator.
-const MEASURES: [&str; 11] = [
+/// The measures of a metric point, in the order of the accumulator (and of the seed's
+/// hourly rollups, which add the count of samples).
+pub(crate) const MEASURES: [&str; 11] = [
     "cpu_pct",
     "memory_pct",
     "connections",

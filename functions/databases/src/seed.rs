@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Timelike, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
+use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, Rollup, StoreResult};
 use rand::Rng;
@@ -13,6 +13,7 @@ use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::handlers::MEASURES;
 use crate::model::*;
 
 fn to_json(v: impl Serialize) -> Value {
@@ -139,116 +140,251 @@ fn hash_of(id: i64, i: usize) -> String {
     format!("0x{x:016X}")
 }
 
+/// One five-minute sample of an instance at `at` (`degraded`: slow and busy).
+fn sample(
+    rng: &mut StdRng,
+    inst: &Inst,
+    at: DateTime<Utc>,
+    degraded: bool,
+) -> [(&'static str, f64); 11] {
+    let busy = if (7..19).contains(&at.hour()) {
+        1.0
+    } else {
+        0.45
+    };
+    let spike = if rng.random_bool(0.004) { 45.0 } else { 0.0 };
+    let degraded = if degraded { 30.0 } else { 0.0 };
+    let cpu = (inst.cpu * busy * rng.random_range(0.8..1.2) + spike + degraded).clamp(1.0, 99.0);
+    let read_lat = rng.random_range(1.5..7.0) + spike / 5.0 + degraded / 2.0;
+    [
+        ("cpu_pct", cpu),
+        (
+            "memory_pct",
+            (inst.mem + rng.random_range(-3.0..3.0)).clamp(5.0, 99.0),
+        ),
+        (
+            "connections",
+            (inst.conn * busy * rng.random_range(0.9..1.1)).round(),
+        ),
+        ("read_latency_ms", read_lat),
+        (
+            "write_latency_ms",
+            rng.random_range(0.8..4.0) + degraded / 4.0,
+        ),
+        (
+            "batch_requests_per_s",
+            inst.conn * busy * rng.random_range(2.0..4.0),
+        ),
+        ("wait_cpu", cpu * 1.8),
+        ("wait_io", read_lat * 14.0),
+        (
+            "wait_lock",
+            if rng.random_bool(0.03) {
+                rng.random_range(100.0..900.0)
+            } else {
+                rng.random_range(0.0..25.0)
+            } + degraded * 5.0,
+        ),
+        ("wait_network", rng.random_range(4.0..20.0)),
+        ("wait_other", rng.random_range(8.0..30.0)),
+    ]
+}
+
+/// An instance's raw sample record.
+fn sample_record(inst: &Inst, at: DateTime<Utc>, values: &[(&str, f64)]) -> Record {
+    let mut body = serde_json::Map::new();
+    body.insert("ts".into(), json!(at));
+    for (k, v) in values {
+        body.insert((*k).into(), json!((v * 100.0).round() / 100.0));
+    }
+    Record {
+        partition: inst.id.to_string(),
+        ts: at.timestamp_millis(),
+        id: format!("m-{}", inst.id),
+        body: Value::Object(body),
+    }
+}
+
+/// An instance's hourly metric rollups, from the sums of `hours` (weighted samples).
+fn metric_rollups(inst: &Inst, hours: BTreeMap<i64, [f64; 12]>) -> Vec<Rollup> {
+    hours
+        .into_iter()
+        .map(|(hour, sums)| Rollup {
+            hour,
+            key: "all".into(),
+            dims: json!({"instance_id": inst.id}).into(),
+            measures: MEASURES
+                .iter()
+                .chain(&["samples"])
+                .zip(sums)
+                .map(|(k, v)| ((*k).to_owned(), v))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The metrics of `[from, to)` as time passes: a sample every five minutes of each instance
+/// that is not offline (a degraded one still slow), and their hourly rollups.
+pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    let Some((insts, _)) = instances(ctx, &mut ctx.rng("databases")) else {
+        return Produced::default();
+    };
+    let (mut raw, mut rollups) = (Vec::new(), Vec::new());
+    for inst in insts.iter().filter(|i| i.state != InstanceState::Offline) {
+        let mut hours: BTreeMap<i64, [f64; 12]> = BTreeMap::new();
+        for hour in hours_of(from, to) {
+            let mut rng = ctx.hour_rng(&format!("databases/{}", inst.id), hour);
+            for k in 0..12 {
+                let at = hour + Duration::minutes(5 * k);
+                let values = sample(&mut rng, inst, at, inst.state == InstanceState::Degraded);
+                if from <= at && at < to {
+                    let m = hours.entry(hour.timestamp_millis()).or_default();
+                    for (i, (_, v)) in values.iter().enumerate() {
+                        m[i] += v;
+                    }
+                    m[11] += 1.0;
+                    raw.push(sample_record(inst, at, &values));
+                }
+            }
+        }
+        rollups.push((
+            rollup_series(METRIC_ROLLUPS, inst.id),
+            metric_rollups(inst, hours),
+        ));
+    }
+    Produced {
+        records: vec![(METRICS.to_owned(), raw)],
+        rollups,
+        docs: Vec::new(),
+    }
+}
+
+/// The servers and the desktops of the roster.
+fn hosts(ctx: &SeedCtx) -> (Vec<&MachineSeed>, Vec<&MachineSeed>) {
+    ctx.machines
+        .iter()
+        .partition(|m| m.kind == MachineKind::Server)
+}
+
+/// The first of the tenant's numeric ids of this module.
+fn id_base(ctx: &SeedCtx) -> i64 {
+    ctx.tenant.id_base * 100
+}
+
+/// The tenant's database instances (none without servers and desktops), each with its
+/// document, drawn first from the module's generator.
+#[allow(clippy::type_complexity)]
+fn instances(ctx: &SeedCtx, rng: &mut StdRng) -> Option<(Vec<Inst>, Vec<(String, Value)>)> {
+    let now = ctx.now;
+    let (servers, desktops) = hosts(ctx);
+    if servers.is_empty() || desktops.is_empty() {
+        return None;
+    }
+    let step = if servers.len() < 6 { 1 } else { 2 };
+    let base = id_base(ctx);
+    let mut insts = Vec::new();
+    let mut docs = Vec::new();
+    for (k, server) in servers.iter().step_by(step).enumerate() {
+        let pg = server.os.starts_with("Ubuntu");
+        let id = base + 90_001 + k as i64;
+        let state = match k {
+            _ if !server.online => InstanceState::Offline,
+            1 => InstanceState::Degraded,
+            2 => InstanceState::Offline,
+            _ => InstanceState::Online,
+        };
+        let name = if pg || k % 3 == 0 {
+            server.hostname.clone()
+        } else {
+            format!(
+                "{}\\{}",
+                server.hostname,
+                if k % 3 == 1 { "SQLPROD" } else { "SQLAPP" }
+            )
+        };
+        let (version, edition) = if pg {
+            (
+                "PostgreSQL 14.15 (Ubuntu 14.15-0ubuntu0.22.04.1) on x86_64-pc-linux-gnu"
+                    .to_owned(),
+                "Community".to_owned(),
+            )
+        } else {
+            let v = *pick(
+                rng,
+                &[
+                    "Microsoft SQL Server 2019 (RTM-CU28) (KB5039747) - 15.0.4385.2 (X64)",
+                    "Microsoft SQL Server 2022 (RTM-CU15) (KB5041321) - 16.0.4145.4 (X64)",
+                    "Microsoft SQL Server 2016 (SP3) (KB5003279) - 13.0.6300.2 (X64)",
+                ],
+            );
+            let e = *pick(
+                rng,
+                &[
+                    "Standard Edition (64-bit)",
+                    "Enterprise Edition: Core-based Licensing (64-bit)",
+                    "Express Edition (64-bit)",
+                ],
+            );
+            (v.to_owned(), e.to_owned())
+        };
+        let until = if state == InstanceState::Offline {
+            now - Duration::minutes(rng.random_range(90..600))
+        } else {
+            now - Duration::seconds(rng.random_range(20..120))
+        };
+        let instance = Instance {
+            id,
+            name: name.clone(),
+            host: server.hostname.clone(),
+            port: if pg { 5432 } else { 1433 },
+            engine: if pg {
+                Engine::Postgresql
+            } else {
+                Engine::Sqlserver
+            },
+            version,
+            edition,
+            state,
+            databases: rng.random_range(3..25),
+            data_size_gb: (rng.random_range(5.0..900.0_f64) * 10.0).round() / 10.0,
+            max_memory_gb: *pick(rng, &[16, 32, 64, 128]),
+            started_at: now - Duration::days(rng.random_range(3..120)),
+            last_backup_at: now - Duration::hours(rng.random_range(2..30)),
+            last_collected_at: until,
+        };
+        let mut body = to_json(instance);
+        // What the collector connects with; not part of the response type.
+        body["login"] = json!(if pg {
+            "netops_monitor"
+        } else {
+            "svc-netops-sql"
+        });
+        body["password"] = json!(format!("Np!{:016x}", rng.random::<u64>()));
+        docs.push((key(id), body));
+        insts.push(Inst {
+            id,
+            name,
+            host: server.hostname.clone(),
+            pg,
+            state,
+            until,
+            cpu: rng.random_range(10.0..45.0),
+            mem: rng.random_range(55.0..88.0),
+            conn: rng.random_range(20.0..220.0),
+        });
+    }
+    Some((insts, docs))
+}
+
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
         let mut rng = ctx.rng("databases");
         let now = ctx.now;
-        let servers: Vec<&MachineSeed> = ctx
-            .machines
-            .iter()
-            .filter(|m| m.kind == MachineKind::Server)
-            .collect();
-        let desktops: Vec<&MachineSeed> = ctx
-            .machines
-            .iter()
-            .filter(|m| m.kind != MachineKind::Server)
-            .collect();
-        if servers.is_empty() || desktops.is_empty() {
+        let Some((insts, docs)) = instances(ctx, &mut rng) else {
             return Ok(());
-        }
-        let step = if servers.len() < 6 { 1 } else { 2 };
-        let base = ctx.tenant.id_base * 100;
-        let mut insts = Vec::new();
-        let mut docs = Vec::new();
-        for (k, server) in servers.iter().step_by(step).enumerate() {
-            let pg = server.os.starts_with("Ubuntu");
-            let id = base + 90_001 + k as i64;
-            let state = match k {
-                _ if !server.online => InstanceState::Offline,
-                1 => InstanceState::Degraded,
-                2 => InstanceState::Offline,
-                _ => InstanceState::Online,
-            };
-            let name = if pg || k % 3 == 0 {
-                server.hostname.clone()
-            } else {
-                format!(
-                    "{}\\{}",
-                    server.hostname,
-                    if k % 3 == 1 { "SQLPROD" } else { "SQLAPP" }
-                )
-            };
-            let (version, edition) = if pg {
-                (
-                    "PostgreSQL 14.15 (Ubuntu 14.15-0ubuntu0.22.04.1) on x86_64-pc-linux-gnu"
-                        .to_owned(),
-                    "Community".to_owned(),
-                )
-            } else {
-                let v = *pick(
-                    &mut rng,
-                    &[
-                        "Microsoft SQL Server 2019 (RTM-CU28) (KB5039747) - 15.0.4385.2 (X64)",
-                        "Microsoft SQL Server 2022 (RTM-CU15) (KB5041321) - 16.0.4145.4 (X64)",
-                        "Microsoft SQL Server 2016 (SP3) (KB5003279) - 13.0.6300.2 (X64)",
-                    ],
-                );
-                let e = *pick(
-                    &mut rng,
-                    &[
-                        "Standard Edition (64-bit)",
-                        "Enterprise Edition: Core-based Licensing (64-bit)",
-                        "Express Edition (64-bit)",
-                    ],
-                );
-                (v.to_owned(), e.to_owned())
-            };
-            let until = if state == InstanceState::Offline {
-                now - Duration::minutes(rng.random_range(90..600))
-            } else {
-                now - Duration::seconds(rng.random_range(20..120))
-            };
-            let instance = Instance {
-                id,
-                name: name.clone(),
-                host: server.hostname.clone(),
-                port: if pg { 5432 } else { 1433 },
-                engine: if pg {
-                    Engine::Postgresql
-                } else {
-                    Engine::Sqlserver
-                },
-                version,
-                edition,
-                state,
-                databases: rng.random_range(3..25),
-                data_size_gb: (rng.random_range(5.0..900.0_f64) * 10.0).round() / 10.0,
-                max_memory_gb: *pick(&mut rng, &[16, 32, 64, 128]),
-                started_at: now - Duration::days(rng.random_range(3..120)),
-                last_backup_at: now - Duration::hours(rng.random_range(2..30)),
-                last_collected_at: until,
-            };
-            let mut body = to_json(instance);
-            // What the collector connects with; not part of the response type.
-            body["login"] = json!(if pg {
-                "netops_monitor"
-            } else {
-                "svc-netops-sql"
-            });
-            body["password"] = json!(format!("Np!{:016x}", rng.random::<u64>()));
-            docs.push((key(id), body));
-            insts.push(Inst {
-                id,
-                name,
-                host: server.hostname.clone(),
-                pg,
-                state,
-                until,
-                cpu: rng.random_range(10.0..45.0),
-                mem: rng.random_range(55.0..88.0),
-                conn: rng.random_range(20.0..220.0),
-            });
-        }
+        };
+        let (servers, desktops) = hosts(ctx);
+        let base = id_base(ctx);
         let tenant = ctx.tenant.id;
         ctx.stores.docs.put(tenant, INSTANCES, docs).await?;
 
@@ -288,53 +424,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 let step = if t < raw_from { 3600 } else { 300 };
                 let weight = (step / 300) as f64;
                 let at = DateTime::from_timestamp(t, 0).unwrap_or(now);
-                let busy = if (7..19).contains(&at.hour()) {
-                    1.0
-                } else {
-                    0.45
-                };
-                let spike = if rng.random_bool(0.004) { 45.0 } else { 0.0 };
                 let degraded =
-                    if inst.state == InstanceState::Degraded && t > now.timestamp() - 6 * 3600 {
-                        30.0
-                    } else {
-                        0.0
-                    };
-                let cpu = (inst.cpu * busy * rng.random_range(0.8..1.2) + spike + degraded)
-                    .clamp(1.0, 99.0);
-                let read_lat = rng.random_range(1.5..7.0) + spike / 5.0 + degraded / 2.0;
-                let values = [
-                    ("cpu_pct", cpu),
-                    (
-                        "memory_pct",
-                        (inst.mem + rng.random_range(-3.0..3.0)).clamp(5.0, 99.0),
-                    ),
-                    (
-                        "connections",
-                        (inst.conn * busy * rng.random_range(0.9..1.1)).round(),
-                    ),
-                    ("read_latency_ms", read_lat),
-                    (
-                        "write_latency_ms",
-                        rng.random_range(0.8..4.0) + degraded / 4.0,
-                    ),
-                    (
-                        "batch_requests_per_s",
-                        inst.conn * busy * rng.random_range(2.0..4.0),
-                    ),
-                    ("wait_cpu", cpu * 1.8),
-                    ("wait_io", read_lat * 14.0),
-                    (
-                        "wait_lock",
-                        if rng.random_bool(0.03) {
-                            rng.random_range(100.0..900.0)
-                        } else {
-                            rng.random_range(0.0..25.0)
-                        } + degraded * 5.0,
-                    ),
-                    ("wait_network", rng.random_range(4.0..20.0)),
-                    ("wait_other", rng.random_range(8.0..30.0)),
-                ];
+                    inst.state == InstanceState::Degraded && t > now.timestamp() - 6 * 3600;
+                let values = sample(&mut rng, inst, at, degraded);
                 let hour = (t - t.rem_euclid(3600)) * 1000;
                 let m = hours.entry(hour).or_default();
                 for (i, (_, v)) in values.iter().enumerate() {
@@ -342,47 +434,11 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 }
                 m[11] += weight;
                 if t >= raw_from {
-                    let mut body = serde_json::Map::new();
-                    body.insert("ts".into(), json!(at));
-                    for (k, v) in values {
-                        body.insert(k.into(), json!((v * 100.0).round() / 100.0));
-                    }
-                    raw.push(Record {
-                        partition: inst.id.to_string(),
-                        ts: t * 1000,
-                        id: format!("m-{}", inst.id),
-                        body: Value::Object(body),
-                    });
+                    raw.push(sample_record(inst, at, &values));
                 }
                 t += step;
             }
-            let names = [
-                "cpu_pct",
-                "memory_pct",
-                "connections",
-                "read_latency_ms",
-                "write_latency_ms",
-                "batch_requests_per_s",
-                "wait_cpu",
-                "wait_io",
-                "wait_lock",
-                "wait_network",
-                "wait_other",
-                "samples",
-            ];
-            let rollups = hours
-                .into_iter()
-                .map(|(hour, sums)| Rollup {
-                    hour,
-                    key: "all".into(),
-                    dims: json!({"instance_id": inst.id}).into(),
-                    measures: names
-                        .iter()
-                        .zip(sums)
-                        .map(|(k, v)| ((*k).to_owned(), v))
-                        .collect(),
-                })
-                .collect();
+            let rollups = metric_rollups(inst, hours);
             ctx.stores
                 .rollups
                 .load(tenant, &rollup_series(METRIC_ROLLUPS, inst.id), rollups)

@@ -3,7 +3,7 @@
 //! of the DNS servers where server collection is active (acme; not globex).
 
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
+use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
@@ -143,29 +143,15 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         let tenant = ctx.tenant.id;
         let mut rng = ctx.rng("dns");
         let collection = server_collection(ctx);
-        let resolver = collection
-            .servers
-            .first()
-            .cloned()
-            .or_else(|| {
-                ctx.machines
-                    .iter()
-                    .find(|m| m.kind == MachineKind::Server)
-                    .map(|m| m.ip.clone())
-            })
-            .unwrap_or_else(|| "10.0.0.53".into());
+        let resolver = resolver(ctx, &collection);
         let detail_start = ctx.now - Duration::days(7);
         let mut counts = Queries::default();
         let mut records = Vec::new();
         let mut seq = 0u64;
-        let qtypes = [
-            "A", "A", "A", "AAAA", "AAAA", "CNAME", "TXT", "SRV", "MX", "PTR",
-        ];
         for m in &ctx.machines {
             // Detailed resolutions over the last 7 days (the route's cap).
-            let per_day = if m.kind == MachineKind::Server { 6 } else { 9 };
             let until = if m.online { ctx.now } else { m.last_seen_at };
-            for _ in 0..per_day * 7 {
+            for _ in 0..per_day(m) * 7 {
                 let at = detail_start
                     + Duration::seconds(
                         rng.random_range(0..(ctx.now - detail_start).num_seconds()),
@@ -173,30 +159,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 if at > until {
                     continue;
                 }
-                let (domain, process) = pick_weighted(&mut rng);
-                let qtype = qtypes[rng.random_range(0..qtypes.len())];
-                let roll = rng.random_range(0..100);
-                let code = match (domain, roll) {
-                    ("wpad", _) => "NXDOMAIN",
-                    (_, 0..=2) => "NXDOMAIN",
-                    (_, 3) => "SERVFAIL",
-                    (_, 4) => "REFUSED",
-                    _ => "NOERROR",
-                };
                 seq += 1;
-                let domain = qualified(ctx, domain);
-                records.push(resolution(
-                    m,
-                    at,
-                    &domain,
-                    Some(process),
-                    qtype,
-                    code,
-                    &resolver,
-                    &mut rng,
-                    seq,
-                ));
+                let (record, domain, code) = resolve(ctx, m, at, &resolver, &mut rng, seq);
                 counts.add(at, &m.hostname, &domain, code, 1.0);
+                records.push(record);
             }
             // Older history: hourly counts only.
             let mut day = ctx.start();
@@ -288,55 +254,13 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         let mut server_queries = Vec::new();
         if collection.active {
             let clients: Vec<&MachineSeed> = ctx.machines.iter().collect();
-            let n = ctx.machines.len() * 7 * 6;
+            let n = ctx.machines.len() * 7 * SERVER_QUERIES_PER_MACHINE_DAY;
             for i in 0..n {
-                let server = &collection.servers[i % collection.servers.len()];
                 let at = detail_start
                     + Duration::seconds(
                         rng.random_range(0..(ctx.now - detail_start).num_seconds()),
                     );
-                let unmanaged = rng.random_bool(0.1);
-                let client = clients[rng.random_range(0..clients.len())];
-                let suspicious = rng.random_bool(0.06);
-                let (domain, reason) = if suspicious {
-                    let (d, c, _, _) = THREAT_DOMAINS[rng.random_range(0..THREAT_DOMAINS.len())];
-                    let reason = match c {
-                        ThreatCategory::Dga => SuspicionReason::Dga,
-                        ThreatCategory::Tunneling => SuspicionReason::Tunneling,
-                        ThreatCategory::NewlyRegistered => SuspicionReason::NewlyRegistered,
-                        _ => SuspicionReason::KnownBad,
-                    };
-                    (d.to_owned(), Some(reason))
-                } else {
-                    (qualified(ctx, pick_weighted(&mut rng).0), None)
-                };
-                let q = ServerQuery {
-                    id: format!("sq-{}-{i:07}", at.timestamp_millis()),
-                    at,
-                    server: server.clone(),
-                    client_ip: if unmanaged {
-                        format!("10.{}.50.{}", client.site.subnet, rng.random_range(20..200))
-                    } else {
-                        client.ip.clone()
-                    },
-                    client: (!unmanaged).then(|| client.hostname.clone()),
-                    domain: domain.clone(),
-                    query_type: if domain.contains("exfil") { "TXT" } else { "A" }.into(),
-                    response_code: if reason == Some(SuspicionReason::Dga) {
-                        "NXDOMAIN"
-                    } else {
-                        "NOERROR"
-                    }
-                    .into(),
-                    suspicious,
-                    reason,
-                };
-                server_queries.push(Record {
-                    partition: server.clone(),
-                    ts: at.timestamp_millis(),
-                    id: q.id.clone(),
-                    body: to_value(&q),
-                });
+                server_queries.push(server_query(ctx, &collection, &clients, i, at, &mut rng));
             }
         }
 
@@ -366,6 +290,173 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .await?;
         Ok(())
     })
+}
+
+/// Queries a DNS server answers a day per machine of the tenant (server collection).
+const SERVER_QUERIES_PER_MACHINE_DAY: usize = 6;
+
+/// The first sequence number of the producer's ids, above any the seed gives: an id holds
+/// its time and this number, so the producer's never meet the seed's.
+const LIVE_SEQ: u64 = 5_000_000;
+
+/// The resolver the agents report: the first DNS server, else a server's address.
+fn resolver(ctx: &SeedCtx, collection: &Collection) -> String {
+    collection
+        .servers
+        .first()
+        .cloned()
+        .or_else(|| {
+            ctx.machines
+                .iter()
+                .find(|m| m.kind == MachineKind::Server)
+                .map(|m| m.ip.clone())
+        })
+        .unwrap_or_else(|| "10.0.0.53".into())
+}
+
+/// Resolutions a machine makes a day.
+fn per_day(m: &MachineSeed) -> usize {
+    if m.kind == MachineKind::Server { 6 } else { 9 }
+}
+
+/// One resolution of machine `m` at `at`, with its domain and response code.
+fn resolve(
+    ctx: &SeedCtx,
+    m: &MachineSeed,
+    at: DateTime<Utc>,
+    resolver: &str,
+    rng: &mut StdRng,
+    seq: u64,
+) -> (Record, String, &'static str) {
+    const QTYPES: [&str; 10] = [
+        "A", "A", "A", "AAAA", "AAAA", "CNAME", "TXT", "SRV", "MX", "PTR",
+    ];
+    let (domain, process) = pick_weighted(rng);
+    let qtype = QTYPES[rng.random_range(0..QTYPES.len())];
+    let roll = rng.random_range(0..100);
+    let code = match (domain, roll) {
+        ("wpad", _) => "NXDOMAIN",
+        (_, 0..=2) => "NXDOMAIN",
+        (_, 3) => "SERVFAIL",
+        (_, 4) => "REFUSED",
+        _ => "NOERROR",
+    };
+    let domain = qualified(ctx, domain);
+    let record = resolution(
+        m,
+        at,
+        &domain,
+        Some(process),
+        qtype,
+        code,
+        resolver,
+        rng,
+        seq,
+    );
+    (record, domain, code)
+}
+
+/// The `i`-th query a DNS server of `collection` answers, at `at`.
+fn server_query(
+    ctx: &SeedCtx,
+    collection: &Collection,
+    clients: &[&MachineSeed],
+    i: usize,
+    at: DateTime<Utc>,
+    rng: &mut StdRng,
+) -> Record {
+    let server = &collection.servers[i % collection.servers.len()];
+    let unmanaged = rng.random_bool(0.1);
+    let client = clients[rng.random_range(0..clients.len())];
+    let suspicious = rng.random_bool(0.06);
+    let (domain, reason) = if suspicious {
+        let (d, c, _, _) = THREAT_DOMAINS[rng.random_range(0..THREAT_DOMAINS.len())];
+        let reason = match c {
+            ThreatCategory::Dga => SuspicionReason::Dga,
+            ThreatCategory::Tunneling => SuspicionReason::Tunneling,
+            ThreatCategory::NewlyRegistered => SuspicionReason::NewlyRegistered,
+            _ => SuspicionReason::KnownBad,
+        };
+        (d.to_owned(), Some(reason))
+    } else {
+        (qualified(ctx, pick_weighted(rng).0), None)
+    };
+    let q = ServerQuery {
+        id: format!("sq-{}-{i:07}", at.timestamp_millis()),
+        at,
+        server: server.clone(),
+        client_ip: if unmanaged {
+            format!("10.{}.50.{}", client.site.subnet, rng.random_range(20..200))
+        } else {
+            client.ip.clone()
+        },
+        client: (!unmanaged).then(|| client.hostname.clone()),
+        domain: domain.clone(),
+        query_type: if domain.contains("exfil") { "TXT" } else { "A" }.into(),
+        response_code: if reason == Some(SuspicionReason::Dga) {
+            "NXDOMAIN"
+        } else {
+            "NOERROR"
+        }
+        .into(),
+        suspicious,
+        reason,
+    };
+    Record {
+        partition: server.clone(),
+        ts: at.timestamp_millis(),
+        id: q.id.clone(),
+        body: to_value(&q),
+    }
+}
+
+/// The DNS data of `[from, to)` as time passes: the online machines' resolutions, at the
+/// seed's daily rate, with their counts, and the server queries where collection is active.
+pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    let collection = server_collection(ctx);
+    let resolver = resolver(ctx, &collection);
+    let clients: Vec<&MachineSeed> = ctx.machines.iter().collect();
+    let within = |at: &DateTime<Utc>| from <= *at && *at < to;
+    let mut counts = Queries::default();
+    let (mut records, mut server_queries) = (Vec::new(), Vec::new());
+    for hour in hours_of(from, to) {
+        let mut rng = ctx.hour_rng("dns", hour);
+        let mut seq = LIVE_SEQ;
+        for m in ctx.machines.iter().filter(|m| m.online) {
+            for _ in 0..per_day(m) {
+                // Each of the day's resolutions falls in this hour one time in 24.
+                if !rng.random_bool(1.0 / 24.0) {
+                    continue;
+                }
+                let at = hour + Duration::milliseconds(rng.random_range(0..3_600_000));
+                seq += 1;
+                // Drawn even when out of the interval, so that the hour stays the same.
+                let (record, domain, code) = resolve(ctx, m, at, &resolver, &mut rng, seq);
+                if within(&at) {
+                    counts.add(at, &m.hostname, &domain, code, 1.0);
+                    records.push(record);
+                }
+            }
+        }
+        if collection.active {
+            for k in 0..ctx.machines.len() * SERVER_QUERIES_PER_MACHINE_DAY / 24 {
+                let at = hour + Duration::milliseconds(rng.random_range(0..3_600_000));
+                let i = LIVE_SEQ as usize + k;
+                let query = server_query(ctx, &collection, &clients, i, at, &mut rng);
+                if within(&at) {
+                    server_queries.push(query);
+                }
+            }
+        }
+    }
+    Produced {
+        records: vec![
+            (RESOLUTIONS.to_owned(), records),
+            (SERVER_QUERIES.to_owned(), server_queries),
+        ],
+        rollups: counts.series(),
+        docs: Vec::new(),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -1,11 +1,12 @@
 //! Shared-file demo data: accesses of the fleet's users to the shares of the file servers,
 //! over the whole history, and their aggregates ([`crate::activity`]).
 
-use chrono::{Datelike, Duration, DurationRound, Weekday};
-use netops_shared::demo::{MachineKind, SeedCtx};
+use chrono::{DateTime, Datelike, Duration, DurationRound, Timelike, Utc, Weekday};
+use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
+use rand::rngs::StdRng;
 use serde_json::Value;
 
 use crate::activity::Activity;
@@ -35,16 +36,120 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+/// The first sequence number of the producer's ids, above any the seed gives.
+const LIVE_SEQ: u64 = 5_000_000;
+
+/// Where the users' files are: the first two Windows file servers.
+fn servers(ctx: &SeedCtx) -> Vec<String> {
+    ctx.machines
+        .iter()
+        .filter(|m| m.kind == MachineKind::Server && m.os.starts_with("Windows Server"))
+        .take(2)
+        .map(|m| m.hostname.clone())
+        .collect()
+}
+
+/// One access of `user` from machine `m` at `at` to a file of a share.
+fn event(
+    rng: &mut StdRng,
+    servers: &[String],
+    m: &MachineSeed,
+    user: &str,
+    at: DateTime<Utc>,
+    seq: u64,
+) -> FileEvent {
+    let server = &servers[rng.random_range(0..servers.len())];
+    let (share, subs) = SHARES[rng.random_range(0..SHARES.len())];
+    let sub = subs[rng.random_range(0..subs.len())];
+    let (file, size) = FILES[rng.random_range(0..FILES.len())];
+    let roll = rng.random_range(0..100);
+    let action = match roll {
+        0..=54 => FileAction::Read,
+        55..=74 => FileAction::Modify,
+        75..=86 => FileAction::Create,
+        87..=93 => FileAction::Rename,
+        _ => FileAction::Delete,
+    };
+    let folder = format!("\\\\{server}\\{share}\\{sub}");
+    let path = format!("{folder}\\{file}");
+    let new_path = (action == FileAction::Rename).then(|| {
+        format!(
+            "{folder}\\{}-v2.{}",
+            file.rsplit_once('.').map_or(file, |x| x.0),
+            file.rsplit_once('.').map_or("", |x| x.1)
+        )
+    });
+    FileEvent {
+        id: format!("fe-{}-{seq:07}", at.timestamp_millis()),
+        at,
+        action,
+        user: user.to_owned(),
+        machine: Some(m.hostname.clone()),
+        client_ip: m.ip.clone(),
+        server: server.clone(),
+        share: share.into(),
+        path,
+        folder,
+        new_path,
+        size_bytes: (action != FileAction::Delete).then_some(size),
+    }
+}
+
+fn record(e: &FileEvent) -> Record {
+    Record {
+        partition: e.server.clone(),
+        ts: e.at.timestamp_millis(),
+        id: e.id.clone(),
+        body: to_value(e),
+    }
+}
+
+/// The file accesses of `[from, to)` as time passes: each online user's, on working days
+/// between 8:00 and 18:00 (UTC), about two a day as in the seed, with their aggregates.
+pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    let servers = servers(ctx);
+    let mut events = Vec::new();
+    let mut activity = Activity::default();
+    if servers.is_empty() {
+        return Produced::default();
+    }
+    for hour in hours_of(from, to) {
+        let working = !matches!(hour.weekday(), Weekday::Sat | Weekday::Sun)
+            && (8..18).contains(&hour.hour());
+        if !working {
+            continue;
+        }
+        let mut rng = ctx.hour_rng("files", hour);
+        let mut seq = LIVE_SEQ;
+        for m in ctx.machines.iter().filter(|m| m.online) {
+            let Some(user) = m.user.as_deref() else {
+                continue;
+            };
+            for _ in 0..3 {
+                if !rng.random_bool(1.0 / 15.0) {
+                    continue;
+                }
+                let at = hour + Duration::milliseconds(rng.random_range(0..3_600_000));
+                seq += 1;
+                let e = event(&mut rng, &servers, m, user, at, seq);
+                if from <= at && at < to {
+                    activity.add(&e);
+                    events.push(record(&e));
+                }
+            }
+        }
+    }
+    Produced {
+        records: vec![(EVENTS.to_owned(), events)],
+        rollups: activity.series(),
+        docs: Vec::new(),
+    }
+}
+
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
         let mut rng = ctx.rng("files");
-        let servers: Vec<String> = ctx
-            .machines
-            .iter()
-            .filter(|m| m.kind == MachineKind::Server && m.os.starts_with("Windows Server"))
-            .take(2)
-            .map(|m| m.hostname.clone())
-            .collect();
+        let servers = servers(ctx);
         if servers.is_empty() {
             return Ok(());
         }
@@ -68,49 +173,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     if at >= ctx.now || (!m.online && at > m.last_seen_at) {
                         continue;
                     }
-                    let server = &servers[rng.random_range(0..servers.len())];
-                    let (share, subs) = SHARES[rng.random_range(0..SHARES.len())];
-                    let sub = subs[rng.random_range(0..subs.len())];
-                    let (file, size) = FILES[rng.random_range(0..FILES.len())];
-                    let roll = rng.random_range(0..100);
-                    let action = match roll {
-                        0..=54 => FileAction::Read,
-                        55..=74 => FileAction::Modify,
-                        75..=86 => FileAction::Create,
-                        87..=93 => FileAction::Rename,
-                        _ => FileAction::Delete,
-                    };
-                    let folder = format!("\\\\{server}\\{share}\\{sub}");
-                    let path = format!("{folder}\\{file}");
-                    let new_path = (action == FileAction::Rename).then(|| {
-                        format!(
-                            "{folder}\\{}-v2.{}",
-                            file.rsplit_once('.').map_or(file, |x| x.0),
-                            file.rsplit_once('.').map_or("", |x| x.1)
-                        )
-                    });
                     seq += 1;
-                    let e = FileEvent {
-                        id: format!("fe-{}-{seq:07}", at.timestamp_millis()),
-                        at,
-                        action,
-                        user: user.to_owned(),
-                        machine: Some(m.hostname.clone()),
-                        client_ip: m.ip.clone(),
-                        server: server.clone(),
-                        share: share.into(),
-                        path,
-                        folder,
-                        new_path,
-                        size_bytes: (action != FileAction::Delete).then_some(size),
-                    };
+                    let e = event(&mut rng, &servers, m, user, at, seq);
                     activity.add(&e);
-                    events.push(Record {
-                        partition: server.clone(),
-                        ts: at.timestamp_millis(),
-                        id: e.id.clone(),
-                        body: to_value(&e),
-                    });
+                    events.push(record(&e));
                 }
                 day += Duration::days(1);
             }

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
+use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::network::{DeviceDetail, DeviceType};
 use netops_shared::store::{Record, Rollup, StoreResult};
@@ -506,6 +506,82 @@ fn draft(
 }
 
 impl Ctx<'_> {
+    /// Ordinary events a device logs a day: more on busy sites.
+    fn per_day(&self, dev: &FirewallDevice) -> usize {
+        let at_site = self
+            .machines_by_site
+            .get(dev.site.as_str())
+            .map_or(0, Vec::len);
+        8 + at_site / 2
+    }
+
+    /// The directory events of a login drafted on a directory account (most are seen by the
+    /// controller; some failures lock the account out).
+    fn log_on(&self, rng: &mut StdRng, d: &Draft, account: &str, out: &mut Vec<AdEvent>) {
+        if rng.random_bool(0.8) {
+            let lag = Duration::seconds(rng.random_range(-3..12));
+            let id = if d.action == Action::Failure {
+                [4625, 4771, 4776][rng.random_range(0..3)]
+            } else {
+                [4624, 4768][rng.random_range(0..2)]
+            };
+            out.push(dir_event(
+                self,
+                account,
+                d.at + lag,
+                id,
+                Some(self.devices[0].0.ip.clone()),
+            ));
+            if d.action == Action::Failure && rng.random_bool(0.1) {
+                out.push(dir_event(
+                    self,
+                    account,
+                    d.at + lag + Duration::seconds(2),
+                    4740,
+                    None,
+                ));
+            }
+        }
+    }
+
+    /// The flows a device exports for the hour starting at `at`: two senders of its site in
+    /// a busy hour, one in an `odd` quiet hour (every other one).
+    fn export_hour(
+        &self,
+        rng: &mut StdRng,
+        dev: &FirewallDevice,
+        at: DateTime<Utc>,
+        odd: bool,
+        traffic: &mut Exports,
+    ) {
+        let Some(site_machines) = self
+            .machines_by_site
+            .get(dev.site.as_str())
+            .filter(|m| !m.is_empty())
+        else {
+            return;
+        };
+        let busy = (7..19).contains(&((at.timestamp() / 3600) % 24));
+        let pairs = if busy { 2 } else { usize::from(odd) };
+        for _ in 0..pairs {
+            let m = site_machines[rng.random_range(0..site_machines.len())];
+            let (dst, _, _) = DESTINATIONS[rng.random_range(0..DESTINATIONS.len())];
+            let bytes =
+                rng.random_range(2_000_000.0..if busy { 900_000_000.0 } else { 60_000_000.0 });
+            traffic.add(&Export {
+                at,
+                device_id: dev.id,
+                protocol: &dev.flows.format,
+                src_ip: &m.ip,
+                src_host: Some(&m.hostname),
+                dst_ip: dst,
+                bytes: f64::round(bytes),
+                packets: f64::round(bytes / 900.0),
+                flows: rng.random_range(5..400) as f64,
+            });
+        }
+    }
+
     /// One ordinary event of a device at `at`.
     /// Allowed or denied traffic only (the bulk of a firewall's log).
     fn bulk(&self, rng: &mut StdRng, dev: &FirewallDevice, at: DateTime<Utc>) -> Draft {
@@ -935,49 +1011,49 @@ fn is_internal(ip: &str) -> bool {
     ip.starts_with("10.") || ip.starts_with("192.168.") || ip.starts_with("172.16.")
 }
 
+/// The devices, sites and accounts the events are drawn from.
+fn context(ctx: &SeedCtx) -> Ctx<'_> {
+    let net = netops_shared::demo::network::devices(ctx);
+    let devices = devices(ctx, &net);
+    let tunnels: Vec<(i64, String)> = netops_shared::demo::network::tunnels(ctx, &net)
+        .into_iter()
+        .map(|t| (t.local.device_id, t.name))
+        .collect();
+    let mut machines_by_site: HashMap<&str, Vec<&MachineSeed>> = HashMap::new();
+    for m in &ctx.machines {
+        machines_by_site.entry(m.site.code).or_default().push(m);
+    }
+    Ctx {
+        ctx,
+        machines_by_site,
+        tunnels,
+        people: ctx
+            .accounts
+            .iter()
+            .filter(|a| !a.service)
+            .map(|a| a.login.as_str())
+            .collect(),
+        controller: ctx
+            .machines
+            .iter()
+            .find(|m| m.kind == MachineKind::Server)
+            .map(|m| m.hostname.clone())
+            .unwrap_or_default(),
+        devices,
+    }
+}
+
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
-        let net = netops_shared::demo::network::devices(ctx);
-        let devices = devices(ctx, &net);
         let tenant = ctx.tenant.id;
         let mut rng = ctx.rng("firewall");
-        let tunnels: Vec<(i64, String)> = netops_shared::demo::network::tunnels(ctx, &net)
-            .into_iter()
-            .map(|t| (t.local.device_id, t.name))
-            .collect();
-        let mut machines_by_site: HashMap<&str, Vec<&MachineSeed>> = HashMap::new();
-        for m in &ctx.machines {
-            machines_by_site.entry(m.site.code).or_default().push(m);
-        }
-        let c = Ctx {
-            ctx,
-            machines_by_site,
-            tunnels,
-            people: ctx
-                .accounts
-                .iter()
-                .filter(|a| !a.service)
-                .map(|a| a.login.as_str())
-                .collect(),
-            controller: ctx
-                .machines
-                .iter()
-                .find(|m| m.kind == MachineKind::Server)
-                .map(|m| m.hostname.clone())
-                .unwrap_or_default(),
-            devices,
-        };
+        let c = context(ctx);
 
         // Drafts per device: ordinary traffic over the whole history, denser on busy sites.
         let start = ctx.start();
         let mut drafts: Vec<(usize, Draft)> = Vec::new();
         for (i, (dev, _)) in c.devices.iter().enumerate() {
-            let at_site = c
-                .machines_by_site
-                .get(dev.site.as_str())
-                .map_or(0, Vec::len);
-            let per_day = 8 + at_site / 2;
-            let total = per_day * ctx.days as usize;
+            let total = c.per_day(dev) * ctx.days as usize;
             let last = dev.syslog.last_received_at.unwrap_or(ctx.now);
             let span = (last - start).num_seconds().max(1);
             for _ in 0..total {
@@ -1111,30 +1187,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             if !matches!(d.category, Category::Auth | Category::Vpn) || !known.contains(account) {
                 continue;
             }
-            if rng.random_bool(0.8) {
-                let lag = Duration::seconds(rng.random_range(-3..12));
-                let id = if d.action == Action::Failure {
-                    [4625, 4771, 4776][rng.random_range(0..3)]
-                } else {
-                    [4624, 4768][rng.random_range(0..2)]
-                };
-                directory.push(dir_event(
-                    &c,
-                    account,
-                    d.at + lag,
-                    id,
-                    Some(c.devices[0].0.ip.clone()),
-                ));
-                if d.action == Action::Failure && rng.random_bool(0.1) {
-                    directory.push(dir_event(
-                        &c,
-                        account,
-                        d.at + lag + Duration::seconds(2),
-                        4740,
-                        None,
-                    ));
-                }
-            }
+            c.log_on(&mut rng, d, account, &mut directory);
         }
         for _ in 0..(ctx.days as usize * 10) {
             let who = c.people[rng.random_range(0..c.people.len())];
@@ -1261,36 +1314,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .unwrap_or(ctx.now);
         let hours = i64::from(ctx.days) * 24;
         for (dev, _) in &c.devices {
-            let site_machines = c
-                .machines_by_site
-                .get(dev.site.as_str())
-                .cloned()
-                .unwrap_or_default();
-            if site_machines.is_empty() {
-                continue;
-            }
             for h in 0..hours {
                 let at = end - Duration::hours(hours - h);
-                let busy = (7..19).contains(&((at.timestamp() / 3600) % 24));
-                // Two senders per busy hour, one every other quiet hour.
-                let pairs = if busy { 2 } else { (h % 2) as usize };
-                for _ in 0..pairs {
-                    let m = site_machines[rng.random_range(0..site_machines.len())];
-                    let (dst, _, _) = DESTINATIONS[rng.random_range(0..DESTINATIONS.len())];
-                    let bytes = rng
-                        .random_range(2_000_000.0..if busy { 900_000_000.0 } else { 60_000_000.0 });
-                    traffic.add(&Export {
-                        at,
-                        device_id: dev.id,
-                        protocol: &dev.flows.format,
-                        src_ip: &m.ip,
-                        src_host: Some(&m.hostname),
-                        dst_ip: dst,
-                        bytes: f64::round(bytes),
-                        packets: f64::round(bytes / 900.0),
-                        flows: rng.random_range(5..400) as f64,
-                    });
-                }
+                c.export_hour(&mut rng, dev, at, h % 2 == 1, &mut traffic);
             }
         }
         for camp in &campaigns {
@@ -1416,6 +1442,101 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .await?;
         Ok(())
     })
+}
+
+/// The first sequence number of the producer's event ids, above any the seed gives.
+const LIVE_SEQ: u64 = 500_000_000;
+
+/// The firewall data of `[from, to)` as time passes: each device whose syslog is active logs
+/// its ordinary events at the seed's daily rate, read back through the collection path with
+/// the directory events of their logins, and each device exports its flows of every hour
+/// that ends in the interval.
+pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    let c = context(ctx);
+    let known: HashSet<&str> = ctx.accounts.iter().map(|a| a.login.as_str()).collect();
+    let within = |at: DateTime<Utc>| from <= at && at < to;
+    let mut col = Collector::default();
+    let mut traffic = Exports::default();
+    let (mut events, mut rare, mut directory) = (Vec::new(), Vec::new(), Vec::new());
+    for hour in hours_of(from, to) {
+        let mut rng = ctx.hour_rng("firewall", hour);
+        let mut drafts: Vec<(usize, Draft)> = Vec::new();
+        for (i, (dev, _)) in c.devices.iter().enumerate() {
+            if dev.syslog.status != ChannelStatus::Active {
+                continue;
+            }
+            for _ in 0..c.per_day(dev) {
+                // Each of the day's events falls in this hour one time in 24.
+                if rng.random_bool(1.0 / 24.0) {
+                    let at = hour + Duration::milliseconds(rng.random_range(0..3_600_000));
+                    drafts.push((i, c.ordinary(&mut rng, &c.devices[i].0, at)));
+                }
+            }
+        }
+        drafts.sort_by_key(|(_, d)| d.at);
+        // The hour's logins are all drawn, so that the hour is the same however cut.
+        let mut logins = Vec::new();
+        for (_, d) in &drafts {
+            if let Some(account) = d.account.as_deref().filter(|a| known.contains(a))
+                && matches!(d.category, Category::Auth | Category::Vpn)
+            {
+                c.log_on(&mut rng, d, account, &mut logins);
+            }
+        }
+        let index = DirectoryIndex::new(logins.iter().cloned());
+        for (k, (i, d)) in drafts.iter().enumerate() {
+            if !within(d.at) {
+                continue;
+            }
+            let (dev, format) = &c.devices[*i];
+            // Ids numbered by the draft's place in its hour.
+            col.seq = LIVE_SEQ + k as u64;
+            if let Some(r) = col.collect(dev, *format, d, &index) {
+                if is_rare(&r) {
+                    rare.push(rare_copy(&r));
+                }
+                events.push(r);
+            }
+        }
+        let hour_s = hour.timestamp();
+        directory.extend(
+            logins
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| within(e.at))
+                .map(|(k, e)| Record {
+                    partition: e.account.clone(),
+                    ts: e.at.timestamp_millis(),
+                    id: format!("dc-{hour_s}-{k:05}"),
+                    body: to_value(e),
+                }),
+        );
+        // The hour's flows are exported once it has ended.
+        let end = hour + Duration::hours(1);
+        if from < end && end <= to {
+            for (dev, _) in &c.devices {
+                c.export_hour(&mut rng, dev, hour, (hour_s / 3600) % 2 == 1, &mut traffic);
+            }
+        }
+    }
+    let mut rollups = traffic.series();
+    rollups.extend([
+        (SUMMARY.to_owned(), col.summary.rows()),
+        (DEVICE_COUNTS.to_owned(), col.per_device.rows()),
+        (ACCOUNTS.to_owned(), col.accounts.rows()),
+        (SOURCES.to_owned(), col.sources.rows()),
+        (BLOCKED.to_owned(), col.blocked.rows()),
+        (TUNNEL_EVENTS.to_owned(), col.tunnels.rows()),
+    ]);
+    Produced {
+        records: vec![
+            (EVENTS.to_owned(), events),
+            (EVENTS_RARE.to_owned(), rare),
+            (DIRECTORY.to_owned(), directory),
+        ],
+        rollups,
+        docs: Vec::new(),
+    }
 }
 
 #[cfg(test)]

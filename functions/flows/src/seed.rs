@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Datelike, Timelike, Utc};
-use netops_shared::demo::{MachineKind, SeedCtx};
+use netops_shared::demo::{MachineKind, Produced, SeedCtx};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::daily::{DAY_MS, HOUR_MS, packed, totals};
 use netops_shared::store::{Record, Rollup, StoreResult, Stores};
@@ -62,6 +62,9 @@ struct Endpoint {
     until: i64,
     listening: Vec<(u16, &'static str)>,
 }
+
+/// Ids of an hour's records are numbered from the hour's index times this.
+const SEQ_PER_HOUR: u64 = 10_000_000;
 
 const SYSTEM_PROCESSES: &[&str] = &[
     "svchost.exe",
@@ -775,6 +778,9 @@ struct Writer {
     stores: Stores,
     tenant: &'static str,
     inflight: Option<tokio::task::JoinHandle<StoreResult<()>>>,
+    /// A producer's batch: the records and rollups are kept here, for the caller to write
+    /// (rollups added, where the seed loads them).
+    kept: Option<Produced>,
 }
 
 impl Writer {
@@ -787,6 +793,10 @@ impl Writer {
     }
 
     async fn records(&mut self, series: &'static str, records: Vec<Record>) -> StoreResult<()> {
+        if let Some(kept) = &mut self.kept {
+            kept.records.push((series.to_owned(), records));
+            return Ok(());
+        }
         self.wait().await?;
         let (series_writes, tenant) = (self.stores.series_writes.clone(), self.tenant);
         self.inflight = Some(tokio::spawn(async move {
@@ -796,6 +806,10 @@ impl Writer {
     }
 
     async fn rollups(&mut self, pending: Pending) -> StoreResult<()> {
+        if let Some(kept) = &mut self.kept {
+            kept.rollups.extend(pending.rows);
+            return Ok(());
+        }
         self.wait().await?;
         let (rollups, tenant) = (self.stores.rollups.clone(), self.tenant);
         self.inflight = Some(tokio::spawn(async move {
@@ -845,14 +859,43 @@ fn flow_body(
 }
 
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
-    Box::pin(async move { run(ctx).await })
+    Box::pin(async move {
+        // The history ends with the last full hour: the hour under way is the producer's,
+        // which writes each hour whole once it has ended.
+        let start = ctx.start().timestamp_millis();
+        let end = (ctx.now.timestamp_millis() / HOUR_MS) * HOUR_MS;
+        run(ctx, start, end, None).await?;
+        Ok(())
+    })
 }
 
-async fn run(ctx: &SeedCtx) -> StoreResult<()> {
+/// The flows of every hour that ends in `(from, to]`, as time passes: each hour is drawn
+/// whole from its own generator once it has ended, so the newest flows are those of the last
+/// full hour.
+pub fn produce(
+    ctx: &SeedCtx,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> BoxFuture<'_, StoreResult<Produced>> {
+    Box::pin(async move {
+        // The hours that end in (from, to].
+        let first = (from.timestamp_millis() / HOUR_MS) * HOUR_MS;
+        let end = (to.timestamp_millis() / HOUR_MS) * HOUR_MS;
+        if end <= first {
+            return Ok(Produced::default());
+        }
+        run(ctx, first, end, Some(Produced::default())).await
+    })
+}
+
+/// Writes the flows of the hours in `[from, to)` (`to` an hour boundary), or keeps them in
+/// `kept` for a producer's batch and returns them.
+async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> StoreResult<Produced> {
     let g = build(ctx);
     let big = ctx.machines.len() > 100;
-    let now = ctx.now.timestamp_millis();
-    let start = (ctx.start().timestamp_millis() / HOUR_MS) * HOUR_MS;
+    let producing = kept.is_some();
+    let now = to;
+    let start = (from / HOUR_MS) * HOUR_MS;
     let detail_days = if big { 7 } else { 2 }.min(i64::from(ctx.days));
     let detail_from = now - detail_days * DAY_MS;
     let blocked_from = DateTime::parse_from_rfc3339(BLOCKED_COLLECTION_START)
@@ -863,11 +906,11 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
     let peak = if big { 150.0 } else { 10.0 };
     let groups = if big { 4 } else { 1 };
     let offset_h: i64 = if ctx.tenant.id == "globex" { -5 } else { 1 };
-    let mut rng = ctx.rng("flows.traffic");
     let mut writer = Writer {
         stores: ctx.stores.clone(),
         tenant: ctx.tenant.id,
         inflight: None,
+        kept,
     };
     let mut records: Vec<Record> = Vec::new();
     let mut blocked: Vec<Record> = Vec::new();
@@ -875,10 +918,19 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
     let mut day = Aggs::default();
     let mut day_start = (start / DAY_MS) * DAY_MS;
     let mut seq: u64 = 0;
+    let mut written: u64 = 0;
     let total_hours = ((now - start) / HOUR_MS + 1).max(1);
     let started = std::time::Instant::now();
     let mut hour = start;
     while hour < now {
+        // Each hour from its own generator, its ids numbered from its own base: an hour is
+        // the same whether the seed or the producer draws it.
+        let mut rng = ctx.hour_rng(
+            "flows",
+            DateTime::from_timestamp_millis(hour).unwrap_or_default(),
+        );
+        written += seq % SEQ_PER_HOUR;
+        seq = (hour / HOUR_MS) as u64 * SEQ_PER_HOUR;
         if (hour / DAY_MS) * DAY_MS != day_start {
             g.flush(&day, day_start, &mut pending);
             day = Aggs::default();
@@ -1087,11 +1139,12 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
                 ctx.tenant.id,
                 done,
                 total_hours,
-                seq,
+                written,
                 started.elapsed().as_secs_f64()
             );
         }
     }
+    written += seq % SEQ_PER_HOUR;
     g.flush(&day, day_start, &mut pending);
     writer.records(RECORDS, records).await?;
     writer.records(BLOCKED, blocked).await?;
@@ -1101,9 +1154,12 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         eprintln!(
             "\rnetops seed: flows of {} done: {} records in {:.0} s          ",
             ctx.tenant.id,
-            seq,
+            written,
             started.elapsed().as_secs_f64()
         );
+    }
+    if producing {
+        return Ok(writer.kept.take().unwrap_or_default());
     }
     let sources = json!({
         "agent": true,
@@ -1116,5 +1172,5 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         .docs
         .put(ctx.tenant.id, SOURCES, vec![("config".into(), sources)])
         .await?;
-    Ok(())
+    Ok(Produced::default())
 }

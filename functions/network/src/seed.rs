@@ -3,7 +3,7 @@
 //! the firewall module names the same firewalls and gateways.
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use netops_shared::demo::{MachineKind, SeedCtx};
+use netops_shared::demo::{MachineKind, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
@@ -51,6 +51,57 @@ pub fn sites(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Site> {
         .collect()
 }
 
+/// A device's usual load: its CPU base and its traffic at busy hours.
+fn load(ctx: &SeedCtx, d: &DeviceDetail) -> (f64, f64) {
+    let base_cpu: f64 = ctx
+        .rng(&format!("network/load/{}", d.device.id))
+        .random_range(5.0..35.0);
+    let base_bps: f64 = match d.device.device_type {
+        DeviceType::Firewall | DeviceType::Router => 120_000_000.0,
+        DeviceType::Switch => 60_000_000.0,
+        DeviceType::AccessPoint => 8_000_000.0,
+    };
+    (base_cpu, base_bps)
+}
+
+/// A device's metrics of the hour starting at `at` (`spike`: degraded, busy and erring).
+fn point(
+    rng: &mut StdRng,
+    d: &DeviceDetail,
+    (base_cpu, base_bps): (f64, f64),
+    at: DateTime<Utc>,
+    spike: bool,
+) -> Record {
+    let hour_of_day = (at.timestamp() / 3600) % 24;
+    let busy = if (7..19).contains(&hour_of_day) {
+        1.0
+    } else {
+        0.25
+    };
+    let point = MetricPoint {
+        at,
+        cpu_pct: ((base_cpu * (0.6 + busy) + rng.random_range(0.0..8.0))
+            * if spike { 2.5 } else { 1.0 })
+        .min(100.0)
+        .round(),
+        memory_pct: (40.0 + rng.random_range(0.0..25.0_f64)).round(),
+        in_bps: (base_bps * busy * rng.random_range(0.6..1.4)).round(),
+        out_bps: (base_bps * 0.4 * busy * rng.random_range(0.6..1.4)).round(),
+        latency_ms: (rng.random_range(0.5..4.0_f64) * 10.0).round() / 10.0,
+        errors: if spike {
+            rng.random_range(50.0..400.0_f64).round()
+        } else {
+            rng.random_range(0.0..3.0_f64).round()
+        },
+    };
+    Record {
+        partition: d.device.id.to_string(),
+        ts: at.timestamp_millis(),
+        id: format!("{}-{}", d.device.id, at.timestamp()),
+        body: to_value(&point),
+    }
+}
+
 fn metrics(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<Record> {
     let end = ctx
         .now
@@ -59,50 +110,43 @@ fn metrics(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<Rec
     let hours = i64::from(ctx.days) * 24;
     let mut out = Vec::with_capacity(devices.len() * hours as usize);
     for d in devices {
-        let base_cpu: f64 = rng.random_range(5.0..35.0);
-        let base_bps: f64 = match d.device.device_type {
-            DeviceType::Firewall | DeviceType::Router => 120_000_000.0,
-            DeviceType::Switch => 60_000_000.0,
-            DeviceType::AccessPoint => 8_000_000.0,
-        };
+        let load = load(ctx, d);
         for h in 0..hours {
             let at: DateTime<Utc> = end - Duration::hours(hours - h);
             // Down devices stop reporting when they went down.
             if at > d.device.last_seen_at {
                 continue;
             }
-            let hour_of_day = (at.timestamp() / 3600) % 24;
-            let busy = if (7..19).contains(&hour_of_day) {
-                1.0
-            } else {
-                0.25
-            };
             let spike = d.device.status == LinkStatus::Degraded && h > hours - 12;
-            let point = MetricPoint {
-                at,
-                cpu_pct: ((base_cpu * (0.6 + busy) + rng.random_range(0.0..8.0))
-                    * if spike { 2.5 } else { 1.0 })
-                .min(100.0)
-                .round(),
-                memory_pct: (40.0 + rng.random_range(0.0..25.0_f64)).round(),
-                in_bps: (base_bps * busy * rng.random_range(0.6..1.4)).round(),
-                out_bps: (base_bps * 0.4 * busy * rng.random_range(0.6..1.4)).round(),
-                latency_ms: (rng.random_range(0.5..4.0_f64) * 10.0).round() / 10.0,
-                errors: if spike {
-                    rng.random_range(50.0..400.0_f64).round()
-                } else {
-                    rng.random_range(0.0..3.0_f64).round()
-                },
-            };
-            out.push(Record {
-                partition: d.device.id.to_string(),
-                ts: at.timestamp_millis(),
-                id: format!("{}-{}", d.device.id, at.timestamp()),
-                body: to_value(&point),
-            });
+            out.push(point(rng, d, load, at, spike));
         }
     }
     out
+}
+
+/// The device metrics of every hour that ends in `(from, to]`, as time passes: each device
+/// that is not down reports its hour once it has ended (a degraded one still spiking).
+pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    let devices = devices(ctx);
+    let mut out = Vec::new();
+    for hour in hours_of(from, to) {
+        if hour + Duration::hours(1) > to {
+            continue;
+        }
+        let mut rng = ctx.hour_rng("network", hour);
+        for d in devices
+            .iter()
+            .filter(|d| d.device.status != LinkStatus::Down)
+        {
+            let spike = d.device.status == LinkStatus::Degraded;
+            out.push(point(&mut rng, d, load(ctx, d), hour, spike));
+        }
+    }
+    Produced {
+        records: vec![(METRICS.to_owned(), out)],
+        rollups: Vec::new(),
+        docs: Vec::new(),
+    }
 }
 
 fn alerts(

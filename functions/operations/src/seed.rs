@@ -3,7 +3,7 @@
 //! verification trace, and deployments whose observed state gives every comparison result.
 
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{MachineKind, SeedCtx};
+use netops_shared::demo::{MachineKind, Produced, SeedCtx};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 use rand::Rng;
@@ -127,6 +127,19 @@ fn maintenance(ctx: &SeedCtx) -> Docs {
             )
         })
         .collect()
+}
+
+/// The heartbeats as of now, when a batch ends now: each in the state the seed gave it (the
+/// usual jobs signalled within their period). No API write changes a heartbeat.
+pub fn produce(ctx: &SeedCtx, _from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    Produced {
+        docs: if to < ctx.now {
+            Vec::new()
+        } else {
+            vec![(HEARTBEATS.to_owned(), heartbeats(ctx))]
+        },
+        ..Produced::default()
+    }
 }
 
 fn heartbeats(ctx: &SeedCtx) -> Docs {

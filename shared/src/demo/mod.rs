@@ -9,7 +9,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
 
-use crate::store::Stores;
+use crate::store::{Record, Rollup, Stores};
 
 #[derive(Debug)]
 pub struct Site {
@@ -166,6 +166,39 @@ pub struct SeedCtx {
     pub accounts: Vec<Account>,
 }
 
+/// What a module's producer made of an interval of time: the records to append and the
+/// rollups they add, each by series.
+#[derive(Debug, Default)]
+pub struct Produced {
+    pub records: Vec<(String, Vec<Record>)>,
+    pub rollups: Vec<(String, Vec<Rollup>)>,
+    /// Documents of the present state to put, by collection: only those no API write
+    /// changes (what the API writes is never overwritten).
+    pub docs: Vec<(String, Vec<(String, serde_json::Value)>)>,
+}
+
+impl Produced {
+    /// How many records it holds.
+    pub fn len(&self) -> usize {
+        self.records.iter().map(|(_, r)| r.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The start of each hour that `[from, to)` overlaps, in order. A producer draws each hour
+/// whole from the hour's own generator ([`SeedCtx::hour_rng`]) and keeps what falls in the
+/// interval, so an hour's data is the same however time is cut into intervals.
+pub fn hours_of(from: DateTime<Utc>, to: DateTime<Utc>) -> impl Iterator<Item = DateTime<Utc>> {
+    let first = from.timestamp().div_euclid(3600) * 3600;
+    let last = to.timestamp();
+    (first..last)
+        .step_by(3600)
+        .filter_map(|s| DateTime::from_timestamp(s, 0))
+}
+
 /// Default size of a demo tenant.
 pub const DEMO_MACHINES: usize = 60;
 pub const DEMO_DAYS: u32 = 30;
@@ -206,6 +239,11 @@ impl SeedCtx {
 
     pub fn rng(&self, label: &str) -> StdRng {
         rng_for(self.seed, self.tenant.id, label)
+    }
+
+    /// The generator of one hour of a producer's data set (`hour` its start).
+    pub fn hour_rng(&self, label: &str, hour: DateTime<Utc>) -> StdRng {
+        self.rng(&format!("{label}/live/{}", hour.timestamp()))
     }
 
     /// The start of the generated history.
@@ -361,6 +399,24 @@ fn roster(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_overlaps_the_hours_it_touches() {
+        let at = |s: &str| -> DateTime<Utc> { s.parse().expect("date") };
+        let hours: Vec<_> =
+            hours_of(at("2026-11-22T10:30:00Z"), at("2026-11-22T12:00:00Z")).collect();
+        assert_eq!(
+            hours,
+            vec![at("2026-11-22T10:00:00Z"), at("2026-11-22T11:00:00Z")]
+        );
+        let hours: Vec<_> =
+            hours_of(at("2026-11-22T10:00:00Z"), at("2026-11-22T10:00:01Z")).collect();
+        assert_eq!(hours, vec![at("2026-11-22T10:00:00Z")]);
+        assert_eq!(
+            hours_of(at("2026-11-22T10:00:00Z"), at("2026-11-22T10:00:00Z")).count(),
+            0
+        );
+    }
 
     #[test]
     fn rosters_are_deterministic_and_distinct_per_tenant() {

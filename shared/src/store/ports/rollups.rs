@@ -11,6 +11,9 @@ use serde_json::Value;
 
 use crate::store::{Filter, StoreError, StoreResult};
 
+/// The rollup series of the markers of [`Rollups::add_once`]; no route reads it.
+pub const BATCHES: &str = "~batches";
+
 /// An hourly aggregate: measures summed over one hour and one combination of dimensions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rollup {
@@ -179,6 +182,38 @@ pub trait Rollups: Send + Sync + 'static {
     /// but an adapter may write each aggregate whole, in batches, instead of adding into it.
     async fn load(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
         self.add(tenant, series, rows).await
+    }
+
+    /// Adds the rows of several series as one batch, once: `marker` names the batch (its
+    /// hour and key in the series [`BATCHES`], where it is kept after the rows are added, and
+    /// ages out with them). A batch whose marker is there already is skipped and `false`
+    /// returned, so that a producer killed after its rollups were added and before it noted
+    /// so can run the same batch again without counting it twice. The default (DynamoDB)
+    /// reads the marker, adds, then writes the marker: a process stopped between the last
+    /// two counts the batch twice; the embedded store does all three in one transaction.
+    async fn add_once(
+        &self,
+        tenant: &str,
+        marker: Rollup,
+        series: Vec<(String, Vec<Rollup>)>,
+    ) -> StoreResult<bool> {
+        let done = self
+            .rows(
+                tenant,
+                BATCHES,
+                marker.hour,
+                marker.hour + 1,
+                &Filter::all(),
+            )
+            .await?;
+        if done.iter().any(|r| r.key == marker.key) {
+            return Ok(false);
+        }
+        for (name, rows) in series {
+            self.add(tenant, &name, rows).await?;
+        }
+        self.load(tenant, BATCHES, vec![marker]).await?;
+        Ok(true)
     }
 
     /// Aggregates with `from <= hour < to`, matching `filter` on their dimensions, in (hour,

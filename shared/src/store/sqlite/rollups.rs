@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::SqliteStore;
 use super::conn::backend;
 use super::sql::{filter_sql, json_text, parse_json, text};
-use crate::store::ports::rollups::{Groups, KeySums, add_into, pick};
+use crate::store::ports::rollups::{BATCHES, Groups, KeySums, add_into, pick};
 use crate::store::{Filter, Rollup, RollupGroup, Rollups, StoreError, StoreResult};
 
 /// Adds the stored measures `text` (a JSON object of numbers) into `sums`, reading the
@@ -128,37 +128,82 @@ fn each_rollup(
     Ok(())
 }
 
+/// Adds each series' rows into the stored aggregates (or creates them), in the transaction.
+fn add_rows(
+    tx: &rusqlite::Transaction<'_>,
+    tenant: &str,
+    series: Vec<(String, Vec<Rollup>)>,
+) -> StoreResult<()> {
+    let mut get = tx
+        .prepare_cached(
+            "SELECT measures FROM rollups WHERE tenant = ?1 AND series = ?2 AND hour = ?3 AND key = ?4",
+        )
+        .map_err(backend)?;
+    let mut put = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO rollups (tenant, series, hour, key, dims, measures) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(backend)?;
+    for (series, rows) in series {
+        for row in rows {
+            let existing: Option<String> = get
+                .query_row(params![tenant, series, row.hour, row.key], |r| r.get(0))
+                .optional()
+                .map_err(backend)?;
+            let mut measures = row.measures;
+            if let Some(text) = existing {
+                add_measures(&text, &mut measures)?;
+            }
+            let measures =
+                serde_json::to_string(&measures).map_err(|e| StoreError::Data(e.to_string()))?;
+            put.execute(params![
+                tenant,
+                series,
+                row.hour,
+                row.key,
+                json_text(&row.dims),
+                measures
+            ])
+            .map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl Rollups for SqliteStore {
     async fn add(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
-        let (tenant, series) = (tenant.to_owned(), series.to_owned());
+        let tenant = tenant.to_owned();
+        let series = vec![(series.to_owned(), rows)];
+        self.with_write(move |tx| add_rows(tx, &tenant, series))
+            .await
+    }
+
+    async fn add_once(
+        &self,
+        tenant: &str,
+        marker: Rollup,
+        series: Vec<(String, Vec<Rollup>)>,
+    ) -> StoreResult<bool> {
+        let tenant = tenant.to_owned();
         self.with_write(move |tx| {
-            {
-                let mut get = tx
-                    .prepare_cached(
-                        "SELECT measures FROM rollups WHERE tenant = ?1 AND series = ?2 AND hour = ?3 AND key = ?4",
-                    )
-                    .map_err(backend)?;
-                let mut put = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO rollups (tenant, series, hour, key, dims, measures) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    )
-                    .map_err(backend)?;
-                for row in rows {
-                    let existing: Option<String> = get
-                        .query_row(params![tenant, series, row.hour, row.key], |r| r.get(0))
-                        .optional()
-                        .map_err(backend)?;
-                    let mut measures = row.measures;
-                    if let Some(text) = existing {
-                        add_measures(&text, &mut measures)?;
-                    }
-                    let measures = serde_json::to_string(&measures).map_err(|e| StoreError::Data(e.to_string()))?;
-                    put.execute(params![tenant, series, row.hour, row.key, json_text(&row.dims), measures])
-                        .map_err(backend)?;
-                }
+            let done: Option<i64> = tx
+                .prepare_cached(
+                    "SELECT 1 FROM rollups WHERE tenant = ?1 AND series = ?2 AND hour = ?3 AND key = ?4",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![tenant, BATCHES, marker.hour, marker.key], |r| {
+                        r.get(0)
+                    })
+                    .optional()
+                })
+                .map_err(backend)?;
+            if done.is_some() {
+                return Ok(false);
             }
-            Ok(())
+            add_rows(tx, &tenant, series)?;
+            add_rows(tx, &tenant, vec![(BATCHES.to_owned(), vec![marker])])?;
+            Ok(true)
         })
         .await
     }

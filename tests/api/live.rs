@@ -1,0 +1,356 @@
+//! The demo data stays alive: what the producers write after the seed, caught up to the
+//! present from a store seeded in the past (the clock is the time given to
+//! `netops::live::advance`, so no test sleeps).
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use http::StatusCode;
+use netops::live::{self, Watermark};
+use netops_shared::scope::Scope;
+use netops_shared::store::{Filter, Position, SeriesQuery, Stores};
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, stamp};
+
+/// The retention the catch-ups are given (the default).
+const RETENTION_DAYS: u32 = 400;
+
+async fn catch_up(stores: &Stores, now: DateTime<Utc>) -> usize {
+    live::advance(stores, now, RETENTION_DAYS, &mut |_| {})
+        .await
+        .expect("advance")
+}
+
+/// Every item of a listing, page after page (a listing without cursor must hold them all).
+async fn all_items(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut next = path.to_owned();
+    loop {
+        let res = app.get(&next, token).await;
+        assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+        assert_ne!(res.body["meta"]["truncated"], true, "{path}");
+        items.extend(res.items().iter().cloned());
+        match res.body["meta"]["next_cursor"].as_str() {
+            Some(cursor) => next = format!("{path}&cursor={cursor}"),
+            None => return items,
+        }
+    }
+}
+
+fn hour_floor(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.duration_trunc(Duration::hours(1)).expect("hour")
+}
+
+#[tokio::test]
+async fn a_store_seeded_two_days_ago_is_caught_up_and_its_default_windows_fill_again() {
+    let seeded = Utc::now() - Duration::days(2);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app
+        .token(
+            "acme",
+            &[Scope::ReadDns, Scope::ReadFirewall, Scope::ReadFlows],
+        )
+        .await;
+    let routes = [
+        "/flows",
+        "/flows/destinations",
+        "/dns/resolutions",
+        "/dns/top-domains",
+        "/firewall/events",
+    ];
+    for path in routes {
+        let res = app.get(path, &token).await;
+        assert_eq!(res.status, StatusCode::OK);
+        assert!(res.items().is_empty(), "{path} before the catch-up");
+    }
+    let now = Utc::now();
+    assert!(catch_up(&app.stores, now).await > 1000);
+    let mark = live::watermark(&app.stores, "acme")
+        .await
+        .expect("read")
+        .expect("watermark");
+    assert_eq!((mark.until, mark.pending), (now, None));
+    for path in routes {
+        let res = app.get(path, &token).await;
+        assert!(res.items().len() > 10, "{path} after the catch-up");
+    }
+    // The newest event is recent: the live data reaches the present.
+    let res = app.get("/firewall/events?limit=1", &token).await;
+    let newest: DateTime<Utc> = res.items()[0]["at"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("at");
+    assert!(now - newest < Duration::hours(1), "{newest}");
+    // The present state: the usual jobs signalled within their period again, the online
+    // machines seen moments ago.
+    let token = app
+        .token("acme", &[Scope::ReadMonitors, Scope::ReadMachines])
+        .await;
+    let beats = app.get("/heartbeats", &token).await;
+    let ok = beats.items().iter().filter(|b| b["state"] == "ok").count();
+    assert!(ok * 2 > beats.items().len(), "{}", beats.body);
+    let machines = app.get("/machines?status=online&limit=5", &token).await;
+    for m in machines.items() {
+        let seen: DateTime<Utc> = m["last_seen_at"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .expect("seen");
+        assert!(now - seen < Duration::minutes(5), "{m}");
+    }
+    // Nothing more to write at the same time.
+    assert_eq!(catch_up(&app.stores, now).await, 0);
+}
+
+#[tokio::test]
+async fn the_counts_of_the_produced_hours_equal_their_records() {
+    // An hour and more of simulated time after the seed: the full hours between are the
+    // producers' alone.
+    let seeded = Utc::now() - Duration::minutes(150);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app
+        .token(
+            "acme",
+            &[Scope::ReadDns, Scope::ReadFirewall, Scope::ReadFlows],
+        )
+        .await;
+    // In steps, as the background task writes it.
+    let now = Utc::now();
+    for step in [
+        seeded + Duration::minutes(7),
+        seeded + Duration::minutes(61),
+        now,
+    ] {
+        catch_up(&app.stores, step).await;
+    }
+    let from = hour_floor(seeded) + Duration::hours(1);
+    let to = hour_floor(now);
+    let window = format!("from={}&to={}", stamp(from), stamp(to));
+
+    let resolutions = all_items(
+        &app,
+        &format!("/dns/resolutions?limit=1000&{window}"),
+        &token,
+    )
+    .await;
+    assert!(!resolutions.is_empty());
+    let domains = all_items(
+        &app,
+        &format!("/dns/top-domains?limit=500&{window}"),
+        &token,
+    )
+    .await;
+    let counted: f64 = domains.iter().filter_map(|d| d["queries"].as_f64()).sum();
+    assert_eq!(counted as usize, resolutions.len());
+    let nx = resolutions
+        .iter()
+        .filter(|r| r["response_code"] == "NXDOMAIN")
+        .count();
+    let counted_nx: f64 = domains.iter().filter_map(|d| d["nxdomain"].as_f64()).sum();
+    assert_eq!(counted_nx as usize, nx);
+
+    let flows = all_items(&app, &format!("/flows?limit=500&{window}"), &token).await;
+    assert!(!flows.is_empty());
+    let summary = app.get(&format!("/flows/summary?{window}"), &token).await;
+    assert_eq!(summary.status, StatusCode::OK, "{}", summary.body);
+    let totals = &summary.body["data"]["totals"];
+    assert_eq!(
+        totals["flows"].as_u64(),
+        Some(flows.len() as u64),
+        "{totals}"
+    );
+    let bytes: u64 = flows.iter().filter_map(|f| f["bytes"].as_u64()).sum();
+    assert_eq!(totals["bytes"].as_u64(), Some(bytes));
+
+    // The firewall report reads its summary counts from rollups by period: here they are
+    // added up over the same hours, as the report does.
+    let events = all_items(
+        &app,
+        &format!("/firewall/events?limit=1000&{window}"),
+        &token,
+    )
+    .await;
+    assert!(!events.is_empty());
+    let summed: f64 = app
+        .stores
+        .rollups
+        .rows(
+            "acme",
+            netops_firewall::model::SUMMARY,
+            from.timestamp_millis(),
+            to.timestamp_millis(),
+            &Filter::all(),
+        )
+        .await
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r.measures.get("events"))
+        .sum();
+    assert_eq!(summed as usize, events.len());
+}
+
+/// Every record of a series, oldest first, as (partition, time, id, body).
+async fn records(stores: &Stores, series: &str) -> Vec<(String, i64, String, Value)> {
+    let filter = Filter::all();
+    let mut out = Vec::new();
+    let mut after: Option<Position> = None;
+    loop {
+        let page = stores
+            .series
+            .scan(&SeriesQuery {
+                tenant: "acme",
+                series,
+                partition: None,
+                from: 0,
+                to: i64::MAX,
+                filter: &filter,
+                after: after.as_ref(),
+                limit: 1000,
+            })
+            .await
+            .expect("scan");
+        out.extend(
+            page.records
+                .into_iter()
+                .map(|r| (r.partition, r.ts, r.id, r.body)),
+        );
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    out.sort_by(|a, b| (a.1, &a.0, &a.2).cmp(&(b.1, &b.0, &b.2)));
+    out
+}
+
+/// Every rollup of a series, as (hour, key, measures).
+async fn rollups(stores: &Stores, series: &str) -> Vec<(i64, String, Value)> {
+    stores
+        .rollups
+        .rows("acme", series, 0, i64::MAX, &Filter::all())
+        .await
+        .expect("rows")
+        .into_iter()
+        .map(|r| (r.hour, r.key, json!(r.measures)))
+        .collect()
+}
+
+/// What the producers wrote, to compare two stores.
+async fn produced(
+    stores: &Stores,
+) -> (
+    Vec<Vec<(String, i64, String, Value)>>,
+    Vec<Vec<(i64, String, Value)>>,
+) {
+    let mut series = Vec::new();
+    for name in [
+        netops_flows::model::RECORDS,
+        netops_dns::model::RESOLUTIONS,
+        netops_dns::model::SERVER_QUERIES,
+        netops_firewall::model::EVENTS,
+        netops_firewall::model::DIRECTORY,
+        netops_network::model::METRICS,
+        "db_metrics",
+    ] {
+        series.push(records(stores, name).await);
+    }
+    let mut sums = Vec::new();
+    for name in [
+        "flows.sum.dh",
+        "dns_domains.d",
+        "dns_domains.dh",
+        netops_firewall::model::SUMMARY,
+        netops_firewall::model::SOURCES,
+    ] {
+        sums.push(rollups(stores, name).await);
+    }
+    (series, sums)
+}
+
+#[tokio::test]
+async fn the_same_seed_and_clock_give_the_same_data_however_time_is_cut() {
+    let seeded = hour_floor(Utc::now()) - Duration::hours(5) + Duration::minutes(13);
+    let now = seeded + Duration::hours(4) + Duration::minutes(29);
+    let one = TestApp::acme_seeded_at(seeded).await;
+    catch_up(&one.stores, now).await;
+    let steps = TestApp::acme_seeded_at(seeded).await;
+    for minutes in [1, 2, 45, 60, 61, 179, 200] {
+        catch_up(&steps.stores, seeded + Duration::minutes(minutes)).await;
+    }
+    catch_up(&steps.stores, now).await;
+    let (a, b) = (produced(&one.stores).await, produced(&steps.stores).await);
+    assert!(a.0.iter().all(|s| !s.is_empty()) && a.1.iter().all(|s| !s.is_empty()));
+    assert!(a == b, "the data depends on how time was cut");
+}
+
+#[tokio::test]
+async fn a_batch_stopped_after_its_rollups_is_resumed_without_counting_twice() {
+    let seeded = hour_floor(Utc::now()) - Duration::hours(3) + Duration::minutes(20);
+    let now = seeded + Duration::hours(2);
+    let whole = TestApp::acme_seeded_at(seeded).await;
+    catch_up(&whole.stores, now).await;
+
+    // The second store is stopped in the middle of its second batch, after its records and
+    // rollups were written and before its watermark moved on: what a kill leaves.
+    let killed = TestApp::acme_seeded_at(seeded).await;
+    let first_end = hour_floor(seeded) + Duration::hours(1);
+    let second_end = first_end + Duration::hours(1);
+    catch_up(&killed.stores, second_end).await;
+    let mark = live::watermark(&killed.stores, "acme")
+        .await
+        .expect("read")
+        .expect("watermark");
+    let stopped = Watermark {
+        until: first_end,
+        pending: Some(second_end),
+        ..mark
+    };
+    killed
+        .stores
+        .docs
+        .put(
+            "acme",
+            live::COLLECTION,
+            vec![(
+                live::WATERMARK.to_owned(),
+                serde_json::to_value(&stopped).expect("json"),
+            )],
+        )
+        .await
+        .expect("put");
+    catch_up(&killed.stores, now).await;
+    assert!(produced(&whole.stores).await == produced(&killed.stores).await);
+}
+
+#[tokio::test]
+async fn an_acknowledgement_made_through_the_api_survives_the_producers() {
+    let seeded = Utc::now() - Duration::hours(3);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app.full_token().await;
+    let list = "/alerts?kind=hostmonitor&status=open&limit=200";
+    let open = app.get(list, &token).await;
+    let alert = open
+        .items()
+        .iter()
+        .find(|a| a["details"]["status"] == "unresolved")
+        .cloned()
+        .expect("an unresolved incident");
+    let id = alert["id"].as_str().expect("id").to_owned();
+    let res = app
+        .send(
+            http::Method::POST,
+            &format!("/alerts/{id}/ack"),
+            &token,
+            json!({"note": "Vu."}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    catch_up(&app.stores, Utc::now()).await;
+    let after = app.get(list, &token).await;
+    let alert = after
+        .items()
+        .iter()
+        .find(|a| a["id"] == id.as_str())
+        .cloned()
+        .expect("still listed");
+    assert_eq!(alert["details"]["status"], "acknowledged", "{alert}");
+    assert_eq!(alert["details"]["notes"], "Vu.");
+}
