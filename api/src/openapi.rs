@@ -48,7 +48,8 @@ nouveau.\n\n\
 **HEAD** : toute route GET répond aussi à `HEAD`, avec le statut et les en-têtes du GET et sans corps (mêmes \
 contrôles, un appel compté).\n\n\
 **Compression** : selon `Accept-Encoding`, gzip ou brotli (`br`) ; toute autre valeur, ou une valeur mal formée, \
-donne la réponse non compressée. Sont compressées les réponses textuelles (JSON, HTML, CSS, JavaScript) d'au moins \
+donne la réponse non compressée. Brotli est servi par `netops serve` ; les fonctions Lambda répondent en gzip \
+seulement (leur paquet reste léger ; un CDN devant API Gateway peut servir brotli). Sont compressées les réponses textuelles (JSON, HTML, CSS, JavaScript) d'au moins \
 {min_bytes} octets, jamais le rapport PDF ; elles portent `Vary: Accept-Encoding`.\n\n\
 **GET conditionnel** : chaque réponse 200 d'un GET en JSON (et `/openapi.json`, la page `/docs` et ses fichiers) \
 porte un `ETag` fort : les 128 premiers bits du SHA-256 des octets exacts de la réponse non compressée. Une réponse \

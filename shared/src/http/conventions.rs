@@ -12,7 +12,8 @@
 //! 3. [`conditional`]: names the representation's content-coding in its `ETag` and answers
 //!    `If-None-Match` with a 304, dropping the body unread (so a compressed body is never
 //!    compressed).
-//! 4. [`compression`]: tower-http's gzip and brotli, for textual answers of at least
+//! 4. [`compression`]: tower-http's gzip, and brotli in builds with the `brotli` feature (the
+//!    local process; not the Lambda packages), for textual answers of at least
 //!    [`COMPRESS_MIN_BYTES`].
 //! 5. [`etag`]: the strong `ETag` of a JSON answer, the SHA-256 of its exact bytes.
 //!
@@ -177,7 +178,8 @@ type Compressible = fn(StatusCode, Version, &HeaderMap, &Extensions) -> bool;
 /// tower-http's compression: gzip or brotli as `Accept-Encoding` prefers (identity for any
 /// other or malformed value), at tower-http's default levels (gzip 6, brotli 4), for textual
 /// answers of at least [`COMPRESS_MIN_BYTES`]; those answers say `Vary: Accept-Encoding`
-/// whatever the coding.
+/// whatever the coding. Brotli only in builds with the `brotli` feature: without it, tower-http
+/// offers gzip alone and `br` counts as any other unknown coding.
 pub fn compression() -> CompressionLayer<And<SizeAbove, Compressible>> {
     CompressionLayer::new()
         .compress_when(SizeAbove::new(COMPRESS_MIN_BYTES).and(compressible as Compressible))
