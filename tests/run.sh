@@ -121,7 +121,8 @@ buf = io.BytesIO()
 with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
     z.write(path, "bootstrap")
 zipped = len(buf.getvalue()) / 1e6
-assert zipped < 4, f"fleet package {zipped:.2f} MB zipped"
+# 2.70 MB measured (bench/lambda-results.md): a dependency of that weight again fails here.
+assert zipped < 3, f"fleet package {zipped:.2f} MB zipped"
 print(f"   arm64 bootstrap, {os.path.getsize(path) / 1e6:.2f} MB, {zipped:.2f} MB zipped")
 PY
 echo "   ($(( $(date +%s) - started )) s)"
