@@ -542,7 +542,7 @@ pub fn openapi(own: Paths) -> Value {
         .as_object_mut()
         .and_then(|s| s.remove("Meta"))
         .unwrap_or_default();
-    tidy::route_metas(&mut doc, &tidy::meta_schema(&full_meta), ROUTES);
+    tidy::route_metas(&mut doc, &tidy::meta_properties(&full_meta), ROUTES);
     add_links(&mut doc);
     tidy::binary_as_strings(&mut doc);
     tidy::optional_bodies(&mut doc);

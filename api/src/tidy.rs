@@ -127,9 +127,10 @@ pub fn unreferenced_schemas(doc: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The `Meta` schema with every route-specific key declared, typed and described, in place
-/// of the untyped map the derive gives for them (its fixed keys kept).
-pub fn meta_schema(base: &Value) -> Value {
+/// Every key of `meta`, typed and described: the fixed ones as the `Meta` derive (`base`)
+/// gives them, the route-specific ones from [`META_KEYS`](netops_shared::envelope::META_KEYS)
+/// in place of the untyped map the derive gives for them.
+pub fn meta_properties(base: &Value) -> Map<String, Value> {
     let parts: Vec<&Value> = match base["allOf"].as_array() {
         Some(parts) => parts.iter().collect(),
         None => vec![base],
@@ -144,12 +145,7 @@ pub fn meta_schema(base: &Value) -> Value {
         s["description"] = json!(key.description);
         properties.insert(key.name.into(), s);
     }
-    json!({
-        "type": "object",
-        "description": base["description"],
-        "properties": properties,
-        "additionalProperties": false,
-    })
+    properties
 }
 
 /// A query parameter given with an empty value is refused with 400 (`?to=` is no date, and
@@ -188,10 +184,10 @@ pub fn non_empty_query_strings(doc: &mut Value) {
 }
 
 /// Each route's own `meta`: the keys it answers ([`route_answers`]), typed and described as
-/// in the full `meta` schema (`full`, from [`meta_schema`]), as a component named after the
-/// operation (`ListFlowsMeta`) that its envelope references. The full schema, which no
-/// answer carries whole, is not part of the document.
-pub fn route_metas(doc: &mut Value, full: &Value, routes: &[Route]) {
+/// in `all` (from [`meta_properties`]), as a component named after the operation
+/// (`ListFlowsMeta`) that its envelope references. A schema of every key, which no answer
+/// carries whole, is not part of the document.
+pub fn route_metas(doc: &mut Value, all: &Map<String, Value>, routes: &[Route]) {
     for route in routes {
         let method = route.method.as_str().to_lowercase();
         // The envelope of its success, 200 or 202 (a started action).
@@ -210,10 +206,8 @@ pub fn route_metas(doc: &mut Value, full: &Value, routes: &[Route]) {
         else {
             continue;
         };
-        let properties: Map<String, Value> = full["properties"]
-            .as_object()
-            .into_iter()
-            .flatten()
+        let properties: Map<String, Value> = all
+            .iter()
             .filter(|(key, _)| route_answers(route, key))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
