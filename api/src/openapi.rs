@@ -27,7 +27,7 @@ réglages NetDiag d'un poste, lancer une action de diagnostic.\n\n\
 **Ordre des contrôles** : jeton (401), limite de débit (429), portée (403), paramètres (400), existence (404).\n\n\
 **Erreurs** : corps `{error, message}` (plus `scope` sur un 403). Codes stables : {codes}. Message en français, en anglais si \
 `Accept-Language` préfère `en`. Les paramètres inconnus sont ignorés ; une valeur invalide d'un paramètre connu \
-donne 400 en le nommant. Corps de requête : 64 Kio au plus (413).\n\n\
+donne 400 en le nommant, une valeur vide aussi (`?to=` : omettre le paramètre pour sa valeur par défaut). Corps de requête : 64 Kio au plus (413).\n\n\
 **Limite de débit** : 600 appels par fenêtre de 60 s et par jeton, partagée par toutes les fonctions. Chaque \
 réponse porte `X-RateLimit-Limit`, `X-RateLimit-Remaining` et `X-RateLimit-Reset` (secondes jusqu'à la fin de la \
 fenêtre) ; au-delà, 429 avec `Retry-After`.\n\n\
@@ -351,7 +351,7 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
             list.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
                 "description": "Clé d'idempotence (1 à 255 caractères ASCII visibles, propre au jeton, gardée 24 h) : \
                     la même requête renvoyée avec la même clé reçoit la première réponse, sans second effet.",
-                "schema": {"type": "string", "minLength": 1, "maxLength": 255}}));
+                "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}}));
         }
         responses.entry("409").or_insert_with(|| {
             error_response("Requête de même clé d'idempotence encore en cours (`conflict`) : réessayer après `Retry-After`")
@@ -533,16 +533,21 @@ pub fn openapi(own: Paths) -> Value {
             "description": "Fenêtre glissante finissant maintenant."});
         c["schemas"]["Limit"] = json!({"type": "integer", "minimum": 1,
             "description": "Taille de page ; une valeur au-delà du maximum de la route y est ramenée."});
-        c["schemas"]["Meta"] = tidy::meta_schema(&c["schemas"]["Meta"]);
         if let (Some(schemas), Value::Object(rpc)) =
             (c["schemas"].as_object_mut(), json_rpc_schemas())
         {
             schemas.extend(rpc);
         }
     }
+    let full_meta = doc["components"]["schemas"]
+        .as_object_mut()
+        .and_then(|s| s.remove("Meta"))
+        .unwrap_or_default();
+    tidy::route_metas(&mut doc, &tidy::meta_properties(&full_meta), ROUTES);
     add_links(&mut doc);
     tidy::binary_as_strings(&mut doc);
     tidy::optional_bodies(&mut doc);
+    tidy::non_empty_query_strings(&mut doc);
     tidy::share_named_schemas(&mut doc);
     doc
 }
@@ -565,17 +570,63 @@ mod tests {
             Vec::<String>::new()
         );
         let schemas = &doc["components"]["schemas"];
+        let text = doc.to_string();
+        let dangling: Vec<&str> = text
+            .split("\"#/components/schemas/")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .filter(|name| schemas[*name].is_null())
+            .collect();
+        assert!(dangling.is_empty(), "references to no schema: {dangling:?}");
         assert_eq!(
             schemas["Envelope_Vec_Machine"]["properties"]["data"]["items"],
             json!({"$ref": "#/components/schemas/Machine"})
         );
+        // Each route's `meta` declares the keys it answers, and those alone.
+        let meta = |op: &str| {
+            let name = doc["paths"]
+                .as_object()
+                .into_iter()
+                .flat_map(|p| p.values())
+                .flat_map(|item| item.as_object().into_iter().flat_map(|i| i.values()))
+                .find(|o| o["operationId"] == op)
+                .and_then(|o| {
+                    o["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].as_str()
+                })
+                .and_then(|r| r.rsplit('/').next())
+                .unwrap_or_default()
+                .to_owned();
+            let meta = &schemas[&name]["properties"]["meta"]["$ref"];
+            let meta = meta
+                .as_str()
+                .and_then(|r| r.rsplit('/').next())
+                .unwrap_or_default();
+            let keys: Vec<&str> = schemas[meta]["properties"]
+                .as_object()
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            (meta.to_owned(), keys)
+        };
+        assert_eq!(
+            meta("list_flows"),
+            (
+                "ListFlowsMeta".into(),
+                vec!["limit", "next_cursor", "window", "window_capped"]
+            )
+        );
+        assert_eq!(meta("list_security_rules").1, vec!["global", "tenant"]);
+        assert_eq!(meta("get_me").1, Vec::<&str>::new());
+        assert_eq!(
+            meta("list_alerts").1,
+            vec!["limit", "total", "truncated", "window", "window_capped"]
+        );
         for key in netops_shared::envelope::META_KEYS {
-            assert!(
-                schemas["Meta"]["properties"][key.name].is_object(),
-                "{}",
-                key.name
-            );
+            for op in key.ops {
+                assert!(meta(op).1.contains(&key.name), "{op}: {}", key.name);
+            }
         }
+        let cursor = &doc["components"]["parameters"]["Cursor"]["schema"];
+        assert_eq!(cursor["minLength"], 1, "an empty cursor is refused");
         for field in [
             "scope",
             "parameter",

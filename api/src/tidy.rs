@@ -4,6 +4,8 @@
 //! operation. So every inline copy of a named schema becomes a `$ref` to it, and a binary
 //! answer is a string of its media type (OpenAPI 3.1), not an array of bytes.
 
+use netops_shared::envelope::route_answers;
+use netops_shared::routes::Route;
 use serde_json::{Map, Value, json};
 
 const SCHEMAS: &str = "#/components/schemas/";
@@ -125,9 +127,10 @@ pub fn unreferenced_schemas(doc: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The `Meta` schema with every route-specific key declared, typed and described, in place
-/// of the untyped map the derive gives for them (its fixed keys kept).
-pub fn meta_schema(base: &Value) -> Value {
+/// Every key of `meta`, typed and described: the fixed ones as the `Meta` derive (`base`)
+/// gives them, the route-specific ones from [`META_KEYS`](netops_shared::envelope::META_KEYS)
+/// in place of the untyped map the derive gives for them.
+pub fn meta_properties(base: &Value) -> Map<String, Value> {
     let parts: Vec<&Value> = match base["allOf"].as_array() {
         Some(parts) => parts.iter().collect(),
         None => vec![base],
@@ -142,12 +145,94 @@ pub fn meta_schema(base: &Value) -> Value {
         s["description"] = json!(key.description);
         properties.insert(key.name.into(), s);
     }
-    json!({
-        "type": "object",
-        "description": base["description"],
-        "properties": properties,
-        "additionalProperties": false,
-    })
+    properties
+}
+
+/// A query parameter given with an empty value is refused with 400 (`?to=` is no date, and
+/// reading it as absent would answer another question): a string parameter declares
+/// `minLength: 1`, so that clients and testers know it (enums, formats and numbers already
+/// exclude the empty string).
+pub fn non_empty_query_strings(doc: &mut Value) {
+    fn non_empty<'a>(params: impl Iterator<Item = &'a mut Value>) {
+        for p in params.filter(|p| p["in"] == "query") {
+            let schema = &mut p["schema"];
+            let string = schema["type"] == "string"
+                || schema["type"]
+                    .as_array()
+                    .is_some_and(|t| t.contains(&json!("string")));
+            if string && schema.get("enum").is_none() && schema.get("minLength").is_none() {
+                schema["minLength"] = json!(1);
+            }
+        }
+    }
+    if let Some(shared) = doc["components"]
+        .get_mut("parameters")
+        .and_then(Value::as_object_mut)
+    {
+        non_empty(shared.values_mut());
+    }
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        non_empty(
+            paths
+                .values_mut()
+                .filter_map(Value::as_object_mut)
+                .flat_map(|item| item.values_mut())
+                .filter_map(|op| op.get_mut("parameters").and_then(Value::as_array_mut))
+                .flatten(),
+        );
+    }
+}
+
+/// Each route's own `meta`: the keys it answers ([`route_answers`]), typed and described as
+/// in `all` (from [`meta_properties`]), as a component named after the operation
+/// (`ListFlowsMeta`) that its envelope references. A schema of every key, which no answer
+/// carries whole, is not part of the document.
+pub fn route_metas(doc: &mut Value, all: &Map<String, Value>, routes: &[Route]) {
+    for route in routes {
+        let method = route.method.as_str().to_lowercase();
+        // The envelope of its success, 200 or 202 (a started action).
+        let Some(envelope) = doc["paths"][route.path][&method]["responses"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(status, _)| status.starts_with('2'))
+            .find_map(|(_, res)| {
+                res["content"]["application/json"]["schema"]["$ref"]
+                    .as_str()
+                    .and_then(|r| r.strip_prefix(SCHEMAS))
+                    .filter(|name| name.starts_with("Envelope_"))
+            })
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        let properties: Map<String, Value> = all
+            .iter()
+            .filter(|(key, _)| route_answers(route, key))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let name = format!("{}Meta", pascal(route.op));
+        let schemas = &mut doc["components"]["schemas"];
+        schemas[&name] = json!({
+            "type": "object",
+            "description": format!("`meta` of `{}`: the keys it answers.", route.op),
+            "properties": properties,
+            "additionalProperties": false,
+        });
+        schemas[&envelope]["properties"]["meta"] = json!({"$ref": format!("{SCHEMAS}{name}")});
+    }
+}
+
+/// `list_flows` → `ListFlows`.
+fn pascal(op: &str) -> String {
+    op.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// A request body that may be absent is declared not required, with its plain schema: the

@@ -37,9 +37,9 @@ impl Params {
         params
     }
 
-    /// The value of the parameter `name`, which may be given at most once: 400 when it is
-    /// repeated (`limit=5&limit=500` is ambiguous, never silently resolved). An empty value
-    /// is returned as given.
+    /// The value of the parameter `name`, which may be given at most once and not empty: 400
+    /// when it is repeated (`limit=5&limit=500` is ambiguous, never silently resolved) or
+    /// empty (`?to=` is no date, and reading it as absent would answer another question).
     pub fn once(&self, name: &str) -> Result<Option<&str>, ApiError> {
         let mut values = self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v);
         let found = values.next();
@@ -50,13 +50,63 @@ impl Params {
                 "given more than once",
             ));
         }
+        self.refuse_empty(&[name])?;
         Ok(found.map(String::as_str))
     }
 
-    /// The parameters with a value (an empty value counts as absent).
-    fn given(&self) -> impl Iterator<Item = &(String, String)> {
-        self.0.iter().filter(|(_, v)| !v.is_empty())
+    /// 400 naming the first of the `known` parameters given with an empty value; an unknown
+    /// parameter is ignored, empty or not.
+    fn refuse_empty(&self, known: &[&str]) -> Result<(), ApiError> {
+        match self
+            .0
+            .iter()
+            .find(|(k, v)| v.is_empty() && known.contains(&k.as_str()))
+        {
+            Some((name, _)) => Err(ApiError::invalid_parameter(
+                name,
+                "valeur vide (omettre le paramètre pour sa valeur par défaut)",
+                "empty value (leave the parameter out for its default)",
+            )),
+            None => Ok(()),
+        }
     }
+}
+
+/// The field names of a `#[derive(Deserialize)]` struct, which serde hands its deserializer
+/// (a route's query parameters, as the route reads them).
+fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{Error, Visitor, value};
+
+    struct Fields<'a>(&'a mut &'static [&'static str]);
+
+    impl<'de> serde::Deserializer<'de> for Fields<'_> {
+        type Error = value::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, value::Error> {
+            Err(value::Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, value::Error> {
+            *self.0 = fields;
+            Err(value::Error::custom("fields read"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    let mut fields: &'static [&'static str] = &[];
+    // The error is the point: the derive named its fields before giving up.
+    let _ = T::deserialize(Fields(&mut fields));
+    fields
 }
 
 /// Turns serde's English reason into a short French one.
@@ -89,15 +139,16 @@ fn french_reason(en: &str) -> String {
 }
 
 /// The query string deserialized into one `#[derive(Deserialize)]` struct per route.
-/// Unknown parameters are ignored; a bad value gives 400 naming its parameter.
+/// Unknown parameters are ignored; a bad or empty value gives 400 naming its parameter.
 #[derive(Debug, Clone, Default)]
 pub struct Query<T>(pub T);
 
 /// The parameters given deserialized into `T` (serde_urlencoded reads them back from their
 /// form encoding, the one input it takes).
 pub fn parse_query<T: DeserializeOwned>(params: &Params) -> Result<T, ApiError> {
+    params.refuse_empty(fields_of::<T>())?;
     let encoded = form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(params.given())
+        .extend_pairs(params.0.iter())
         .finish();
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
     serde_path_to_error::deserialize(de).map_err(|e| {
@@ -237,7 +288,8 @@ mod tests {
         let again = Params::of(&mut parts);
         assert!(Arc::ptr_eq(&first.0, &again.0), "decoded once, then shared");
         assert_eq!(first.once("q").expect("once"), Some("Échec"));
-        assert_eq!(first.once("cursor").expect("once"), Some(""));
+        let e = first.once("cursor").expect_err("empty");
+        assert_eq!(e.extra["parameter"], "cursor");
         assert_eq!(first.once("period").expect("once"), None);
         let e = first.once("limit").expect_err("twice");
         assert_eq!(e.extra["parameter"], "limit");
@@ -257,9 +309,14 @@ mod tests {
         assert!(e.message.fr.contains("entier"));
         let e = parse_query::<Q>(&Params::parse(Some("protocol=ICMP"))).expect_err("bad");
         assert!(e.message.fr.contains("TCP, UDP"), "{}", e.message.fr);
-        let q: Q = parse_query(&Params::parse(Some("status=&remote_port=")))
-            .expect("empty values are absent");
-        assert!(q.status.is_none() && q.remote_port.is_none());
+        for query in ["status=", "remote_port=&status=up"] {
+            let e = parse_query::<Q>(&Params::parse(Some(query))).expect_err("empty");
+            let name = query.split('=').next().unwrap_or_default();
+            assert_eq!(e.extra["parameter"], name, "{query}");
+            assert!(e.message.fr.contains("vide"), "{}", e.message.fr);
+        }
+        let q: Q = parse_query(&Params::parse(Some("other=&status=up"))).expect("unknown ignored");
+        assert_eq!(q.status.as_deref(), Some("up"));
         let q: Q = parse_query(&Params::parse(Some("status=a%20b%2Bc"))).expect("decoded");
         assert_eq!(q.status.as_deref(), Some("a b+c"));
     }

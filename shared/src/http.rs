@@ -160,6 +160,19 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             Ok(()) => next.run(req).await,
             Err(e) => e.to_response(lang),
         };
+        #[cfg(debug_assertions)]
+        if let (Some(r), Some(keys)) = (
+            &request,
+            res.extensions().get::<crate::envelope::MetaKeysAnswered>(),
+        ) {
+            for key in &keys.0 {
+                debug_assert!(
+                    crate::envelope::route_answers(r.route, key),
+                    "{} answered meta.{key}, which the document does not declare for it",
+                    r.route.op
+                );
+            }
+        }
         // A handler that counted more calls (an MCP batch) answers with the latest count.
         let mut quota = res.extensions().get::<Quota>().copied().or(quota);
         // A conditional GET answered 304 costs nothing (as on GitHub's REST API): its call,

@@ -63,13 +63,10 @@ impl FromRequestParts<AppState> for Page {
         })?;
         let params = Params::of(parts);
         let limit = parse_limit(params.once("limit")?, rule.default, rule.max)?;
-        // On routes without cursor paging, `cursor` is an unknown parameter: ignored. An empty
-        // cursor asks for the first page (what a client sends back from a null next_cursor).
+        // On routes without cursor paging, `cursor` is an unknown parameter: ignored. The
+        // first page is asked without it (an empty one is refused like any empty value).
         let cursor = match rule.cursor {
-            true => params
-                .once("cursor")?
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned),
+            true => params.once("cursor")?.map(str::to_owned),
             false => None,
         };
         let window = match request.route.window {

@@ -136,13 +136,9 @@ impl Window {
     }
 }
 
-/// `period`, `from` and `to` as given, each at most once; an empty value counts as absent.
+/// `period`, `from` and `to` as given, each at most once and not empty.
 pub fn window_params(params: &Params) -> Result<[Option<String>; 3], ApiError> {
-    let get = |name| {
-        params
-            .once(name)
-            .map(|v| v.filter(|v| !v.is_empty()).map(str::to_owned))
-    };
+    let get = |name| params.once(name).map(|v| v.map(str::to_owned));
     Ok([get("period")?, get("from")?, get("to")?])
 }
 

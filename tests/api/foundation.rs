@@ -294,6 +294,45 @@ async fn limits_default_clamp_to_the_maximum_and_reject_bad_values() {
     res.assert_invalid("cursor");
     let res = app.get("/flows?period=1h&period=7d", &token).await;
     res.assert_invalid("period");
+    // An empty value of a known parameter is refused too, naming it (the page's, the
+    // window's and the route's own alike): `?to=` is no date, and reading it as absent would
+    // answer another question. An unknown parameter stays ignored, empty or not.
+    for (path, name) in [
+        ("/machines?cursor=", "cursor"),
+        ("/flows?to=", "to"),
+        ("/flows?period=&from=2026-11-20T00:00:00Z", "period"),
+        ("/inventory/software?has_cve=", "has_cve"),
+        ("/inventory/software?q=", "q"),
+        ("/firewall/report?period=", "period"),
+    ] {
+        let res = app.get(path, &token).await;
+        res.assert_invalid(name);
+        assert!(
+            res.body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("vide")),
+            "{path}"
+        );
+    }
+    let res = app
+        .request(
+            Method::GET,
+            "/flows?to=",
+            Some(&token),
+            None,
+            &[("accept-language", "en")],
+        )
+        .await;
+    res.assert_invalid("to");
+    assert!(
+        res.body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("empty value"))
+    );
+    assert_eq!(
+        app.get("/machines?colour=", &token).await.status,
+        StatusCode::OK
+    );
     // Unknown parameters are ignored.
     assert_eq!(
         app.get("/machines?colour=blue", &token).await.status,

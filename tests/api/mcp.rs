@@ -532,6 +532,14 @@ async fn a_rest_error_becomes_a_tool_error_with_the_rest_body() {
         res.body["result"]["structuredContent"]["error"],
         "invalid_cursor"
     );
+    // An empty string for a known parameter is refused as on REST, naming it.
+    for (tool, name) in [("list_machines", "cursor"), ("list_flows", "to")] {
+        let res = call(app, &token, tool, json!({name: ""})).await;
+        let result = &res.body["result"];
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        assert_eq!(result["structuredContent"]["error"], "invalid_parameter");
+        assert_eq!(result["structuredContent"]["parameter"], name);
+    }
 }
 
 #[tokio::test]

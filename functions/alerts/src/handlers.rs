@@ -200,7 +200,9 @@ async fn commit_put(
 /// ouvert (`current_status` donne son état) ; 200 avec l'alerte acquittée. Sous requêtes
 /// concurrentes, une seule obtient 200. Chaque appel est inscrit au journal des écritures.
 #[utoipa::path(post, path = "/alerts/{id}/ack", operation_id = "acknowledge_alert", tag = "alerts",
-    params(("id" = String, Path, description = "Id de l'alerte : hm-<n> ou siem-<id>", example = "siem-2026-0142")),
+    params(("id" = String, Path, description = "Id de l'alerte : hm-<n> ou siem-<id> (une alerte NetDiag, nd-..., ne s'acquitte pas)", example = "siem-2026-0142",
+        // What `parse_ack_id` admits.
+        pattern = "^(hm-[0-9]{1,18}|siem-[A-Za-z0-9-]{1,64})$")),
     request_body(content = Option<AckBody>, description = "Note facultative", content_type = "application/json"),
     responses(
         (status = 200, description = "Alerte acquittée", body = Envelope<AlertItem>),

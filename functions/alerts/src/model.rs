@@ -310,7 +310,7 @@ pub struct AlertsQuery {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct AckBody {
     /// Optional note, at most 2,000 characters.
-    #[schema(example = "Pris en charge par l'astreinte réseau.")]
+    #[schema(example = "Pris en charge par l'astreinte réseau.", max_length = 2000)]
     pub note: Option<String>,
 }
 

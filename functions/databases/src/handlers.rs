@@ -233,6 +233,13 @@ pub async fn list_slow_queries(
     Path(id): Path<i64>,
     Query(q): Query<SlowQueriesQuery>,
 ) -> ApiResult<Vec<SlowQuery>> {
+    if q.min_ms.is_some_and(|m| m < 0) {
+        return Err(ApiError::invalid_parameter(
+            "min_ms",
+            "entier positif ou nul attendu",
+            "expected a non-negative integer",
+        ));
+    }
     instance(&state, &caller, id).await?;
     let filter = Filter::all().and_some(q.min_ms, |m| Pred::Gte("duration_ms", m as f64));
     let (records, more) = scan(

@@ -286,8 +286,10 @@ pub struct Check {
 #[into_params(parameter_in = Query)]
 pub struct SlowQueriesQuery {
     /// Minimum duration in milliseconds.
+    // Signed, so that the document's 64-bit integer is what the server takes (a u64 would
+    // take values past it); a negative value is refused by the handler.
     #[param(minimum = 0)]
-    pub min_ms: Option<u64>,
+    pub min_ms: Option<i64>,
 }
 
 /// Sort key of top queries.

@@ -278,7 +278,9 @@ pub async fn list_security_incidents(
 /// (`meta.events_truncated` vaut `true` s'il y en a davantage). 404 si l'incident est
 /// inconnu dans ce compte.
 #[utoipa::path(get, path = "/security/incidents/{id}", operation_id = "get_security_incident", tag = "security",
-    params(("id" = String, Path, description = "Identifiant de l'incident")),
+    params(("id" = String, Path, description = "Identifiant de l'incident, seul ou sous la forme siem-<id> du flux d'alertes", example = "2026-0118",
+        // The ids the incidents have, and the form an ack takes (`siem-<id>`).
+        pattern = "^(siem-)?[A-Za-z0-9-]{1,64}$")),
     responses(
         (status = 200, description = "L'incident et ses événements", body = Envelope<IncidentDetail>),
         (status = 404, description = "Incident inconnu dans ce compte", body = netops_shared::error::ErrorBody),
