@@ -69,7 +69,7 @@ impl Producer {
 }
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-const PRODUCERS: [(Function, Producer); 8] = [
+const PRODUCERS: [(Function, Producer); 9] = [
     (Function::Flows, Producer::Run(netops_flows::seed::produce)),
     (
         Function::Firewall,
@@ -95,6 +95,10 @@ const PRODUCERS: [(Function, Producer); 8] = [
     (
         Function::Operations,
         Producer::Drawn(netops_operations::seed::produce),
+    ),
+    (
+        Function::Alerts,
+        Producer::Drawn(netops_alerts::seed::produce),
     ),
 ];
 
@@ -246,6 +250,9 @@ async fn write_batch(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> S
         }
         for (collection, docs) in produced.docs {
             ctx.stores.docs.put(tenant, &collection, docs).await?;
+        }
+        for change in &produced.changes {
+            change.apply(&ctx.stores, tenant).await?;
         }
         rollups.extend(produced.rollups);
     }

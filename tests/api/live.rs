@@ -233,12 +233,25 @@ async fn rollups(stores: &Stores, series: &str) -> Vec<(i64, String, Value)> {
         .collect()
 }
 
+/// Every document of a collection, as (key, body).
+async fn documents(stores: &Stores, collection: &str) -> Vec<(String, Value)> {
+    stores
+        .docs
+        .list("acme", collection, &Filter::all(), None, 10_000)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|d| (d.key, d.body))
+        .collect()
+}
+
 /// What the producers wrote, to compare two stores.
 async fn produced(
     stores: &Stores,
 ) -> (
     Vec<Vec<(String, i64, String, Value)>>,
     Vec<Vec<(i64, String, Value)>>,
+    Vec<Vec<(String, Value)>>,
 ) {
     let mut series = Vec::new();
     for name in [
@@ -249,6 +262,7 @@ async fn produced(
         netops_firewall::model::DIRECTORY,
         netops_network::model::METRICS,
         "db_metrics",
+        "siem_events",
     ] {
         series.push(records(stores, name).await);
     }
@@ -259,10 +273,16 @@ async fn produced(
         "dns_domains.dh",
         netops_firewall::model::SUMMARY,
         netops_firewall::model::SOURCES,
+        "monitor_checks_hourly",
+        "monitor_checks_daily",
     ] {
         sums.push(rollups(stores, name).await);
     }
-    (series, sums)
+    let mut docs = Vec::new();
+    for name in ["monitor_incidents", "siem_incidents"] {
+        docs.push(documents(stores, name).await);
+    }
+    (series, sums, docs)
 }
 
 #[tokio::test]
@@ -353,4 +373,184 @@ async fn an_acknowledgement_made_through_the_api_survives_the_producers() {
         .expect("still listed");
     assert_eq!(alert["details"]["status"], "acknowledged", "{alert}");
     assert_eq!(alert["details"]["notes"], "Vu.");
+}
+
+/// Whether an alert id is one of the incidents produced after the seed (monitor incidents
+/// numbered from the hour they start in, SIEM incidents dated by it).
+fn produced_alert(alert: &Value) -> bool {
+    let id = alert["id"].as_str().unwrap_or_default();
+    id.strip_prefix("hm-").is_some_and(|n| n.len() > 12)
+        || id.strip_prefix("siem-").is_some_and(|n| n.len() > 12)
+}
+
+#[tokio::test]
+async fn alerts_open_and_resolve_as_time_passes_and_an_acknowledgement_between_is_kept() {
+    let seeded = hour_floor(Utc::now()) - Duration::days(3) + Duration::minutes(10);
+    let now = Utc::now();
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app.full_token().await;
+    // Hour after hour, as the background task writes it, until a produced monitor incident
+    // is open: acknowledged through the API between two batches.
+    let mut acked = None;
+    let mut at = seeded;
+    while at < now && acked.is_none() {
+        at = (at + Duration::hours(1)).min(now);
+        catch_up(&app.stores, at).await;
+        let open = all_items(&app, "/alerts?kind=hostmonitor&status=open", &token).await;
+        if let Some(alert) = open.iter().find(|a| produced_alert(a)) {
+            let id = alert["id"].as_str().expect("id").to_owned();
+            let res = app
+                .send(
+                    http::Method::POST,
+                    &format!("/alerts/{id}/ack"),
+                    &token,
+                    json!({"note": "Vu pendant la panne."}),
+                )
+                .await;
+            assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+            acked = Some(id);
+        }
+    }
+    let acked = acked.expect("a produced incident open at some hour");
+    catch_up(&app.stores, now).await;
+    let three_days = all_items(&app, "/alerts?period=3d", &token).await;
+    let produced: Vec<&Value> = three_days.iter().filter(|a| produced_alert(a)).collect();
+    for kind in ["hostmonitor", "siem"] {
+        assert!(
+            produced.iter().any(|a| a["kind"] == kind),
+            "no {kind} alert produced"
+        );
+    }
+    // Those that ended carry their end: resolved by the producers.
+    assert!(
+        produced
+            .iter()
+            .any(|a| a["status"] == "resolved" && a["resolved_at"].is_string()),
+        "none resolved"
+    );
+    // The acknowledged incident kept its acknowledgement, whether it has ended since or not.
+    let alert = three_days
+        .iter()
+        .find(|a| a["id"] == acked.as_str())
+        .expect("the acknowledged incident");
+    assert_eq!(alert["acknowledged"], true, "{alert}");
+    assert_eq!(alert["details"]["notes"], "Vu pendant la panne.", "{alert}");
+    match alert["details"]["resolved_at"].as_str() {
+        Some(_) => assert_eq!(alert["details"]["status"], "resolved"),
+        None => assert_eq!(alert["details"]["status"], "acknowledged"),
+    }
+    // Every produced monitor incident of the last 24 hours is in the default window.
+    let day = all_items(&app, "/alerts?kind=hostmonitor", &token).await;
+    for a in three_days
+        .iter()
+        .filter(|a| a["kind"] == "hostmonitor" && produced_alert(a))
+    {
+        let ended_in_the_day = a["resolved_at"]
+            .as_str()
+            .and_then(|t| t.parse::<DateTime<Utc>>().ok())
+            .is_none_or(|t| now - t < Duration::hours(23));
+        if ended_in_the_day {
+            assert!(day.iter().any(|d| d["id"] == a["id"]), "{a}");
+        }
+    }
+}
+
+/// A producer's change of a document is conditional on the version it read: a write made
+/// through the API in between (an acknowledgement) fails the put, and the change made again
+/// on the document as that write left it keeps the write.
+#[tokio::test]
+async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
+    use netops_shared::demo::DocChange;
+    use netops_shared::store::{Expect, StoreError};
+
+    fn resolve(body: &mut Value, end: &Value) -> bool {
+        body["status"] = json!("resolved");
+        body["resolved_at"] = end.clone();
+        true
+    }
+
+    let app = TestApp::acme_seeded_at(Utc::now() - Duration::hours(1)).await;
+    let token = app.full_token().await;
+    let open = all_items(&app, "/alerts?kind=hostmonitor&status=open", &token).await;
+    let alert = open
+        .iter()
+        .find(|a| a["details"]["status"] == "unresolved")
+        .expect("an unresolved incident");
+    let n: i64 = alert["details"]["id"].as_i64().expect("number");
+    let key = format!("{n:010}");
+    let collection = "monitor_incidents";
+    // The producer's read.
+    let read = app
+        .stores
+        .docs
+        .get("acme", collection, &key)
+        .await
+        .expect("get")
+        .expect("incident");
+    // The acknowledgement, between the read and the put.
+    let res = app
+        .send(
+            http::Method::POST,
+            &format!("/alerts/hm-{n}/ack"),
+            &token,
+            json!({"note": "Pris."}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let end = json!(Utc::now());
+    let mut stale = read.body.clone();
+    resolve(&mut stale, &end);
+    for expect in [Expect::Version(read.version), Expect::Absent] {
+        let put = app
+            .stores
+            .docs
+            .put_if("acme", collection, &key, stale.clone(), expect)
+            .await;
+        assert!(
+            matches!(put, Err(StoreError::ConditionFailed)),
+            "{expect:?}"
+        );
+    }
+    let acked = app
+        .stores
+        .docs
+        .get("acme", collection, &key)
+        .await
+        .expect("get")
+        .expect("incident");
+    assert_eq!(acked.body["status"], "acknowledged");
+    // Made again on what the write left.
+    DocChange {
+        collection,
+        key: key.clone(),
+        created: None,
+        update: Some((resolve, end.clone())),
+    }
+    .apply(&app.stores, "acme")
+    .await
+    .expect("apply");
+    let doc = app
+        .stores
+        .docs
+        .get("acme", collection, &key)
+        .await
+        .expect("get")
+        .expect("incident");
+    assert!(doc.version != acked.version);
+    assert_eq!(doc.body["status"], "resolved");
+    assert_eq!(doc.body["resolved_at"], end);
+    assert_eq!(doc.body["notes"], "Pris.");
+    assert_eq!(doc.body["acknowledged_at"], acked.body["acknowledged_at"]);
+    // The current version is what a put may expect.
+    app.stores
+        .docs
+        .put_if(
+            "acme",
+            collection,
+            &key,
+            doc.body.clone(),
+            Expect::Version(doc.version),
+        )
+        .await
+        .expect("put at the version read");
 }
