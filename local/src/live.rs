@@ -69,7 +69,7 @@ impl Producer {
 }
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-const PRODUCERS: [(Function, Producer); 9] = [
+const PRODUCERS: [(Function, Producer); 10] = [
     (Function::Flows, Producer::Run(netops_flows::seed::produce)),
     (
         Function::Firewall,
@@ -99,6 +99,10 @@ const PRODUCERS: [(Function, Producer); 9] = [
     (
         Function::Alerts,
         Producer::Drawn(netops_alerts::seed::produce),
+    ),
+    (
+        Function::Netdiag,
+        Producer::Drawn(netops_netdiag::seed::produce),
     ),
 ];
 

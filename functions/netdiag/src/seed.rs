@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 
 use crate::model::*;
 
+mod live;
+pub use live::produce;
+
 /// Causes per non-OK verdict (French, as the agent reports them).
 pub fn causes(v: Verdict) -> &'static [&'static str] {
     match v {
@@ -808,28 +811,36 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(run(ctx))
 }
 
-async fn run(ctx: &SeedCtx) -> StoreResult<()> {
-    let tenant = ctx.tenant.id;
-    let catalog = app_catalog(ctx.tenant.domain, tenant);
+/// The machines running the netdiag module, by index, each with the verdict the seed keeps
+/// it in from a few hours before its end on (a dozen online machines are not OK right now,
+/// one of each verdict at least).
+fn machines(ctx: &SeedCtx) -> Vec<(usize, &MachineSeed, Option<Verdict>)> {
     let mut forced_k = 0usize;
-    let (mut measures, mut events, mut periods) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut alerts, mut states, mut apps, mut settings) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (k, m) in ctx
-        .machines
+    ctx.machines
         .iter()
         .filter(|m| m.modules.contains(&"netdiag"))
         .enumerate()
-    {
+        .map(|(k, m)| {
+            let forced = (m.online && forced_k < 12 && k % 2 == 0).then(|| {
+                forced_k += 1;
+                NON_OK[(forced_k - 1) % NON_OK.len()]
+            });
+            (k, m, forced)
+        })
+        .collect()
+}
+
+async fn run(ctx: &SeedCtx) -> StoreResult<()> {
+    let tenant = ctx.tenant.id;
+    let catalog = app_catalog(ctx.tenant.domain, tenant);
+    let (mut measures, mut events, mut periods) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut alerts, mut states, mut apps, mut settings) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (k, m, forced) in machines(ctx) {
         let mut rng = ctx.rng(&format!("netdiag/{}", m.hostname));
         let c = machine_ctx(&mut rng, m, ctx);
         let end = quarter(if m.online { ctx.now } else { m.last_seen_at });
         let start = ctx.start().min(end - Duration::days(1));
-        // A dozen online machines are not OK right now, one of each verdict at least.
-        let forced = (m.online && forced_k < 12 && k % 2 == 0).then(|| {
-            forced_k += 1;
-            NON_OK[(forced_k - 1) % NON_OK.len()]
-        });
         let eps = episodes(&mut rng, start, end, forced);
         let first = quarter(start) + Duration::minutes(SAMPLE_MINUTES);
 
