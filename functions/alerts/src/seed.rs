@@ -452,16 +452,6 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             message,
         });
     }
-    let wide = |rows: BTreeMap<i64, BTreeMap<String, f64>>| -> Vec<Rollup> {
-        rows.into_iter()
-            .map(|(hour, measures)| Rollup {
-                hour,
-                key: "all".into(),
-                dims: json!({}).into(),
-                measures,
-            })
-            .collect()
-    };
     let (hourly, daily) = (wide(hourly), wide(daily));
 
     let tenant = ctx.tenant.id;
@@ -483,6 +473,19 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
         .load(tenant, CHECKS_HOURLY, hourly)
         .await?;
     ctx.stores.rollups.load(tenant, CHECKS_DAILY, daily).await
+}
+
+/// Check counts as stored: one wide row per hour (or day) with the measures
+/// `<monitor id>:checks|degraded|down` of every monitor.
+fn wide(rows: BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Rollup> {
+    rows.into_iter()
+        .map(|(hour, measures)| Rollup {
+            hour,
+            key: "all".into(),
+            dims: json!({}).into(),
+            measures,
+        })
+        .collect()
 }
 
 fn incident(

@@ -14,7 +14,7 @@ use netops_shared::store::{Record, Rollup};
 use rand::Rng;
 use serde_json::{Value, json};
 
-use super::{EXTERNAL_IPS, Gen, RULES, incident, monitors, pick, seeded_ongoing, to_value};
+use super::{EXTERNAL_IPS, Gen, RULES, incident, monitors, pick, seeded_ongoing, to_value, wide};
 use crate::model::{
     CHECKS_DAILY, CHECKS_HOURLY, MONITOR_INCIDENTS, MonitorIncident, MonitorIncidentStatus,
     SIEM_EVENTS, SIEM_INCIDENTS, SiemAction, SiemIncident, SiemStatus, num_key,
@@ -189,16 +189,6 @@ fn check_counts(
             t += every;
         }
     }
-    let wide = |rows: BTreeMap<i64, BTreeMap<String, f64>>| -> Vec<Rollup> {
-        rows.into_iter()
-            .map(|(hour, measures)| Rollup {
-                hour,
-                key: "all".into(),
-                dims: json!({}).into(),
-                measures,
-            })
-            .collect()
-    };
     vec![
         (CHECKS_HOURLY.to_owned(), wide(hourly)),
         (CHECKS_DAILY.to_owned(), wide(daily)),
