@@ -36,6 +36,17 @@ async fn all_items(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
     }
 }
 
+/// Acknowledges an alert through the API with a note.
+async fn ack(app: &TestApp, token: &str, id: &str, note: &str) -> crate::helpers::TestResponse {
+    app.send(
+        http::Method::POST,
+        &format!("/alerts/{id}/ack"),
+        token,
+        json!({ "note": note }),
+    )
+    .await
+}
+
 fn hour_floor(t: DateTime<Utc>) -> DateTime<Utc> {
     t.duration_trunc(Duration::hours(1)).expect("hour")
 }
@@ -371,14 +382,7 @@ async fn an_acknowledgement_made_through_the_api_survives_the_producers() {
         .cloned()
         .expect("an unresolved incident");
     let id = alert["id"].as_str().expect("id").to_owned();
-    let res = app
-        .send(
-            http::Method::POST,
-            &format!("/alerts/{id}/ack"),
-            &token,
-            json!({"note": "Vu."}),
-        )
-        .await;
+    let res = ack(&app, &token, &id, "Vu.").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     catch_up(&app.stores, Utc::now()).await;
     let after = app.get(list, &token).await;
@@ -466,14 +470,7 @@ async fn alerts_open_and_resolve_as_time_passes_and_an_acknowledgement_between_i
     let id = alert["id"].as_str().expect("id").to_owned();
     assert_eq!(alert["resolved_at"], Value::Null);
     // Acknowledged through the API between two batches.
-    let res = app
-        .send(
-            http::Method::POST,
-            &format!("/alerts/{id}/ack"),
-            &token,
-            json!({"note": "Vu pendant la panne."}),
-        )
-        .await;
+    let res = ack(&app, &token, &id, "Vu pendant la panne.").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     catch_up(&app.stores, now).await;
     // Resolved at its end by the producers, its acknowledgement kept.
@@ -529,14 +526,7 @@ async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
         .expect("get")
         .expect("incident");
     // The acknowledgement, between the read and the put.
-    let res = app
-        .send(
-            http::Method::POST,
-            &format!("/alerts/hm-{n}/ack"),
-            &token,
-            json!({"note": "Pris."}),
-        )
-        .await;
+    let res = ack(&app, &token, &format!("hm-{n}"), "Pris.").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     let end = json!(Utc::now());
     let mut stale = read.body.clone();

@@ -11,12 +11,11 @@ use rand::Rng;
 use serde_json::{Value, json};
 
 use super::{
-    Ctx, Episode, alert_title, causes, machine_ctx, machines, measurement, minutes_text, quarter,
-    record, severity, trace_hops, weighted_verdict,
+    Ctx, Episode, FeedEvent, alert_title, causes, closing_events, machine_ctx, machines,
+    measurement, opening_events, quarter, record, severity, trace_hops, weighted_verdict,
 };
 use crate::model::{
-    ALERTS, Alert, AlertState, EVENTS, MEASURES, PERIODS, Period, SAMPLE_MINUTES, STATES, Severity,
-    Verdict,
+    ALERTS, Alert, AlertState, EVENTS, MEASURES, PERIODS, Period, SAMPLE_MINUTES, STATES, Verdict,
 };
 
 /// A machine may turn non-OK in one hour out of this many (shifted by machine), for at most
@@ -45,7 +44,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
         .collect();
     // Episodes by machine, drawn hour by hour (every machine's draws in each hour, so an
     // hour's episodes do not depend on the batch).
-    let mut episodes: Vec<Vec<(Episode, Vec<Value>)>> = vec![Vec::new(); online.len()];
+    let mut episodes: Vec<Vec<(Episode, Option<Vec<Value>>)>> = vec![Vec::new(); online.len()];
     for hour in hours_of(from - Duration::hours(LONGEST_HOURS), to) {
         let mut rng = ctx.hour_rng("netdiag-episodes", hour);
         for (n, (k, _, _)) in online.iter().enumerate() {
@@ -56,7 +55,8 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
             let start = quarter(hour + Duration::minutes(rng.random_range(0..60)));
             let end = start + Duration::minutes(SAMPLE_MINUTES * rng.random_range(2..=20));
             let cause = rng.random_range(0..causes(verdict).len());
-            let hops = trace_hops(&mut rng, &ctxs[n].gateway, "8.8.8.8");
+            let hops = matches!(verdict, Verdict::WAN | Verdict::LAN | Verdict::INFRA)
+                .then(|| trace_hops(&mut rng, &ctxs[n].gateway, "8.8.8.8"));
             episodes[n].push((
                 Episode {
                     start,
@@ -99,39 +99,25 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
             }
             let ended = e.end < to;
             let id = format!("nd-{}-{}", m.hostname, hour_index(e.start));
-            let v = e.verdict.as_str();
             let cause = e.cause_text();
             let minutes = ((if ended { e.end } else { to }) - e.start).num_minutes();
             let sev = severity(e.verdict, minutes);
             let title = alert_title(e.verdict, &m.hostname, cause);
+            let mut feed = Vec::new();
             if e.start >= from {
                 // Rated on the whole episode, as the seed's, whatever batch it starts in.
                 let whole = severity(e.verdict, (e.end - e.start).num_minutes());
-                opened(c, e, &id, whole, &title, hops.clone(), &mut events);
+                feed.extend(opening_events(e, &id, whole, &title, hops.clone()));
             }
             if ended {
-                events.push(event(
-                    c,
-                    e.end,
-                    "verdict",
-                    Severity::Info,
-                    format!("Verdict {v} → OK après {}", minutes_text(minutes)),
-                    json!({"from": v, "to": "OK", "duration_min": minutes}),
-                ));
-                events.push(event(
-                    c,
-                    e.end + Duration::seconds(20),
-                    "alert",
-                    Severity::Info,
-                    format!("Alerte {id} résolue : retour à OK"),
-                    json!({"alert_id": id, "state": AlertState::Resolved}),
-                ));
+                feed.extend(closing_events(e, &id, minutes));
                 state = json!({"verdict": Verdict::OK, "cause": null, "since": e.end,
                     "open_alert": null, "last_measure_at": state["last_measure_at"]});
             } else {
                 state = json!({"verdict": e.verdict, "cause": cause, "since": e.start,
                     "open_alert": id, "last_measure_at": state["last_measure_at"]});
             }
+            events.extend(feed.into_iter().map(|f| event(c, f)));
             let period = Period {
                 start: e.start,
                 end: ended.then_some(e.end),
@@ -177,65 +163,9 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
     out
 }
 
-/// The events of an episode's start: the verdict change, the alert opening and, for a
-/// network verdict, the automatic traceroute.
-fn opened(
-    c: &Ctx,
-    e: &Episode,
-    id: &str,
-    sev: Severity,
-    title: &str,
-    hops: Vec<Value>,
-    events: &mut Vec<Record>,
-) {
-    let v = e.verdict.as_str();
-    let cause = e.cause_text();
-    let change_sev = if sev == Severity::Info {
-        Severity::Low
-    } else {
-        sev
-    };
-    events.push(event(
-        c,
-        e.start,
-        "verdict",
-        change_sev,
-        format!("Verdict OK → {v} : {cause}"),
-        json!({"from": "OK", "to": v, "cause": cause}),
-    ));
-    events.push(event(
-        c,
-        e.start + Duration::seconds(20),
-        "alert",
-        sev,
-        format!("Alerte {id} ouverte : {title}"),
-        json!({"alert_id": id, "state": AlertState::Open, "severity": sev}),
-    ));
-    if matches!(e.verdict, Verdict::WAN | Verdict::LAN | Verdict::INFRA) {
-        events.push(event(
-            c,
-            e.start + Duration::seconds(45),
-            "trace",
-            Severity::Info,
-            format!(
-                "Traceroute automatique sur incident vers 8.8.8.8 : {} sauts",
-                hops.len()
-            ),
-            json!({"target": "8.8.8.8", "hops": hops, "trigger": "incident"}),
-        ));
-    }
-}
-
 /// One event of the feed, its id from the machine, time and source (unique: one event of a
 /// source a second at most).
-fn event(
-    c: &Ctx,
-    at: DateTime<Utc>,
-    source: &str,
-    sev: Severity,
-    message: String,
-    details: Value,
-) -> Record {
+fn event(c: &Ctx, (at, source, sev, message, details): FeedEvent) -> Record {
     let id = format!("ev-{}-{}-{source}", c.m.id, at.timestamp());
     let body = json!({"id": id, "at": at, "source": source, "severity": sev, "message": message, "details": details});
     record(&c.m.hostname, at, id, body)
