@@ -10,7 +10,10 @@
 //! watermark moves to `end`. Before a batch is written its end is noted in the watermark
 //! (`pending`): a process killed in the middle of a batch resumes with that same batch, whose
 //! records come out the same (each hour is drawn from its own generator) and whose rollups
-//! are skipped if they were added already.
+//! are skipped if they were added already. Documents that API writes change too (incidents,
+//! acknowledged through the API) are opened and resolved by [`netops_shared::demo::DocChange`]:
+//! a put conditional on the version read, so a write between the read and the put is kept, and
+//! a batch run again finds its changes made and leaves them.
 
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::demo::{Produced, SeedCtx, TENANTS, Tenant};

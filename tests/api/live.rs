@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, stamp};
 
-/// The retention the catch-ups are given (the default).
-const RETENTION_DAYS: u32 = 400;
+/// The retention the catch-ups are given (the embedded store's default; every test's data is
+/// days old at most).
+const RETENTION_DAYS: u32 = netops_shared::config::DEFAULT_EMBEDDED_RETENTION_DAYS;
 
 async fn catch_up(stores: &Stores, now: DateTime<Utc>) -> usize {
     live::advance(stores, now, RETENTION_DAYS, &mut |_| {})
