@@ -7,7 +7,7 @@
 # with nothing to catch up and subtracted). A day of catch-up is 24 hours of live production,
 # so CPU and disk per hour of live data are the day's figures divided by 24.
 #
-#   bash bench/live.sh                         # 45 days, retention 400 days (the default)
+#   bash bench/live.sh                         # 45 days, retention 90 days (the embedded default)
 #   RETENTION=30 bash bench/live.sh            # the plateau: data older than 30 days leaves
 #
 # Needs libfaketime (Debian package faketime). BIN defaults to the debug build.
@@ -15,7 +15,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${BIN:-$ROOT/target/debug/netops}"
 DAYS="${DAYS:-45}"
-RETENTION="${RETENTION:-400}"
+RETENTION="${RETENTION:-90}"
 [ -x "$BIN" ] || cargo build -p netops --manifest-path "$ROOT/Cargo.toml"
 # libfaketime preloaded into the server itself (the faketime command would run it as a child).
 LIB="$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)"

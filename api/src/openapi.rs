@@ -76,7 +76,8 @@ pas de mode `credentials`. Une origine hors de la liste ne reçoit aucun en-têt
 `from`/`to` en RFC 3339. Avec `from` et `to`, `period` est ignoré ; avec `from` seul, de `from` à maintenant ; avec \
 `to` seul, la période par défaut finissant à `to`. Une fenêtre plus longue que le maximum de la route est ramenée \
 à sa partie la plus récente et `meta.window_capped` vaut true (clé absente sinon). Aucune fenêtre ne remonte \
-au-delà de la rétention (400 jours par défaut, réglable) : les données plus anciennes ont quitté le stockage, et une \
+au-delà de la rétention (`NETOPS_RETENTION_DAYS` : par défaut 90 jours dans le stockage embarqué, la plus \
+longue fenêtre permise, et 400 sur AWS) : les données plus anciennes ont quitté le stockage, et une \
 fenêtre qui la dépasse commence à la rétention, avec `meta.window_capped`. Chaque route fenêtrée renvoie \
 `meta.window` : la fenêtre appliquée.\n\n\
 **Pagination** : `limit` entier ≥ 1, ramené au maximum de la route s'il le dépasse (`meta.limit` donne la taille \

@@ -424,7 +424,7 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config, live: bool) -> Resul
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
         seed_demo(&stores, SeedSize::default()).await?;
     }
-    let retention_days = config.retention_days;
+    let retention_days = config.retention_days();
     if live {
         catch_up(&stores, retention_days).await?;
     }

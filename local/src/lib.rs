@@ -175,7 +175,7 @@ pub async fn seed_configured(config: &Config, size: SeedSize) -> StoreResult<()>
 /// account can be tried at once with `netops seed --store dynamodb`.
 pub async fn open_configured(config: &Config) -> StoreResult<Stores> {
     if config.store == StoreKind::Dynamodb {
-        DynamoStore::connect(&config.dynamodb, config.retention_days)
+        DynamoStore::connect(&config.dynamodb, config.retention_days())
             .await?
             .ensure_tables()
             .await?;

@@ -10,7 +10,10 @@
 //! watermark moves to `end`. Before a batch is written its end is noted in the watermark
 //! (`pending`): a process killed in the middle of a batch resumes with that same batch, whose
 //! records come out the same (each hour is drawn from its own generator) and whose rollups
-//! are skipped if they were added already.
+//! are skipped if they were added already. Documents that API writes change too (incidents,
+//! acknowledged through the API) are opened and resolved by [`netops_shared::demo::DocChange`]:
+//! a put conditional on the version read, so a write between the read and the put is kept, and
+//! a batch run again finds its changes made and leaves them.
 
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::demo::{Produced, SeedCtx, TENANTS, Tenant};
@@ -69,7 +72,7 @@ impl Producer {
 }
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-const PRODUCERS: [(Function, Producer); 8] = [
+const PRODUCERS: [(Function, Producer); 10] = [
     (Function::Flows, Producer::Run(netops_flows::seed::produce)),
     (
         Function::Firewall,
@@ -95,6 +98,14 @@ const PRODUCERS: [(Function, Producer); 8] = [
     (
         Function::Operations,
         Producer::Drawn(netops_operations::seed::produce),
+    ),
+    (
+        Function::Alerts,
+        Producer::Drawn(netops_alerts::seed::produce),
+    ),
+    (
+        Function::Netdiag,
+        Producer::Drawn(netops_netdiag::seed::produce),
     ),
 ];
 
@@ -246,6 +257,9 @@ async fn write_batch(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> S
         }
         for (collection, docs) in produced.docs {
             ctx.stores.docs.put(tenant, &collection, docs).await?;
+        }
+        for change in &produced.changes {
+            change.apply(&ctx.stores, tenant).await?;
         }
         rollups.extend(produced.rollups);
     }

@@ -26,8 +26,15 @@ impl StoreKind {
 /// Days a write-log entry is kept by default (DECISIONS "Writes and the write log").
 pub const DEFAULT_WRITE_LOG_DAYS: u32 = 400;
 
-/// Days measurements, events and rollups are kept by default (`NETOPS_RETENTION_DAYS`).
+/// Days measurements, events and rollups are kept by default on DynamoDB
+/// (`NETOPS_RETENTION_DAYS`).
 pub const DEFAULT_RETENTION_DAYS: u32 = 400;
+
+/// Days they are kept by default in the embedded store: the longest window a route allows
+/// (lockouts and account changes, 90 days, spec 8), so every window can be full, and no more,
+/// so that a laptop's file levels off after three months (bench/live-results.md) instead of
+/// growing for over a year with the live demo data.
+pub const DEFAULT_EMBEDDED_RETENTION_DAYS: u32 = 90;
 
 /// Where the Timestream series live (the adapter, feature `timestream`, is
 /// `store::timestream`).
@@ -54,9 +61,9 @@ pub struct Config {
     /// (400; DynamoDB TTL, swept in the SQLite file).
     pub write_log_days: u32,
     /// `NETOPS_RETENTION_DAYS`: measurements, events and rollups older than this many days
-    /// leave the store (400; DynamoDB TTL, swept in the SQLite file) and no window reaches
-    /// past it.
-    pub retention_days: u32,
+    /// leave the store (DynamoDB TTL, swept in the SQLite file) and no window reaches past
+    /// it. `None`: the store's default ([`Config::retention_days`]).
+    pub retention_days: Option<u32>,
     /// `NETOPS_LOG_FORMAT`: `json` (default under Lambda) or `text`.
     pub json_logs: bool,
     /// `NETOPS_STORE`: `embedded` (default) or `dynamodb`.
@@ -89,7 +96,7 @@ impl Default for Config {
             rate_window_secs: 60,
             cursor_secret: None,
             write_log_days: DEFAULT_WRITE_LOG_DAYS,
-            retention_days: DEFAULT_RETENTION_DAYS,
+            retention_days: None,
             json_logs: false,
             store: StoreKind::Embedded,
             dynamodb: DynamoConfig::default(),
@@ -115,6 +122,16 @@ fn parse<T: std::str::FromStr>(name: &'static str) -> Result<Option<T>, ConfigEr
 }
 
 impl Config {
+    /// The days data is kept: `NETOPS_RETENTION_DAYS`, else the default of the store
+    /// ([`DEFAULT_EMBEDDED_RETENTION_DAYS`] in the embedded store, [`DEFAULT_RETENTION_DAYS`]
+    /// on DynamoDB).
+    pub fn retention_days(&self) -> u32 {
+        self.retention_days.unwrap_or(match self.store {
+            StoreKind::Embedded => DEFAULT_EMBEDDED_RETENTION_DAYS,
+            StoreKind::Dynamodb => DEFAULT_RETENTION_DAYS,
+        })
+    }
+
     pub fn from_env() -> Result<Config, ConfigError> {
         let d = Config::default();
         let json_logs = match var("NETOPS_LOG_FORMAT").as_deref() {
@@ -143,8 +160,8 @@ impl Config {
                 reason: "entries must be kept at least one day".into(),
             });
         }
-        let retention_days = parse("NETOPS_RETENTION_DAYS")?.unwrap_or(d.retention_days);
-        if retention_days == 0 {
+        let retention_days = parse("NETOPS_RETENTION_DAYS")?.or(d.retention_days);
+        if retention_days == Some(0) {
             return Err(ConfigError {
                 var: "NETOPS_RETENTION_DAYS",
                 reason: "data must be kept at least one day".into(),

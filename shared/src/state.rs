@@ -82,12 +82,12 @@ pub async fn open_configured(config: &Config) -> StoreResult<Stores> {
         #[cfg(feature = "embedded")]
         StoreKind::Embedded => Stores::of(crate::store::sqlite::SqliteStore::open_retaining(
             &config.db_path,
-            config.retention_days,
+            config.retention_days(),
         )?),
         #[cfg(not(feature = "embedded"))]
         StoreKind::Embedded => return Err(not_built("NETOPS_STORE=embedded", "embedded")),
         StoreKind::Dynamodb => {
-            Stores::of(DynamoStore::connect(&config.dynamodb, config.retention_days).await?)
+            Stores::of(DynamoStore::connect(&config.dynamodb, config.retention_days()).await?)
         }
     };
     match &config.timestream {

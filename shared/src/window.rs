@@ -159,7 +159,7 @@ impl FromRequestParts<AppState> for Window {
         let now = Utc::now();
         Ok(
             Window::resolve(period.as_deref(), from.as_deref(), to.as_deref(), rule, now)?
-                .retained(state.config.retention_days, now),
+                .retained(state.config.retention_days(), now),
         )
     }
 }

@@ -1,8 +1,9 @@
 //! What every route shares: authentication, scopes, the order of checks, rate limit, paging
 //! and cursors, languages, JSON errors, request ids, tenant isolation.
 
+use chrono::Utc;
 use http::{Method, StatusCode};
-use netops_shared::config::Config;
+use netops_shared::config::{Config, StoreKind};
 use netops_shared::scope::Scope;
 use serde_json::Value;
 
@@ -626,7 +627,7 @@ async fn every_scoped_route_refuses_a_token_without_its_scope_naming_it() {
 #[tokio::test]
 async fn no_window_reaches_past_the_retention() {
     let app = TestApp::with_config(Config {
-        retention_days: 2,
+        retention_days: Some(2),
         ..Config::default()
     })
     .await;
@@ -659,4 +660,38 @@ async fn no_window_reaches_past_the_retention() {
     let day = app.get("/dns/top-domains?period=24h", &token).await;
     assert!(day.body["meta"].get("window_capped").is_none());
     assert_eq!(days(&day), 24);
+}
+
+/// A new user's file levels off: the embedded store keeps 90 days unless told otherwise (the
+/// longest window a route allows, lockouts and account changes), DynamoDB 400.
+#[tokio::test]
+async fn the_default_retention_is_the_longest_route_window_in_the_embedded_store() {
+    let app = TestApp::with_config(Config::default()).await;
+    let token = app.full_token().await;
+    let hours = |res: &TestResponse| {
+        let at = |k: &str| {
+            chrono::DateTime::parse_from_rfc3339(res.body["meta"]["window"][k].as_str().expect(k))
+                .expect("date")
+        };
+        (at("to") - at("from")).num_hours()
+    };
+    let kept_days = match app.state.config.store {
+        StoreKind::Embedded => 90,
+        StoreKind::Dynamodb => 400,
+    };
+    assert_eq!(app.state.config.retention_days(), kept_days);
+    let long = app
+        .get("/dns/top-domains?from=1970-01-01T00:00:00Z", &token)
+        .await;
+    assert_eq!(long.status, StatusCode::OK);
+    assert_eq!(long.body["meta"]["window_capped"], true);
+    assert_eq!(hours(&long), i64::from(kept_days) * 24);
+    // The longest window a route allows is whole: not cut by the retention.
+    let from = (Utc::now() - chrono::Duration::days(90) + chrono::Duration::minutes(1))
+        .format("%Y-%m-%dT%H:%M:%SZ");
+    let lockouts = app
+        .get(&format!("/security/lockouts?from={from}"), &token)
+        .await;
+    assert_eq!(lockouts.status, StatusCode::OK, "{}", lockouts.body);
+    assert!(lockouts.body["meta"].get("window_capped").is_none());
 }

@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, stamp};
 
-/// The retention the catch-ups are given (the default).
-const RETENTION_DAYS: u32 = 400;
+/// The retention the catch-ups are given (the embedded store's default; every test's data is
+/// days old at most).
+const RETENTION_DAYS: u32 = netops_shared::config::DEFAULT_EMBEDDED_RETENTION_DAYS;
 
 async fn catch_up(stores: &Stores, now: DateTime<Utc>) -> usize {
     live::advance(stores, now, RETENTION_DAYS, &mut |_| {})
@@ -34,6 +35,17 @@ async fn all_items(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
             None => return items,
         }
     }
+}
+
+/// Acknowledges an alert through the API with a note.
+async fn ack(app: &TestApp, token: &str, id: &str, note: &str) -> crate::helpers::TestResponse {
+    app.send(
+        http::Method::POST,
+        &format!("/alerts/{id}/ack"),
+        token,
+        json!({ "note": note }),
+    )
+    .await
 }
 
 fn hour_floor(t: DateTime<Utc>) -> DateTime<Utc> {
@@ -233,12 +245,25 @@ async fn rollups(stores: &Stores, series: &str) -> Vec<(i64, String, Value)> {
         .collect()
 }
 
+/// Every document of a collection, as (key, body).
+async fn documents(stores: &Stores, collection: &str) -> Vec<(String, Value)> {
+    stores
+        .docs
+        .list("acme", collection, &Filter::all(), None, 10_000)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|d| (d.key, d.body))
+        .collect()
+}
+
 /// What the producers wrote, to compare two stores.
 async fn produced(
     stores: &Stores,
 ) -> (
     Vec<Vec<(String, i64, String, Value)>>,
     Vec<Vec<(i64, String, Value)>>,
+    Vec<Vec<(String, Value)>>,
 ) {
     let mut series = Vec::new();
     for name in [
@@ -249,6 +274,10 @@ async fn produced(
         netops_firewall::model::DIRECTORY,
         netops_network::model::METRICS,
         "db_metrics",
+        "siem_events",
+        "netdiag_measures",
+        "netdiag_periods",
+        "netdiag_events",
     ] {
         series.push(records(stores, name).await);
     }
@@ -259,10 +288,21 @@ async fn produced(
         "dns_domains.dh",
         netops_firewall::model::SUMMARY,
         netops_firewall::model::SOURCES,
+        "monitor_checks_hourly",
+        "monitor_checks_daily",
     ] {
         sums.push(rollups(stores, name).await);
     }
-    (series, sums)
+    let mut docs = Vec::new();
+    for name in [
+        "monitor_incidents",
+        "siem_incidents",
+        "netdiag_alerts",
+        "netdiag_state",
+    ] {
+        docs.push(documents(stores, name).await);
+    }
+    (series, sums, docs)
 }
 
 #[tokio::test]
@@ -278,7 +318,16 @@ async fn the_same_seed_and_clock_give_the_same_data_however_time_is_cut() {
     catch_up(&steps.stores, now).await;
     let (a, b) = (produced(&one.stores).await, produced(&steps.stores).await);
     assert!(a.0.iter().all(|s| !s.is_empty()) && a.1.iter().all(|s| !s.is_empty()));
-    assert!(a == b, "the data depends on how time was cut");
+    for (i, (x, y)) in a.0.iter().zip(&b.0).enumerate() {
+        assert!(x == y, "series {i} depends on how time was cut");
+    }
+    for (i, (x, y)) in a.1.iter().zip(&b.1).enumerate() {
+        assert!(x == y, "rollups {i} depend on how time was cut");
+    }
+    for (i, (x, y)) in a.2.iter().zip(&b.2).enumerate() {
+        let diff: Vec<_> = x.iter().filter(|d| !y.contains(d)).take(2).collect();
+        assert!(x == y, "documents {i} depend on how time was cut: {diff:?}");
+    }
 }
 
 #[tokio::test]
@@ -334,14 +383,7 @@ async fn an_acknowledgement_made_through_the_api_survives_the_producers() {
         .cloned()
         .expect("an unresolved incident");
     let id = alert["id"].as_str().expect("id").to_owned();
-    let res = app
-        .send(
-            http::Method::POST,
-            &format!("/alerts/{id}/ack"),
-            &token,
-            json!({"note": "Vu."}),
-        )
-        .await;
+    let res = ack(&app, &token, &id, "Vu.").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     catch_up(&app.stores, Utc::now()).await;
     let after = app.get(list, &token).await;
@@ -353,4 +395,246 @@ async fn an_acknowledgement_made_through_the_api_survives_the_producers() {
         .expect("still listed");
     assert_eq!(alert["details"]["status"], "acknowledged", "{alert}");
     assert_eq!(alert["details"]["notes"], "Vu.");
+}
+
+/// Whether an alert id is one of the incidents produced after the seed (monitor incidents
+/// numbered from the hour they start in, SIEM incidents dated by it).
+fn produced_alert(alert: &Value) -> bool {
+    let id = alert["id"].as_str().unwrap_or_default();
+    id.strip_prefix("hm-").is_some_and(|n| n.len() > 12)
+        || id.strip_prefix("siem-").is_some_and(|n| n.len() > 12)
+}
+
+/// The newest monitor incident that the producers open and resolve within the last two
+/// days, as (start, end), from the producer itself (no store needed): the test catches up
+/// around it only.
+fn a_recent_incident(now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+    let size = netops::SeedSize::default();
+    // The producer reads nothing: a store of its own stands for the context's.
+    let dir = tempfile::tempdir().expect("dir");
+    let stores = netops_shared::store::Stores::of(
+        netops_shared::store::sqlite::SqliteStore::open(dir.path().join("ctx.db")).expect("store"),
+    );
+    let ctx = netops_shared::demo::SeedCtx::new(
+        stores,
+        &netops_shared::demo::ACME,
+        now,
+        size.machines,
+        size.days,
+        size.seed,
+    );
+    let produced = netops_alerts::seed::produce(&ctx, now - Duration::days(2), now);
+    // SIEM incidents open too, and the analyst resolves some.
+    let siem = produced
+        .changes
+        .iter()
+        .filter(|c| c.collection == "siem_incidents");
+    assert!(siem.clone().any(|c| c.created.is_some()));
+    assert!(siem.clone().any(|c| c.update.is_some()));
+    produced
+        .changes
+        .iter()
+        .filter(|c| c.collection == "monitor_incidents")
+        .filter_map(|c| {
+            let body = c.created.as_ref()?;
+            let start = body["started_at"].as_str()?.parse().ok()?;
+            let end = body["resolved_at"].as_str()?.parse().ok()?;
+            Some((start, end))
+        })
+        .filter(|(start, end)| {
+            *end < now - Duration::minutes(5) && *end - *start > Duration::minutes(5)
+        })
+        .max()
+        .expect("an incident in two days")
+}
+
+#[tokio::test]
+async fn alerts_open_and_resolve_as_time_passes_and_an_acknowledgement_between_is_kept() {
+    let now = Utc::now();
+    let (start, end) = a_recent_incident(now);
+    let seeded = start - Duration::minutes(30);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app.full_token().await;
+    // Caught up to a minute after the incident opened: it is open in the default window.
+    catch_up(&app.stores, start + Duration::minutes(1)).await;
+    let open = all_items(&app, "/alerts?kind=hostmonitor&status=open", &token).await;
+    let alert = open
+        .iter()
+        .find(|a| {
+            produced_alert(a)
+                && a["opened_at"]
+                    .as_str()
+                    .and_then(|t| t.parse::<DateTime<Utc>>().ok())
+                    == Some(start)
+        })
+        .expect("the incident open");
+    let id = alert["id"].as_str().expect("id").to_owned();
+    assert_eq!(alert["resolved_at"], Value::Null);
+    // Acknowledged through the API between two batches.
+    let res = ack(&app, &token, &id, "Vu pendant la panne.").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    catch_up(&app.stores, now).await;
+    // Resolved at its end by the producers, its acknowledgement kept.
+    let all = all_items(&app, "/alerts?kind=hostmonitor&period=3d", &token).await;
+    let alert = all
+        .iter()
+        .find(|a| a["id"] == id.as_str())
+        .expect("the acknowledged incident");
+    assert_eq!(alert["status"], "resolved", "{alert}");
+    let resolved: DateTime<Utc> = alert["resolved_at"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("resolved_at");
+    assert_eq!(resolved, end);
+    assert_eq!(alert["acknowledged"], true, "{alert}");
+    assert_eq!(alert["details"]["notes"], "Vu pendant la panne.", "{alert}");
+    assert_eq!(
+        alert["details"]["acknowledged_by"],
+        res.body["data"]["acknowledged_by"]
+    );
+}
+
+/// A producer's change of a document is conditional on the version it read: a write made
+/// through the API in between (an acknowledgement) fails the put, and the change made again
+/// on the document as that write left it keeps the write.
+#[tokio::test]
+async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
+    use netops_shared::demo::DocChange;
+    use netops_shared::store::{Expect, StoreError};
+
+    fn resolve(body: &mut Value, end: &Value) -> bool {
+        body["status"] = json!("resolved");
+        body["resolved_at"] = end.clone();
+        true
+    }
+
+    let app = TestApp::acme_seeded_at(Utc::now() - Duration::hours(1)).await;
+    let token = app.full_token().await;
+    let open = all_items(&app, "/alerts?kind=hostmonitor&status=open", &token).await;
+    let alert = open
+        .iter()
+        .find(|a| a["details"]["status"] == "unresolved")
+        .expect("an unresolved incident");
+    let n: i64 = alert["details"]["id"].as_i64().expect("number");
+    let key = format!("{n:010}");
+    let collection = "monitor_incidents";
+    // The producer's read.
+    let read = app
+        .stores
+        .docs
+        .get("acme", collection, &key)
+        .await
+        .expect("get")
+        .expect("incident");
+    // The acknowledgement, between the read and the put.
+    let res = ack(&app, &token, &format!("hm-{n}"), "Pris.").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let end = json!(Utc::now());
+    let mut stale = read.body.clone();
+    resolve(&mut stale, &end);
+    for expect in [Expect::Version(read.version), Expect::Absent] {
+        let put = app
+            .stores
+            .docs
+            .put_if("acme", collection, &key, stale.clone(), expect)
+            .await;
+        assert!(
+            matches!(put, Err(StoreError::ConditionFailed)),
+            "{expect:?}"
+        );
+    }
+    let acked = app
+        .stores
+        .docs
+        .get("acme", collection, &key)
+        .await
+        .expect("get")
+        .expect("incident");
+    assert_eq!(acked.body["status"], "acknowledged");
+    // Made again on what the write left.
+    DocChange {
+        collection,
+        key: key.clone(),
+        created: None,
+        update: Some((resolve, end.clone())),
+    }
+    .apply(&app.stores, "acme")
+    .await
+    .expect("apply");
+    let doc = app
+        .stores
+        .docs
+        .get("acme", collection, &key)
+        .await
+        .expect("get")
+        .expect("incident");
+    assert!(doc.version != acked.version);
+    assert_eq!(doc.body["status"], "resolved");
+    assert_eq!(doc.body["resolved_at"], end);
+    assert_eq!(doc.body["notes"], "Pris.");
+    assert_eq!(doc.body["acknowledged_at"], acked.body["acknowledged_at"]);
+    // The current version is what a put may expect.
+    app.stores
+        .docs
+        .put_if(
+            "acme",
+            collection,
+            &key,
+            doc.body.clone(),
+            Expect::Version(doc.version),
+        )
+        .await
+        .expect("put at the version read");
+}
+
+#[tokio::test]
+async fn netdiag_goes_on_measuring_and_its_verdict_episodes_open_and_resolve_alerts() {
+    let seeded = Utc::now() - Duration::hours(30);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app.full_token().await;
+    let now = Utc::now();
+    catch_up(&app.stores, now).await;
+    // NetDiag alerts numbered from the hour their episode started: the produced ones.
+    let alerts = all_items(&app, "/alerts?kind=netdiag&period=3d", &token).await;
+    let produced: Vec<&Value> = alerts
+        .iter()
+        .filter(|a| {
+            a["id"]
+                .as_str()
+                .and_then(|id| id.rsplit('-').next())
+                .is_some_and(|n| n.len() > 5)
+        })
+        .collect();
+    assert!(
+        produced.iter().any(|a| a["status"] == "resolved"),
+        "{produced:?}"
+    );
+    // A machine measured lately has the events of its episodes in its feed.
+    let machines = app.get("/netdiag/machines", &token).await;
+    assert_eq!(machines.status, StatusCode::OK, "{}", machines.body);
+    let recent: Vec<&Value> = machines
+        .items()
+        .iter()
+        .filter(|m| {
+            m["last_measure_at"]
+                .as_str()
+                .and_then(|t| t.parse::<DateTime<Utc>>().ok())
+                .is_some_and(|t| now - t < Duration::minutes(16))
+        })
+        .collect();
+    assert!(recent.len() > 5, "{}", machines.body);
+    let host = produced[0]["target"].as_str().expect("hostname");
+    let events = all_items(
+        &app,
+        &format!("/netdiag/machines/{host}/events?period=3d"),
+        &token,
+    )
+    .await;
+    let id = produced[0]["id"].as_str().expect("id");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["details"]["alert_id"] == id && e["source"] == "alert"),
+        "{id}: {events:?}"
+    );
 }

@@ -19,6 +19,9 @@ use crate::model::{
 };
 use crate::monitors::{floor_day, floor_hour};
 
+mod live;
+pub use live::produce;
+
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
         seed_monitors(ctx).await?;
@@ -172,6 +175,55 @@ fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, MonitorType, String, &'static str
     out
 }
 
+/// Whether monitor `i` is paused: the 7th and every 23rd after it, so both `active` values
+/// exist.
+fn paused(i: usize) -> bool {
+    i % 23 == 6
+}
+
+/// The tenant's monitors with what the seed does not draw (active unless paused, up, created
+/// at the start, no pause date), by index.
+fn monitors(ctx: &SeedCtx) -> Vec<(usize, Gen)> {
+    monitor_defs(ctx)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, kind, target, site, interval))| {
+            let doc = MonitorDoc {
+                id: ctx.tenant.id_base + i as i64 + 1,
+                name,
+                kind,
+                target,
+                site: site.to_owned(),
+                active: !paused(i),
+                status: LinkStatus::Up,
+                interval_s: interval,
+                created_at: ctx.start(),
+                last_check: None,
+            };
+            let g = Gen {
+                doc,
+                critical: i < 4 || i % 5 == 0,
+                paused_at: None,
+                incidents: Vec::new(),
+            };
+            (i, g)
+        })
+        .collect()
+}
+
+/// The monitors (indices) the seed leaves with an ongoing incident, among the `active` ones,
+/// each with the kind of its incident where it is fixed (down or not; the others' is drawn).
+fn seeded_ongoing(active: &[usize]) -> Vec<(usize, Option<bool>)> {
+    let mut out = vec![
+        (active[0], Some(true)),
+        (active[1 % active.len()], Some(false)),
+        (active[2 % active.len()], Some(false)),
+        (active[3 % active.len()], Some(true)),
+    ];
+    out.extend((1..active.len() / 15).map(|k| (active[(k * 15 + 4) % active.len()], None)));
+    out
+}
+
 fn error_of(kind: MonitorType, down: bool) -> &'static str {
     match (kind, down) {
         (MonitorType::Http, true) => "HTTP 503 Service Unavailable",
@@ -199,31 +251,13 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
     let mut rng = ctx.rng("monitors");
     let now = ctx.now;
     let start = ctx.start();
-    let defs = monitor_defs(ctx);
-    let mut gens: Vec<Gen> = defs
+    let mut gens: Vec<Gen> = monitors(ctx)
         .into_iter()
-        .enumerate()
-        .map(|(i, (name, kind, target, site, interval))| {
-            // Monitor 6 (and every 23rd after it) is paused, so both `active` values exist.
-            let paused_at = (i % 23 == 6)
+        .map(|(i, mut g)| {
+            g.paused_at = paused(i)
                 .then(|| now - Duration::days(10) - Duration::minutes(rng.random_range(0..600)));
-            Gen {
-                doc: MonitorDoc {
-                    id: ctx.tenant.id_base + i as i64 + 1,
-                    name,
-                    kind,
-                    target,
-                    site: site.to_owned(),
-                    active: paused_at.is_none(),
-                    status: LinkStatus::Up,
-                    interval_s: interval,
-                    created_at: start - Duration::days(rng.random_range(20..400)),
-                    last_check: None,
-                },
-                critical: i < 4 || i % 5 == 0,
-                paused_at,
-                incidents: Vec::new(),
-            }
+            g.doc.created_at = start - Duration::days(rng.random_range(20..400));
+            g
         })
         .collect();
 
@@ -268,10 +302,17 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
     let active: Vec<usize> = (0..gens.len())
         .filter(|&i| gens[i].paused_at.is_none())
         .collect();
+    let slots = seeded_ongoing(&active);
     let mut ongoing: Vec<(usize, i64, bool, MonitorIncidentStatus, Option<&str>)> = vec![
-        (active[0], 25, true, MonitorIncidentStatus::Unresolved, None),
         (
-            active[1 % active.len()],
+            slots[0].0,
+            25,
+            true,
+            MonitorIncidentStatus::Unresolved,
+            None,
+        ),
+        (
+            slots[1].0,
             190,
             false,
             MonitorIncidentStatus::Acknowledged,
@@ -280,23 +321,23 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             ),
         ),
         (
-            active[2 % active.len()],
+            slots[2].0,
             50,
             false,
             MonitorIncidentStatus::Unresolved,
             None,
         ),
         (
-            active[3 % active.len()],
+            slots[3].0,
             95,
             true,
             MonitorIncidentStatus::Unresolved,
             Some("Ticket INC-4821 ouvert chez l'hébergeur."),
         ),
     ];
-    for k in 1..active.len() / 15 {
+    for &(i, _) in &slots[4..] {
         ongoing.push((
-            active[(k * 15 + 4) % active.len()],
+            i,
             rng.random_range(5..600),
             rng.random_bool(0.6),
             MonitorIncidentStatus::Unresolved,
@@ -411,16 +452,6 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             message,
         });
     }
-    let wide = |rows: BTreeMap<i64, BTreeMap<String, f64>>| -> Vec<Rollup> {
-        rows.into_iter()
-            .map(|(hour, measures)| Rollup {
-                hour,
-                key: "all".into(),
-                dims: json!({}).into(),
-                measures,
-            })
-            .collect()
-    };
     let (hourly, daily) = (wide(hourly), wide(daily));
 
     let tenant = ctx.tenant.id;
@@ -442,6 +473,19 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
         .load(tenant, CHECKS_HOURLY, hourly)
         .await?;
     ctx.stores.rollups.load(tenant, CHECKS_DAILY, daily).await
+}
+
+/// Check counts as stored: one wide row per hour (or day) with the measures
+/// `<monitor id>:checks|degraded|down` of every monitor.
+fn wide(rows: BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Rollup> {
+    rows.into_iter()
+        .map(|(hour, measures)| Rollup {
+            hour,
+            key: "all".into(),
+            dims: json!({}).into(),
+            measures,
+        })
+        .collect()
 }
 
 fn incident(

@@ -255,7 +255,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
     Produced {
         records: vec![(METRICS.to_owned(), raw)],
         rollups,
-        docs: Vec::new(),
+        ..Produced::default()
     }
 }
 

@@ -455,7 +455,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
             (SERVER_QUERIES.to_owned(), server_queries),
         ],
         rollups: counts.series(),
-        docs: Vec::new(),
+        ..Produced::default()
     }
 }
 

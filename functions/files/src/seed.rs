@@ -142,7 +142,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
     Produced {
         records: vec![(EVENTS.to_owned(), events)],
         rollups: activity.series(),
-        docs: Vec::new(),
+        ..Produced::default()
     }
 }
 

@@ -1535,7 +1535,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
             (DIRECTORY.to_owned(), directory),
         ],
         rollups,
-        docs: Vec::new(),
+        ..Produced::default()
     }
 }
 

@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 
 use crate::model::*;
 
+mod live;
+pub use live::produce;
+
 /// Causes per non-OK verdict (French, as the agent reports them).
 pub fn causes(v: Verdict) -> &'static [&'static str] {
     match v {
@@ -796,6 +799,99 @@ fn record(hostname: &str, at: DateTime<Utc>, id: String, body: Value) -> Record 
     }
 }
 
+/// An event of a machine's feed before it is numbered: time, source, severity, message,
+/// details.
+type FeedEvent = (DateTime<Utc>, &'static str, Severity, String, Value);
+
+/// The events of an episode's start: the verdict change, the alert opening, the application's
+/// verdict for SERVICE and, for a network verdict, the automatic traceroute (its `hops`).
+fn opening_events(
+    e: &Episode,
+    id: &str,
+    sev: Severity,
+    title: &str,
+    hops: Option<Vec<Value>>,
+) -> Vec<FeedEvent> {
+    let v = e.verdict.as_str();
+    let cause = e.cause_text();
+    let change = if sev == Severity::Info {
+        Severity::Low
+    } else {
+        sev
+    };
+    let mut out = vec![
+        (
+            e.start,
+            "verdict",
+            change,
+            format!("Verdict OK → {v} : {cause}"),
+            json!({"from": "OK", "to": v, "cause": cause}),
+        ),
+        (
+            e.start + Duration::seconds(20),
+            "alert",
+            sev,
+            format!("Alerte {id} ouverte : {title}"),
+            json!({"alert_id": id, "state": AlertState::Open, "severity": sev}),
+        ),
+    ];
+    if e.verdict == Verdict::SERVICE {
+        let exe = SERVICE_APPS[e.cause % SERVICE_APPS.len()];
+        out.push((
+            e.start + Duration::seconds(5),
+            "appv",
+            Severity::Medium,
+            format!("{exe} : verdict OK → SERVICE ({cause})"),
+            json!({"executable": exe, "from": "OK", "to": "SERVICE"}),
+        ));
+    }
+    if let Some(hops) = hops {
+        out.push((
+            e.start + Duration::seconds(45),
+            "trace",
+            Severity::Info,
+            format!(
+                "Traceroute automatique sur incident vers 8.8.8.8 : {} sauts",
+                hops.len()
+            ),
+            json!({"target": "8.8.8.8", "hops": hops, "trigger": "incident"}),
+        ));
+    }
+    out
+}
+
+/// The events of an episode's end, `minutes` after its start: the application's verdict back
+/// to OK for SERVICE, the verdict change, the alert resolving.
+fn closing_events(e: &Episode, id: &str, minutes: i64) -> Vec<FeedEvent> {
+    let v = e.verdict.as_str();
+    let mut out = Vec::new();
+    if e.verdict == Verdict::SERVICE {
+        let exe = SERVICE_APPS[e.cause % SERVICE_APPS.len()];
+        out.push((
+            e.end + Duration::seconds(5),
+            "appv",
+            Severity::Info,
+            format!("{exe} : verdict SERVICE → OK"),
+            json!({"executable": exe, "from": "SERVICE", "to": "OK"}),
+        ));
+    }
+    out.push((
+        e.end,
+        "verdict",
+        Severity::Info,
+        format!("Verdict {v} → OK après {}", minutes_text(minutes)),
+        json!({"from": v, "to": "OK", "duration_min": minutes}),
+    ));
+    out.push((
+        e.end + Duration::seconds(20),
+        "alert",
+        Severity::Info,
+        format!("Alerte {id} résolue : retour à OK"),
+        json!({"alert_id": id, "state": AlertState::Resolved}),
+    ));
+    out
+}
+
 fn minutes_text(min: i64) -> String {
     if min >= 60 {
         format!("{} h {:02} min", min / 60, min % 60)
@@ -808,28 +904,36 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(run(ctx))
 }
 
-async fn run(ctx: &SeedCtx) -> StoreResult<()> {
-    let tenant = ctx.tenant.id;
-    let catalog = app_catalog(ctx.tenant.domain, tenant);
+/// The machines running the netdiag module, by index, each with the verdict the seed keeps
+/// it in from a few hours before its end on (a dozen online machines are not OK right now,
+/// one of each verdict at least).
+fn machines(ctx: &SeedCtx) -> Vec<(usize, &MachineSeed, Option<Verdict>)> {
     let mut forced_k = 0usize;
-    let (mut measures, mut events, mut periods) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut alerts, mut states, mut apps, mut settings) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (k, m) in ctx
-        .machines
+    ctx.machines
         .iter()
         .filter(|m| m.modules.contains(&"netdiag"))
         .enumerate()
-    {
+        .map(|(k, m)| {
+            let forced = (m.online && forced_k < 12 && k % 2 == 0).then(|| {
+                forced_k += 1;
+                NON_OK[(forced_k - 1) % NON_OK.len()]
+            });
+            (k, m, forced)
+        })
+        .collect()
+}
+
+async fn run(ctx: &SeedCtx) -> StoreResult<()> {
+    let tenant = ctx.tenant.id;
+    let catalog = app_catalog(ctx.tenant.domain, tenant);
+    let (mut measures, mut events, mut periods) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut alerts, mut states, mut apps, mut settings) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (k, m, forced) in machines(ctx) {
         let mut rng = ctx.rng(&format!("netdiag/{}", m.hostname));
         let c = machine_ctx(&mut rng, m, ctx);
         let end = quarter(if m.online { ctx.now } else { m.last_seen_at });
         let start = ctx.start().min(end - Duration::days(1));
-        // A dozen online machines are not OK right now, one of each verdict at least.
-        let forced = (m.online && forced_k < 12 && k % 2 == 0).then(|| {
-            forced_k += 1;
-            NON_OK[(forced_k - 1) % NON_OK.len()]
-        });
         let eps = episodes(&mut rng, start, end, forced);
         let first = quarter(start) + Duration::minutes(SAMPLE_MINUTES);
 
@@ -889,7 +993,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         ));
 
         // Alerts and the events of each period.
-        let mut evs: Vec<(DateTime<Utc>, &'static str, Severity, String, Value)> = Vec::new();
+        let mut evs: Vec<FeedEvent> = Vec::new();
         for (n, e) in eps.iter().enumerate() {
             let id = format!("nd-{}-{}", m.hostname, n + 1);
             let open = e.end > end;
@@ -897,72 +1001,11 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
             let sev = severity(e.verdict, minutes);
             let cause = e.cause_text();
             let title = alert_title(e.verdict, &m.hostname, cause);
-            let v = e.verdict.as_str();
-            evs.push((
-                e.start,
-                "verdict",
-                if sev == Severity::Info {
-                    Severity::Low
-                } else {
-                    sev
-                },
-                format!("Verdict OK → {v} : {cause}"),
-                json!({"from": "OK", "to": v, "cause": cause}),
-            ));
-            evs.push((
-                e.start + Duration::seconds(20),
-                "alert",
-                sev,
-                format!("Alerte {id} ouverte : {title}"),
-                json!({"alert_id": id, "state": AlertState::Open, "severity": sev}),
-            ));
-            if e.verdict == Verdict::SERVICE {
-                let exe = SERVICE_APPS[e.cause % SERVICE_APPS.len()];
-                evs.push((
-                    e.start + Duration::seconds(5),
-                    "appv",
-                    Severity::Medium,
-                    format!("{exe} : verdict OK → SERVICE ({cause})"),
-                    json!({"executable": exe, "from": "OK", "to": "SERVICE"}),
-                ));
-                if !open {
-                    evs.push((
-                        e.end + Duration::seconds(5),
-                        "appv",
-                        Severity::Info,
-                        format!("{exe} : verdict SERVICE → OK"),
-                        json!({"executable": exe, "from": "SERVICE", "to": "OK"}),
-                    ));
-                }
-            }
-            if matches!(e.verdict, Verdict::WAN | Verdict::LAN | Verdict::INFRA) {
-                let hops = trace_hops(&mut rng, &c.gateway, "8.8.8.8");
-                evs.push((
-                    e.start + Duration::seconds(45),
-                    "trace",
-                    Severity::Info,
-                    format!(
-                        "Traceroute automatique sur incident vers 8.8.8.8 : {} sauts",
-                        hops.len()
-                    ),
-                    json!({"target": "8.8.8.8", "hops": hops, "trigger": "incident"}),
-                ));
-            }
+            let hops = matches!(e.verdict, Verdict::WAN | Verdict::LAN | Verdict::INFRA)
+                .then(|| trace_hops(&mut rng, &c.gateway, "8.8.8.8"));
+            evs.extend(opening_events(e, &id, sev, &title, hops));
             if !open {
-                evs.push((
-                    e.end,
-                    "verdict",
-                    Severity::Info,
-                    format!("Verdict {v} → OK après {}", minutes_text(minutes)),
-                    json!({"from": v, "to": "OK", "duration_min": minutes}),
-                ));
-                evs.push((
-                    e.end + Duration::seconds(20),
-                    "alert",
-                    Severity::Info,
-                    format!("Alerte {id} résolue : retour à OK"),
-                    json!({"alert_id": id, "state": AlertState::Resolved}),
-                ));
+                evs.extend(closing_events(e, &id, minutes));
             }
             let alert = Alert {
                 id: id.clone(),

@@ -145,7 +145,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
     Produced {
         records: vec![(METRICS.to_owned(), out)],
         rollups: Vec::new(),
-        docs: Vec::new(),
+        ..Produced::default()
     }
 }
 

@@ -9,7 +9,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
 
-use crate::store::{Record, Rollup, Stores};
+use serde_json::Value;
+
+use crate::store::{Expect, Record, Rollup, StoreError, StoreResult, Stores};
 
 #[derive(Debug)]
 pub struct Site {
@@ -175,6 +177,70 @@ pub struct Produced {
     /// Documents of the present state to put, by collection: only those no API write
     /// changes (what the API writes is never overwritten).
     pub docs: Vec<(String, Vec<(String, serde_json::Value)>)>,
+    /// Changes of documents that API writes change too (alerts opening and resolving), made
+    /// by [`DocChange::apply`].
+    pub changes: Vec<DocChange>,
+}
+
+/// What a batch does to a document that API writes change too (an alert that opens, is
+/// acknowledged through the API, then resolves): the document is read, changed and put on
+/// the condition that it is still the version read ([`Documents::put_if`]); when a write
+/// came in between, it is read and changed again, so that write is kept.
+#[derive(Debug, Clone)]
+pub struct DocChange {
+    pub collection: &'static str,
+    pub key: String,
+    /// The document as of the batch's end, created when there is none (it opened in the
+    /// batch).
+    pub created: Option<Value>,
+    /// What the batch changes in the stored document, given `arg`: false when it has
+    /// nothing to change (done already by an earlier run of the batch, or by a write).
+    pub update: Option<(Update, Value)>,
+}
+
+/// A change of a stored document given an argument: false when it has nothing to change.
+pub type Update = fn(&mut Value, &Value) -> bool;
+
+impl DocChange {
+    /// Applies the change to `tenant`'s document. Gives up (with a warning) after a few
+    /// writes in a row came between its read and its put: the document is then left as
+    /// those writes made it.
+    pub async fn apply(&self, stores: &Stores, tenant: &str) -> StoreResult<()> {
+        for _ in 0..5 {
+            let (body, expect) = match stores.docs.get(tenant, self.collection, &self.key).await? {
+                None => match &self.created {
+                    Some(body) => (body.clone(), Expect::Absent),
+                    // Nothing to change: it opened before the data kept.
+                    None => return Ok(()),
+                },
+                Some(doc) => {
+                    let Some((update, arg)) = &self.update else {
+                        return Ok(());
+                    };
+                    let mut body = doc.body;
+                    if !update(&mut body, arg) {
+                        return Ok(());
+                    }
+                    (body, Expect::Version(doc.version))
+                }
+            };
+            match stores
+                .docs
+                .put_if(tenant, self.collection, &self.key, body, expect)
+                .await
+            {
+                Err(StoreError::ConditionFailed) => continue,
+                done => return done,
+            }
+        }
+        tracing::warn!(
+            tenant,
+            collection = self.collection,
+            key = self.key,
+            "demo change left out: the document kept changing"
+        );
+        Ok(())
+    }
 }
 
 impl Produced {

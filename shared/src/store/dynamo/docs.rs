@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::KeysAndAttributes;
+use aws_sdk_dynamodb::types::{KeysAndAttributes, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -18,12 +18,64 @@ use super::client::backend;
 use super::item::{Item, doc_pk, get_json, get_n, get_s, n, s, ts_key};
 use super::requests::{each_item, take_in_order};
 use crate::store::ports::docs::{aging, aging_or_refused, distinct, ended_at};
-use crate::store::{All, Doc, Documents, Filter, READ_ALL, StoreError, StoreResult};
+use crate::store::{All, Doc, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
 
 impl DynamoStore {
     /// The TTL (s) of a document of a collection that ages out, once it has ended.
     pub(super) fn doc_ttl(&self, collection: &str, body: &Value) -> Option<i64> {
         ended_at(collection, body).map(|t| t.timestamp() + self.retention_secs)
+    }
+
+    /// The conditional update that puts a document, its version raised by one, for a
+    /// transaction: a write's change ([`crate::store::WriteLog::commit`]) or a producer's
+    /// ([`Documents::put_if`]).
+    pub(super) fn doc_update(
+        &self,
+        tenant: &str,
+        collection: &str,
+        key: String,
+        body: &Value,
+        expect: Expect,
+    ) -> StoreResult<Update> {
+        let text = serde_json::to_string(body).map_err(|e| StoreError::Data(e.to_string()))?;
+        // A document that has ended (a resolved alert) takes its TTL; one that has not keeps
+        // none. One of a collection that ages out moves to the index partition of its state.
+        let ttl = self.doc_ttl(collection, body);
+        let index = doc_index(tenant, collection, &key, body);
+        let mut set = vec!["b = :b"];
+        if ttl.is_some() {
+            set.push("#ttl = :ttl");
+        }
+        if index.is_some() {
+            set.extend(["gp = :gp", "gs = :gs"]);
+        }
+        let remove = if ttl.is_none() { " REMOVE #ttl" } else { "" };
+        let mut update = Update::builder()
+            .table_name(self.data.as_ref())
+            .key("pk", s(doc_pk(tenant, collection)))
+            .key("sk", s(key))
+            .update_expression(format!("SET {} ADD v :one{remove}", set.join(", ")))
+            .expression_attribute_names("#ttl", "ttl")
+            .expression_attribute_values(":b", s(text))
+            .expression_attribute_values(":one", n(1));
+        if let Some(ttl) = ttl {
+            update = update.expression_attribute_values(":ttl", n(ttl));
+        }
+        if let Some((gp, gs)) = index {
+            update = update
+                .expression_attribute_values(":gp", s(gp))
+                .expression_attribute_values(":gs", s(gs));
+        }
+        update = match expect {
+            Expect::Any => update,
+            Expect::Absent => update.condition_expression("attribute_not_exists(pk)"),
+            Expect::Version(v) => update
+                .condition_expression("v = :expected")
+                .expression_attribute_values(":expected", n(v)),
+        };
+        update
+            .build()
+            .map_err(|e| StoreError::Backend(e.to_string()))
     }
 }
 
@@ -269,5 +321,19 @@ impl Documents for DynamoStore {
             requests.push(Self::put_request(item)?);
         }
         self.batch_write(&self.data, requests).await
+    }
+
+    /// A transaction of one update, whose failed condition the transaction reports.
+    async fn put_if(
+        &self,
+        tenant: &str,
+        collection: &str,
+        key: &str,
+        body: Value,
+        expect: Expect,
+    ) -> StoreResult<()> {
+        let update = self.doc_update(tenant, collection, key.to_owned(), &body, expect)?;
+        self.tx_write(vec![TransactWriteItem::builder().update(update).build()])
+            .await
     }
 }

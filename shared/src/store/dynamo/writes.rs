@@ -11,12 +11,11 @@ use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
-use super::docs::doc_index;
-use super::item::{Item, doc_pk, get_n, get_s, idempotency_pk, log_pk, n, s, ts_key};
+use super::item::{Item, get_n, get_s, idempotency_pk, log_pk, n, s, ts_key};
 use super::requests::{each_item, tx_put};
 use crate::store::{
-    ABANDONED_AFTER_SECS, Change, Expect, HeldKey, KeptAnswer, KeyClaim, StoreError, StoreResult,
-    WriteLog, WriteLogEntry,
+    ABANDONED_AFTER_SECS, Change, HeldKey, KeptAnswer, KeyClaim, StoreError, StoreResult, WriteLog,
+    WriteLogEntry,
 };
 
 /// A stored entry, with its count and last time when it stands for coalesced refusals.
@@ -54,47 +53,7 @@ impl WriteLog for DynamoStore {
                     body,
                     expect,
                 } => {
-                    let text = serde_json::to_string(&body)
-                        .map_err(|e| StoreError::Data(e.to_string()))?;
-                    // A document that has ended (a resolved alert) takes its TTL; one that
-                    // has not keeps none. One of a collection that ages out moves to the
-                    // index partition of its state.
-                    let ttl = self.doc_ttl(&collection, &body);
-                    let index = doc_index(&log.tenant, &collection, &key, &body);
-                    let mut set = vec!["b = :b"];
-                    if ttl.is_some() {
-                        set.push("#ttl = :ttl");
-                    }
-                    if index.is_some() {
-                        set.extend(["gp = :gp", "gs = :gs"]);
-                    }
-                    let remove = if ttl.is_none() { " REMOVE #ttl" } else { "" };
-                    let mut update = Update::builder()
-                        .table_name(self.data.as_ref())
-                        .key("pk", s(doc_pk(&log.tenant, &collection)))
-                        .key("sk", s(key))
-                        .update_expression(format!("SET {} ADD v :one{remove}", set.join(", ")))
-                        .expression_attribute_names("#ttl", "ttl")
-                        .expression_attribute_values(":b", s(text))
-                        .expression_attribute_values(":one", n(1));
-                    if let Some(ttl) = ttl {
-                        update = update.expression_attribute_values(":ttl", n(ttl));
-                    }
-                    if let Some((gp, gs)) = index {
-                        update = update
-                            .expression_attribute_values(":gp", s(gp))
-                            .expression_attribute_values(":gs", s(gs));
-                    }
-                    update = match expect {
-                        Expect::Any => update,
-                        Expect::Absent => update.condition_expression("attribute_not_exists(pk)"),
-                        Expect::Version(v) => update
-                            .condition_expression("v = :expected")
-                            .expression_attribute_values(":expected", n(v)),
-                    };
-                    let update = update
-                        .build()
-                        .map_err(|e| StoreError::Backend(e.to_string()))?;
+                    let update = self.doc_update(&log.tenant, &collection, key, &body, expect)?;
                     items.push(TransactWriteItem::builder().update(update).build());
                 }
                 Change::Append { series, record } => {

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::store::{All, Filter, READ_ALL, StoreError, StoreResult};
+use crate::store::{All, Expect, Filter, READ_ALL, StoreError, StoreResult};
 
 /// A versioned JSON document.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +72,20 @@ pub trait Documents: Send + Sync + 'static {
         tenant: &str,
         collection: &str,
         docs: Vec<(String, Value)>,
+    ) -> StoreResult<()>;
+
+    /// Puts one document if the stored one is as `expect` says (none, or still at the version
+    /// read), its version raised by one, outside the write log: how the demo producers change
+    /// a document that API writes also change (an alert resolving), so that a write made
+    /// between their read and their put is kept. With a failed expectation nothing is
+    /// written and [`StoreError::ConditionFailed`] is returned.
+    async fn put_if(
+        &self,
+        tenant: &str,
+        collection: &str,
+        key: &str,
+        body: Value,
+        expect: Expect,
     ) -> StoreResult<()>;
 }
 

@@ -184,6 +184,20 @@ impl Documents for SqliteStore {
         })
         .await
     }
+
+    /// The version compared and the document put in one write transaction.
+    async fn put_if(
+        &self,
+        tenant: &str,
+        collection: &str,
+        key: &str,
+        body: Value,
+        expect: Expect,
+    ) -> StoreResult<()> {
+        let (tenant, coll, key) = (tenant.to_owned(), collection.to_owned(), key.to_owned());
+        self.with_write(move |tx| put_doc(tx, &tenant, &coll, &key, &body, expect))
+            .await
+    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use conn::{Create, Durability, FileId, Inner, backend, open};
 use schema::{SCHEMA, migrate};
 use sweep::spawn_sweeper;
 
-use crate::config::DEFAULT_RETENTION_DAYS;
+use crate::config::DEFAULT_EMBEDDED_RETENTION_DAYS;
 use crate::store::{StoreError, StoreResult};
 
 /// The embedded store.
@@ -47,9 +47,9 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens (or creates) the database file and its schema, keeping data for the default
-    /// retention ([`DEFAULT_RETENTION_DAYS`]).
+    /// retention of the embedded store ([`DEFAULT_EMBEDDED_RETENTION_DAYS`]).
     pub fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
-        Self::open_retaining(path, DEFAULT_RETENTION_DAYS)
+        Self::open_retaining(path, DEFAULT_EMBEDDED_RETENTION_DAYS)
     }
 
     /// [`SqliteStore::open`], series records and rollups older than `retention_days` swept
@@ -62,7 +62,11 @@ impl SqliteStore {
     /// until [`SqliteStore::settle`], so a crash of the machine (not of the process) before
     /// then can lose or damage the load; the load is simply run again.
     pub fn open_for_load(path: impl AsRef<Path>) -> StoreResult<Self> {
-        Self::open_with(path.as_ref(), Durability::Loading, DEFAULT_RETENTION_DAYS)
+        Self::open_with(
+            path.as_ref(),
+            Durability::Loading,
+            DEFAULT_EMBEDDED_RETENTION_DAYS,
+        )
     }
 
     fn open_with(path: &Path, sync: Durability, retention_days: u32) -> StoreResult<Self> {

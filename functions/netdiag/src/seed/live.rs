@@ -1,0 +1,183 @@
+//! NetDiag of the time that passes after the seed: the measurements of every online machine
+//! each quarter hour, and its verdict episodes (a non-OK verdict for half an hour to five
+//! hours) with their periods, events and alerts, opening and resolving. Each hour is drawn
+//! from its own generator and each episode whole, so that a batch knows which episodes start
+//! or end in it. The machines the seed keeps in a non-OK verdict go on as it left them.
+
+use chrono::{DateTime, Duration, Utc};
+use netops_shared::demo::{DocChange, Produced, SeedCtx, hours_of};
+use netops_shared::store::Record;
+use rand::Rng;
+use serde_json::{Value, json};
+
+use super::{
+    Ctx, Episode, FeedEvent, alert_title, causes, closing_events, machine_ctx, machines,
+    measurement, opening_events, quarter, record, severity, trace_hops, weighted_verdict,
+};
+use crate::model::{
+    ALERTS, Alert, AlertState, EVENTS, MEASURES, PERIODS, Period, SAMPLE_MINUTES, STATES, Verdict,
+};
+
+/// A machine may turn non-OK in one hour out of this many (shifted by machine), for at most
+/// five hours: its episodes never overlap.
+const CYCLE_HOURS: i64 = 36;
+
+/// The chance that a machine turns non-OK in one of its hours: an episode every three days
+/// or so, as the seed's.
+const EPISODE: f64 = 0.5;
+
+/// How far back an episode that ends in a batch can start, hours.
+const LONGEST_HOURS: i64 = 6;
+
+fn hour_index(t: DateTime<Utc>) -> i64 {
+    t.timestamp().div_euclid(3600)
+}
+
+pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    let online: Vec<_> = machines(ctx)
+        .into_iter()
+        .filter(|(_, m, forced)| m.online && forced.is_none())
+        .collect();
+    let ctxs: Vec<Ctx> = online
+        .iter()
+        .map(|(_, m, _)| machine_ctx(&mut ctx.rng(&format!("netdiag/{}", m.hostname)), m, ctx))
+        .collect();
+    // Episodes by machine, drawn hour by hour (every machine's draws in each hour, so an
+    // hour's episodes do not depend on the batch).
+    let mut episodes: Vec<Vec<(Episode, Option<Vec<Value>>)>> = vec![Vec::new(); online.len()];
+    for hour in hours_of(from - Duration::hours(LONGEST_HOURS), to) {
+        let mut rng = ctx.hour_rng("netdiag-episodes", hour);
+        for (n, (k, _, _)) in online.iter().enumerate() {
+            if (hour_index(hour) + 7 * *k as i64) % CYCLE_HOURS != 0 || !rng.random_bool(EPISODE) {
+                continue;
+            }
+            let verdict = weighted_verdict(&mut rng);
+            let start = quarter(hour + Duration::minutes(rng.random_range(0..60)));
+            let end = start + Duration::minutes(SAMPLE_MINUTES * rng.random_range(2..=20));
+            let cause = rng.random_range(0..causes(verdict).len());
+            let hops = matches!(verdict, Verdict::WAN | Verdict::LAN | Verdict::INFRA)
+                .then(|| trace_hops(&mut rng, &ctxs[n].gateway, "8.8.8.8"));
+            episodes[n].push((
+                Episode {
+                    start,
+                    end,
+                    verdict,
+                    cause,
+                },
+                hops,
+            ));
+        }
+    }
+    let mut out = Produced::default();
+    let (mut measures, mut periods, mut events, mut alerts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (c, eps) in ctxs.iter().zip(&episodes) {
+        let m = c.m;
+        for hour in hours_of(from, to) {
+            let mut rng = ctx.hour_rng(&format!("netdiag/{}", m.hostname), hour);
+            for q in 0..60 / SAMPLE_MINUTES {
+                let t = hour + Duration::minutes(q * SAMPLE_MINUTES);
+                let ep = eps
+                    .iter()
+                    .map(|(e, _)| e)
+                    .find(|e| e.start <= t && t < e.end);
+                let mm = measurement(&mut rng, c, t, ep);
+                if from <= t && t < to {
+                    measures.push(record(
+                        &m.hostname,
+                        t,
+                        format!("m-{}", t.timestamp()),
+                        serde_json::to_value(mm).unwrap_or_default(),
+                    ));
+                }
+            }
+        }
+        let mut state = json!({ "last_measure_at": quarter(to - Duration::seconds(1)) });
+        for (e, hops) in eps {
+            if e.start >= to || e.end < from {
+                continue;
+            }
+            let ended = e.end < to;
+            let id = format!("nd-{}-{}", m.hostname, hour_index(e.start));
+            let cause = e.cause_text();
+            let minutes = ((if ended { e.end } else { to }) - e.start).num_minutes();
+            let sev = severity(e.verdict, minutes);
+            let title = alert_title(e.verdict, &m.hostname, cause);
+            let mut feed = Vec::new();
+            if e.start >= from {
+                // Rated on the whole episode, as the seed's, whatever batch it starts in.
+                let whole = severity(e.verdict, (e.end - e.start).num_minutes());
+                feed.extend(opening_events(e, &id, whole, &title, hops.clone()));
+            }
+            if ended {
+                feed.extend(closing_events(e, &id, minutes));
+                state = json!({"verdict": Verdict::OK, "cause": null, "since": e.end,
+                    "open_alert": null, "last_measure_at": state["last_measure_at"]});
+            } else {
+                state = json!({"verdict": e.verdict, "cause": cause, "since": e.start,
+                    "open_alert": id, "last_measure_at": state["last_measure_at"]});
+            }
+            events.extend(feed.into_iter().map(|f| event(c, f)));
+            let period = Period {
+                start: e.start,
+                end: ended.then_some(e.end),
+                verdict: e.verdict,
+                cause: cause.to_owned(),
+                executable: None,
+            };
+            // The same record again once it has ended: it replaces the one written open.
+            periods.push(record(
+                &m.hostname,
+                e.start,
+                format!("p-{}", hour_index(e.start)),
+                serde_json::to_value(period).unwrap_or_default(),
+            ));
+            let alert = Alert {
+                id: id.clone(),
+                hostname: m.hostname.clone(),
+                verdict: e.verdict,
+                cause: cause.to_owned(),
+                severity: sev,
+                status: AlertState::open_if(!ended),
+                title,
+                opened_at: e.start,
+                resolved_at: ended.then_some(e.end),
+            };
+            alerts.push((id, serde_json::to_value(alert).unwrap_or_default()));
+        }
+        // The state as of the batch's end, over what the seed or an earlier batch left.
+        out.changes.push(DocChange {
+            collection: STATES,
+            key: m.hostname.clone(),
+            created: None,
+            update: Some((merge, state)),
+        });
+    }
+    out.records = vec![
+        (MEASURES.to_owned(), measures),
+        (PERIODS.to_owned(), periods),
+        (EVENTS.to_owned(), events),
+    ];
+    // No API write changes a NetDiag alert (it closes by itself): put as it stands.
+    out.docs = vec![(ALERTS.to_owned(), alerts)];
+    out
+}
+
+/// One event of the feed, its id from the machine, time and source (unique: one event of a
+/// source a second at most).
+fn event(c: &Ctx, (at, source, sev, message, details): FeedEvent) -> Record {
+    let id = format!("ev-{}-{}-{source}", c.m.id, at.timestamp());
+    let body = json!({"id": id, "at": at, "source": source, "severity": sev, "message": message, "details": details});
+    record(&c.m.hostname, at, id, body)
+}
+
+/// Sets the fields of `fields` in the stored document.
+fn merge(body: &mut Value, fields: &Value) -> bool {
+    let (Some(body), Some(fields)) = (body.as_object_mut(), fields.as_object()) else {
+        return false;
+    };
+    for (k, v) in fields {
+        body.insert(k.clone(), v.clone());
+    }
+    true
+}
