@@ -351,14 +351,28 @@ pub fn entries<'a>(plan: &'a Plan, rows: &'a [Rollup]) -> impl Iterator<Item = E
     })
 }
 
-fn top_values(totals: &HashMap<String, f64>, n: usize) -> Vec<String> {
-    let mut v: Vec<(&String, &f64)> = totals.iter().collect();
-    v.sort_by(|a, b| b.1.total_cmp(a.1).then_with(|| a.0.cmp(b.0)));
-    v.into_iter().take(n).map(|(k, _)| k.clone()).collect()
+fn top_values<'a>(totals: &HashMap<&'a str, f64>, n: usize) -> Vec<&'a str> {
+    let mut v: Vec<(&str, f64)> = totals.iter().map(|(k, v)| (*k, *v)).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    v.into_iter().take(n).map(|(k, _)| k).collect()
 }
 
 /// The value of dimension `key` in an entry, as the plan's source sees it.
 fn dim_value<'a>(plan: &Plan, e: &Entry<'a>, key: &str) -> &'a str {
+    entity_value(plan, e, key).unwrap_or_else(|| row_value(plan, e.dims, key))
+}
+
+/// The value of `key` among an entry's internal values (named in a family's measure), if
+/// it holds it and the plan's source sees it.
+fn entity_value<'a>(plan: &Plan, e: &Entry<'a>, key: &str) -> Option<&'a str> {
+    if plan.gateway_view && GATEWAY_REWRITTEN.contains(&key) {
+        return None;
+    }
+    cube::value(plan.family?, e.entity?, key)
+}
+
+/// The value of `key` in the dimensions of an entry's row, as the plan's source sees it.
+fn row_value<'a>(plan: &Plan, dims: &'a Value, key: &str) -> &'a str {
     if plan.gateway_view {
         match key {
             "src" => return "gateway",
@@ -366,22 +380,23 @@ fn dim_value<'a>(plan: &Plan, e: &Entry<'a>, key: &str) -> &'a str {
             _ => {}
         }
     }
-    if let (Some(family), Some(entity)) = (plan.family, e.entity)
-        && let Some(v) = cube::value(family, entity, key)
-    {
-        return v;
-    }
-    e.dims
-        .get(key)
+    dims.get(key)
         .and_then(Value::as_str)
         .unwrap_or(crate::model::UNKNOWN)
 }
 
-/// Aggregates the entries read for the plan.
+/// Aggregates the entries read for the plan. The values stay borrowed from the rows read
+/// (a query by machine adds up hundreds of thousands of entries): only those the answer
+/// names are copied.
 pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> Exploration {
     let k = plan.dims.len();
-    // First (bucket, values) with borrowed values: one small key per row, no copies.
-    let mut cells: HashMap<(i64, [&str; 3]), f64> = HashMap::new();
+    let mut per_dim: Vec<HashMap<&'a str, f64>> = vec![HashMap::new(); k];
+    // The asked values of a combination; those beyond `k` stay empty.
+    let mut tuples: HashMap<[&'a str; 3], f64> = HashMap::new();
+    // (bucket, first value) -> measure
+    let mut by_bucket: HashMap<(i64, &'a str), f64> = HashMap::new();
+    let mut total = 0.0;
+    let mut row: Option<(&'a Value, [&'a str; 3])> = None;
     for e in entries {
         if e.value == 0.0 || e.bucket < plan.from || e.bucket >= plan.to {
             continue;
@@ -393,38 +408,38 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         {
             continue;
         }
-        let mut vals = [""; 3];
+        // A row's measures share its dimensions (rows of one combination share them too):
+        // their values are looked up once, not for every measure.
+        let mut vals = match row {
+            Some((dims, vals)) if std::ptr::eq(dims, e.dims) => vals,
+            _ => {
+                let mut vals = [""; 3];
+                for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
+                    vals[i] = row_value(plan, e.dims, key);
+                }
+                row = Some((e.dims, vals));
+                vals
+            }
+        };
         for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
-            vals[i] = dim_value(plan, &e, key);
+            if let Some(v) = entity_value(plan, &e, key) {
+                vals[i] = v;
+            }
+        }
+        for (sums, v) in per_dim.iter_mut().zip(vals) {
+            *sums.entry(v).or_default() += e.value;
         }
         let bucket = e.bucket.div_euclid(plan.step_ms) * plan.step_ms;
-        *cells.entry((bucket, vals)).or_default() += e.value;
+        *by_bucket.entry((bucket, vals[0])).or_default() += e.value;
+        *tuples.entry(vals).or_default() += e.value;
+        total += e.value;
     }
-    let mut per_dim: Vec<HashMap<String, f64>> = vec![HashMap::new(); k];
-    let mut tuples: HashMap<Vec<String>, f64> = HashMap::new();
-    // (bucket, first value) -> measure
-    let mut by_bucket: HashMap<(i64, String), f64> = HashMap::new();
-    let mut total = 0.0;
-    for ((bucket, vals), value) in cells {
-        let vals: Vec<String> = vals[..k].iter().map(|v| (*v).to_owned()).collect();
-        for (i, v) in vals.iter().enumerate() {
-            *per_dim[i].entry(v.clone()).or_default() += value;
-        }
-        *by_bucket.entry((bucket, vals[0].clone())).or_default() += value;
-        *tuples.entry(vals).or_default() += value;
-        total += value;
-    }
-    let kept: Vec<Vec<String>> = per_dim.iter().map(|t| top_values(t, plan.limit)).collect();
-    let kept_sets: Vec<HashSet<&String>> = kept.iter().map(|v| v.iter().collect()).collect();
-    let map = |i: usize, v: &String| -> String {
-        if kept_sets[i].contains(v) {
-            v.clone()
-        } else {
-            OTHERS.to_owned()
-        }
-    };
+    let kept: Vec<Vec<&str>> = per_dim.iter().map(|t| top_values(t, plan.limit)).collect();
+    let kept_sets: Vec<HashSet<&str>> = kept.iter().map(|v| v.iter().copied().collect()).collect();
+    let map =
+        |i: usize, v: &'a str| -> &'a str { if kept_sets[i].contains(v) { v } else { OTHERS } };
     // Stacked series by the first dimension.
-    let mut keys = kept[0].clone();
+    let mut keys: Vec<String> = kept[0].iter().map(|v| (*v).to_owned()).collect();
     let has_others = per_dim[0].len() > kept[0].len();
     if has_others {
         keys.push(OTHERS.into());
@@ -432,14 +447,18 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
     let mut points = Vec::new();
     let mut t = plan.from;
     while t < plan.to {
-        let mut values: BTreeMap<String, f64> = keys.iter().map(|k| (k.clone(), 0.0)).collect();
-        points.push((t, std::mem::take(&mut values)));
+        let values: BTreeMap<String, f64> = keys.iter().map(|k| (k.clone(), 0.0)).collect();
+        points.push((t, values));
         t += plan.step_ms;
     }
     for ((bucket, v), m) in &by_bucket {
         let idx = ((bucket - plan.from) / plan.step_ms) as usize;
-        if let Some((_, values)) = points.get_mut(idx) {
-            *values.entry(map(0, v)).or_default() += m;
+        // Every value maps to a key of the series: a kept one, or `autres` when some remain.
+        if let Some(sum) = points
+            .get_mut(idx)
+            .and_then(|(_, values)| values.get_mut(map(0, v)))
+        {
+            *sum += m;
         }
     }
     let points = points
@@ -450,11 +469,11 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         })
         .collect();
     // Links between consecutive dimensions.
-    let mut link_sums: BTreeMap<(String, String, usize), f64> = BTreeMap::new();
+    let mut link_sums: BTreeMap<(&str, &str, usize), f64> = BTreeMap::new();
     for (vals, m) in &tuples {
         for i in 0..k.saturating_sub(1) {
             *link_sums
-                .entry((map(i, &vals[i]), map(i + 1, &vals[i + 1]), i))
+                .entry((map(i, vals[i]), map(i + 1, vals[i + 1]), i))
                 .or_default() += m;
         }
     }
@@ -463,11 +482,11 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         .map(|((a, b, i), value)| Link {
             from: Node {
                 dim: plan.dims[i].0.into(),
-                value: a,
+                value: a.into(),
             },
             to: Node {
                 dim: plan.dims[i + 1].0.into(),
-                value: b,
+                value: b.into(),
             },
             value,
         })
@@ -479,7 +498,7 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
             .then_with(|| a.to.cmp(&b.to))
     });
     // Top N combinations.
-    let mut top: Vec<(Vec<String>, f64)> = tuples.into_iter().collect();
+    let mut top: Vec<([&str; 3], f64)> = tuples.into_iter().collect();
     top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let top = top
         .into_iter()
@@ -489,7 +508,7 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
                 .dims
                 .iter()
                 .zip(vals)
-                .map(|((n, _), v)| ((*n).to_owned(), v))
+                .map(|((n, _), v)| ((*n).to_owned(), v.to_owned()))
                 .collect(),
             value,
             share: if total > 0.0 {
