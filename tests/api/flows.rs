@@ -118,11 +118,20 @@ async fn flows_listening_sockets_appear_only_with_include_listening_1() {
     let app = TestApp::shared();
     let token = flows_token(app).await;
     let host = "PAR-SRV-0001";
-    let hidden = walk(app, &format!("/flows?machine={host}&limit=500"), &token).await;
+    // One window for both walks: the default one ends at each request's now, and a record
+    // leaving it between the walks would miscount.
+    let to = Utc::now();
+    let window = format!("from={}&to={}", stamp(to - Duration::hours(24)), stamp(to));
+    let hidden = walk(
+        app,
+        &format!("/flows?machine={host}&limit=500&{window}"),
+        &token,
+    )
+    .await;
     assert!(hidden.iter().all(|r| r["listening"] == false));
     let shown = walk(
         app,
-        &format!("/flows?machine={host}&limit=500&include_listening=1"),
+        &format!("/flows?machine={host}&limit=500&include_listening=1&{window}"),
         &token,
     )
     .await;
