@@ -599,12 +599,7 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
         })
         .collect();
     opened.sort_unstable_by(|a, b| b.cmp(a));
-    let people: Vec<&str> = ctx
-        .accounts
-        .iter()
-        .filter(|a| !a.service)
-        .map(|a| a.login.as_str())
-        .collect();
+    let people: Vec<&str> = ctx.people().map(|a| a.login.as_str()).collect();
     let admins: Vec<&str> = ctx
         .accounts
         .iter()

@@ -388,13 +388,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         let tenant = ctx.tenant.id;
         ctx.stores.docs.put(tenant, INSTANCES, docs).await?;
 
-        let logins_people: Vec<String> = ctx
-            .accounts
-            .iter()
-            .filter(|a| !a.service)
-            .take(40)
-            .map(|a| a.login.clone())
-            .collect();
+        let logins_people: Vec<String> = ctx.people().take(40).map(|a| a.login.clone()).collect();
         let domain = ctx
             .tenant
             .domain

@@ -1027,12 +1027,7 @@ fn context(ctx: &SeedCtx) -> Ctx<'_> {
         ctx,
         machines_by_site,
         tunnels,
-        people: ctx
-            .accounts
-            .iter()
-            .filter(|a| !a.service)
-            .map(|a| a.login.as_str())
-            .collect(),
+        people: ctx.people().map(|a| a.login.as_str()).collect(),
         controller: ctx
             .machines
             .iter()

@@ -204,7 +204,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             return Ok(());
         };
         let file_servers: Vec<&MachineSeed> = servers.iter().copied().take(3).collect();
-        let people: Vec<&Account> = ctx.accounts.iter().filter(|a| !a.service).collect();
+        let people: Vec<&Account> = ctx.people().collect();
         let admins: Vec<&Account> = people.iter().copied().filter(|a| a.admin).collect();
         let services: Vec<&Account> = ctx.accounts.iter().filter(|a| a.service).collect();
         let helpdesk = admins

@@ -168,6 +168,13 @@ pub struct SeedCtx {
     pub accounts: Vec<Account>,
 }
 
+impl SeedCtx {
+    /// The tenant's accounts of people (not services), in roster order.
+    pub fn people(&self) -> impl Iterator<Item = &Account> {
+        self.accounts.iter().filter(|a| !a.service)
+    }
+}
+
 /// What a module's producer made of an interval of time: the records to append and the
 /// rollups they add, each by series.
 #[derive(Debug, Default)]

@@ -196,12 +196,7 @@ fn check_counts(
 }
 
 fn siem_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out: &mut Produced) {
-    let people: Vec<&str> = ctx
-        .accounts
-        .iter()
-        .filter(|a| !a.service)
-        .map(|a| a.login.as_str())
-        .collect();
+    let people: Vec<&str> = ctx.people().map(|a| a.login.as_str()).collect();
     let analyst = ctx
         .accounts
         .iter()
