@@ -125,6 +125,28 @@ impl Episode {
     fn cause_text(&self) -> &'static str {
         causes(self.verdict)[self.cause]
     }
+
+    /// The alert of this episode on `hostname`, resolved at its end when `ended`.
+    fn alert(
+        &self,
+        id: &str,
+        hostname: &str,
+        severity: Severity,
+        title: String,
+        ended: bool,
+    ) -> Alert {
+        Alert {
+            id: id.to_owned(),
+            hostname: hostname.to_owned(),
+            verdict: self.verdict,
+            cause: self.cause_text().to_owned(),
+            severity,
+            status: AlertState::open_if(!ended),
+            title,
+            opened_at: self.start,
+            resolved_at: ended.then_some(self.end),
+        }
+    }
 }
 
 fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> &'a T {
@@ -1007,17 +1029,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
             if !open {
                 evs.extend(closing_events(e, &id, minutes));
             }
-            let alert = Alert {
-                id: id.clone(),
-                hostname: m.hostname.clone(),
-                verdict: e.verdict,
-                cause: cause.to_owned(),
-                severity: sev,
-                status: AlertState::open_if(open),
-                title,
-                opened_at: e.start,
-                resolved_at: (!open).then_some(e.end),
-            };
+            let alert = e.alert(&id, &m.hostname, sev, title, !open);
             alerts.push((id, serde_json::to_value(alert).unwrap_or_default()));
         }
         // Background events over the last week, denser over the last two days.

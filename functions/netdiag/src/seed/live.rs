@@ -14,9 +14,7 @@ use super::{
     Ctx, Episode, FeedEvent, alert_title, causes, closing_events, machine_ctx, machines,
     measurement, opening_events, quarter, record, severity, trace_hops, weighted_verdict,
 };
-use crate::model::{
-    ALERTS, Alert, AlertState, EVENTS, MEASURES, PERIODS, Period, SAMPLE_MINUTES, STATES, Verdict,
-};
+use crate::model::{ALERTS, EVENTS, MEASURES, PERIODS, Period, SAMPLE_MINUTES, STATES, Verdict};
 
 /// A machine may turn non-OK in one hour out of this many (shifted by machine), for at most
 /// five hours: its episodes never overlap.
@@ -132,17 +130,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
                 format!("p-{}", hour_index(e.start)),
                 serde_json::to_value(period).unwrap_or_default(),
             ));
-            let alert = Alert {
-                id: id.clone(),
-                hostname: m.hostname.clone(),
-                verdict: e.verdict,
-                cause: cause.to_owned(),
-                severity: sev,
-                status: AlertState::open_if(!ended),
-                title,
-                opened_at: e.start,
-                resolved_at: ended.then_some(e.end),
-            };
+            let alert = e.alert(&id, &m.hostname, sev, title, ended);
             alerts.push((id, serde_json::to_value(alert).unwrap_or_default()));
         }
         // The state as of the batch's end, over what the seed or an earlier batch left.
