@@ -519,13 +519,15 @@ async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
     let key = format!("{n:010}");
     let collection = "monitor_incidents";
     // The producer's read.
-    let read = app
-        .stores
-        .docs
-        .get("acme", collection, &key)
-        .await
-        .expect("get")
-        .expect("incident");
+    let stored = || async {
+        app.stores
+            .docs
+            .get("acme", collection, &key)
+            .await
+            .expect("get")
+            .expect("incident")
+    };
+    let read = stored().await;
     // The acknowledgement, between the read and the put.
     let res = ack(&app, &token, &format!("hm-{n}"), "Pris.").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
@@ -543,13 +545,7 @@ async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
             "{expect:?}"
         );
     }
-    let acked = app
-        .stores
-        .docs
-        .get("acme", collection, &key)
-        .await
-        .expect("get")
-        .expect("incident");
+    let acked = stored().await;
     assert_eq!(acked.body["status"], "acknowledged");
     // Made again on what the write left.
     DocChange {
@@ -561,13 +557,7 @@ async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
     .apply(&app.stores, "acme")
     .await
     .expect("apply");
-    let doc = app
-        .stores
-        .docs
-        .get("acme", collection, &key)
-        .await
-        .expect("get")
-        .expect("incident");
+    let doc = stored().await;
     assert!(doc.version != acked.version);
     assert_eq!(doc.body["status"], "resolved");
     assert_eq!(doc.body["resolved_at"], end);
