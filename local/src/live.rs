@@ -43,6 +43,10 @@ pub struct Watermark {
     pub machines: usize,
     pub days: u32,
     pub seed: u64,
+    /// When the tenant was seeded (the producers go on from what the seed left in
+    /// progress). A watermark of an earlier version has none: its `until` stands for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeded_at: Option<DateTime<Utc>>,
 }
 
 /// Produces one module's data of an interval `[from, to)`: drawn at once, or by a
@@ -125,6 +129,7 @@ pub async fn mark_seeded(
             machines: size.machines,
             days: size.days,
             seed: size.seed,
+            seeded_at: Some(now),
         },
     )
     .await
@@ -190,7 +195,8 @@ async fn advance_tenant(
         mark.until = oldest;
     }
     let from = mark.until;
-    let ctx = SeedCtx::new(
+    let seeded_at = *mark.seeded_at.get_or_insert(mark.until);
+    let mut ctx = SeedCtx::new(
         stores.clone(),
         tenant,
         now,
@@ -198,6 +204,7 @@ async fn advance_tenant(
         mark.days,
         mark.seed,
     );
+    ctx.seeded_at = seeded_at;
     let mut written = 0;
     loop {
         let end = match mark.pending {

@@ -9,7 +9,7 @@ use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse};
+use crate::helpers::{TestApp, TestResponse, catch_up, producer_ctx};
 
 fn time(v: &Value) -> DateTime<Utc> {
     v.as_str()
@@ -1036,4 +1036,115 @@ async fn ack_errors_speak_english_on_request() {
         "{}",
         res.body
     );
+}
+
+// ---------------------------------------------------------------- as time passes
+
+/// Every item of a listing of alerts of the last three days (one page holds them here).
+async fn alerts_of_3_days(app: &TestApp, token: &str, kind: &str) -> Vec<Value> {
+    let res = alerts(app, token, &format!("?kind={kind}&period=3d&limit=500")).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert!(res.body["meta"]["next_cursor"].is_null());
+    res.items().clone()
+}
+
+/// The monitors as of `now`: each active one checked then, in the status of its open
+/// incident (down or degraded) or up without one.
+async fn assert_monitors_follow_their_incidents(app: &TestApp, token: &str, now: DateTime<Utc>) {
+    let monitors = app.get("/monitors", token).await;
+    assert_eq!(monitors.status, StatusCode::OK, "{}", monitors.body);
+    let open = alerts_of_3_days(app, token, "hostmonitor").await;
+    for m in monitors.items().iter().filter(|m| m["active"] == true) {
+        assert_eq!(time(&m["last_check"]["at"]), now, "{m}");
+        assert_eq!(m["last_check"]["status"], m["status"], "{m}");
+        match m["open_incident"].as_str() {
+            None => assert_eq!(m["status"], "up", "{m}"),
+            Some(id) => {
+                let incident = open
+                    .iter()
+                    .find(|a| a["id"] == id)
+                    .unwrap_or_else(|| panic!("{id} listed"));
+                assert_eq!(incident["status"], "open", "{incident}");
+                assert_eq!(m["status"], incident["details"]["kind"], "{m} {incident}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn monitors_and_incidents_go_on_from_the_seed_as_time_passes() {
+    let seeded = Utc::now() - Duration::hours(30);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app.full_token().await;
+    // What the seed left in progress.
+    let open_at_seed: Vec<Value> = alerts(&app, &token, "?status=open&kind=hostmonitor,siem")
+        .await
+        .items()
+        .clone();
+    let kinds: HashSet<&str> = open_at_seed
+        .iter()
+        .filter_map(|a| a["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, HashSet::from(["hostmonitor", "siem"]));
+    // Caught up in steps, as the background task does: at each, the monitors follow their
+    // incidents, and SIEM incidents are in progress (the analyst resolves one once the next
+    // has opened).
+    let now = Utc::now();
+    for step in [1, 4, 9, 17, 23, 29]
+        .map(|h| seeded + Duration::hours(h))
+        .into_iter()
+        .chain([now])
+    {
+        catch_up(&app.stores, step).await;
+        assert_monitors_follow_their_incidents(&app, &token, step).await;
+        let siem = alerts(&app, &token, "?status=open&kind=siem").await;
+        assert!(!siem.items().is_empty(), "none in progress at {step}");
+    }
+    // The seed's incidents in progress have all resolved since, after it, by themselves or
+    // by the analyst.
+    let mut all = alerts_of_3_days(&app, &token, "hostmonitor").await;
+    all.extend(alerts_of_3_days(&app, &token, "siem").await);
+    for seeded_open in &open_at_seed {
+        let alert = all
+            .iter()
+            .find(|a| a["id"] == seeded_open["id"])
+            .unwrap_or_else(|| panic!("{} listed", seeded_open["id"]));
+        assert_eq!(alert["status"], "resolved", "{alert}");
+        let resolved = time(&alert["resolved_at"]);
+        assert!(seeded < resolved && resolved < now, "{alert}");
+    }
+}
+
+/// Every active monitor is checked after the seed, however many there are (beyond 220
+/// machines, the seed leaves more than the four incidents of fixed kind in progress).
+#[tokio::test]
+async fn every_active_monitor_is_checked_after_the_seed_at_any_size() {
+    let now = Utc::now();
+    for machines in [60, 300, 1000] {
+        let ctx = producer_ctx(now, now - Duration::hours(2), machines);
+        let produced = netops_alerts::seed::produce(&ctx, now - Duration::hours(1), now);
+        let monitors: Vec<&Value> = produced
+            .docs
+            .iter()
+            .filter(|(collection, _)| collection == "monitors")
+            .flat_map(|(_, docs)| docs.iter().map(|(_, m)| m))
+            .collect();
+        let defined = 8 + machines / 10;
+        let paused = (0..defined).filter(|i| i % 23 == 6).count();
+        assert_eq!(monitors.len(), defined - paused, "{machines}");
+        let (_, hourly) = produced
+            .rollups
+            .iter()
+            .find(|(series, _)| series == "monitor_checks_hourly")
+            .expect("hourly counts");
+        for m in monitors {
+            assert_eq!(m["active"], true, "{m}");
+            let checks: f64 = hourly
+                .iter()
+                .filter_map(|r| r.measures.get(&format!("{}:checks", m["id"])))
+                .sum();
+            let expected = 3600 / m["interval_s"].as_i64().expect("interval");
+            assert_eq!(checks as i64, expected, "{machines}: {m}");
+        }
+    }
 }

@@ -467,3 +467,34 @@ pub async fn walk(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
     }
     panic!("paging did not end");
 }
+
+/// The retention the catch-ups are given (the embedded store's default; every test's data is
+/// days old at most).
+const RETENTION_DAYS: u32 = netops_shared::config::DEFAULT_EMBEDDED_RETENTION_DAYS;
+
+/// Writes the live demo data of every tenant up to `now` (the time passed since the seed or
+/// the last catch-up); returns the records written.
+pub async fn catch_up(stores: &Stores, now: DateTime<Utc>) -> usize {
+    netops::live::advance(stores, now, RETENTION_DAYS, &mut |_| {})
+        .await
+        .expect("advance")
+}
+
+/// The context of acme's producers at `now`, of a tenant of `machines` machines seeded at
+/// `seeded` (the demo's seed and days), to call a producer directly: it reads nothing, so
+/// a store of its own stands for the context's.
+pub fn producer_ctx(
+    now: DateTime<Utc>,
+    seeded: DateTime<Utc>,
+    machines: usize,
+) -> netops_shared::demo::SeedCtx {
+    let dir = tempfile::tempdir().expect("dir");
+    let stores = Stores::of(
+        netops_shared::store::sqlite::SqliteStore::open(dir.path().join("ctx.db")).expect("store"),
+    );
+    let size = SeedSize::default();
+    let mut ctx =
+        netops_shared::demo::SeedCtx::new(stores, &ACME, now, machines, size.days, size.seed);
+    ctx.seeded_at = seeded;
+    ctx
+}

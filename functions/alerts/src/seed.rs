@@ -43,6 +43,9 @@ struct Gen {
     critical: bool,
     paused_at: Option<DateTime<Utc>>,
     incidents: Vec<MonitorIncident>,
+    /// When the incident the seed leaves going on (the last of `incidents`) ends, after the
+    /// seed: the producers resolve it then.
+    ongoing_end: Option<DateTime<Utc>>,
 }
 
 fn monitor_defs(ctx: &SeedCtx) -> Vec<(String, MonitorType, String, &'static str, u32)> {
@@ -205,6 +208,7 @@ fn monitors(ctx: &SeedCtx) -> Vec<(usize, Gen)> {
                 critical: i < 4 || i % 5 == 0,
                 paused_at: None,
                 incidents: Vec::new(),
+                ongoing_end: None,
             };
             (i, g)
         })
@@ -247,7 +251,11 @@ fn severity_of(kind: MonitorType, critical: bool, down: bool) -> Severity {
     }
 }
 
-async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
+/// The monitors as the seed leaves them, with their incidents numbered (the past ones and
+/// those going on, each with its end after the seed), and the generator that goes on with
+/// the check counts. The producers draw them again from the context the seed had
+/// ([`SeedCtx::as_seeded`]) to resolve the incidents going on.
+fn generate(ctx: &SeedCtx) -> (Vec<Gen>, StdRng) {
     let mut rng = ctx.rng("monitors");
     let now = ctx.now;
     let start = ctx.start();
@@ -358,6 +366,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
         let inc = incident(g, s, None, down, status, ack, notes.map(str::to_owned));
         g.doc.status = inc.kind.monitor_status();
         g.incidents.push(inc);
+        g.ongoing_end = Some(now + Duration::minutes(rng.random_range(15..180)));
     }
 
     // Numbers in chronological order across the tenant.
@@ -373,6 +382,13 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
         inc.id = n;
         inc.alert_id = format!("hm-{n}");
     }
+    (gens, rng)
+}
+
+async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
+    let (mut gens, mut rng) = generate(ctx);
+    let now = ctx.now;
+    let start = ctx.start();
 
     // Check counts, hourly and daily, consistent with the incidents: one wide row per
     // hour (or day) with the measures `<monitor id>:checks|degraded|down` of every monitor.
@@ -426,31 +442,7 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
             Some(p) => p,
             None => now - Duration::seconds(rng.random_range(0..i64::from(g.doc.interval_s))),
         };
-        let status = g.doc.status;
-        let response_ms = match status {
-            LinkStatus::Down => None,
-            LinkStatus::Degraded => Some(rng.random_range(1200..4000)),
-            LinkStatus::Up => Some(match g.doc.kind {
-                MonitorType::Ping => rng.random_range(1..40),
-                MonitorType::Dns => rng.random_range(5..60),
-                MonitorType::Http | MonitorType::Tcp => rng.random_range(30..350),
-            }),
-        };
-        let message = match (g.doc.kind, status) {
-            (_, LinkStatus::Down | LinkStatus::Degraded) => {
-                error_of(g.doc.kind, status == LinkStatus::Down).to_owned()
-            }
-            (MonitorType::Http, _) => "HTTP 200".to_owned(),
-            (MonitorType::Ping, _) => "4/4 réponses".to_owned(),
-            (MonitorType::Tcp, _) => "connexion établie".to_owned(),
-            (MonitorType::Dns, _) => format!("A 10.{}.10.5", ctx.tenant.sites[0].subnet),
-        };
-        g.doc.last_check = Some(LastCheck {
-            at,
-            status,
-            response_ms,
-            message,
-        });
+        g.doc.last_check = Some(last_check(&mut rng, ctx, &g.doc, at));
     }
     let (hourly, daily) = (wide(hourly), wide(daily));
 
@@ -486,6 +478,35 @@ fn wide(rows: BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Rollup> {
             measures,
         })
         .collect()
+}
+
+/// The check of `doc` at `at`, in the monitor's status.
+fn last_check(rng: &mut StdRng, ctx: &SeedCtx, doc: &MonitorDoc, at: DateTime<Utc>) -> LastCheck {
+    let status = doc.status;
+    let response_ms = match status {
+        LinkStatus::Down => None,
+        LinkStatus::Degraded => Some(rng.random_range(1200..4000)),
+        LinkStatus::Up => Some(match doc.kind {
+            MonitorType::Ping => rng.random_range(1..40),
+            MonitorType::Dns => rng.random_range(5..60),
+            MonitorType::Http | MonitorType::Tcp => rng.random_range(30..350),
+        }),
+    };
+    let message = match (doc.kind, status) {
+        (_, LinkStatus::Down | LinkStatus::Degraded) => {
+            error_of(doc.kind, status == LinkStatus::Down).to_owned()
+        }
+        (MonitorType::Http, _) => "HTTP 200".to_owned(),
+        (MonitorType::Ping, _) => "4/4 réponses".to_owned(),
+        (MonitorType::Tcp, _) => "connexion établie".to_owned(),
+        (MonitorType::Dns, _) => format!("A 10.{}.10.5", ctx.tenant.sites[0].subnet),
+    };
+    LastCheck {
+        at,
+        status,
+        response_ms,
+        message,
+    }
 }
 
 fn incident(
@@ -585,6 +606,29 @@ const EXTERNAL_IPS: &[&str] = &[
 ];
 
 async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
+    let incidents = siem_generate(ctx);
+    let events = incidents
+        .iter()
+        .flat_map(|(inc, _)| correlated_events(ctx, inc))
+        .collect();
+    let docs = incidents
+        .into_iter()
+        .map(|(inc, _)| (inc.id.clone(), to_value(&inc)))
+        .collect();
+    ctx.stores
+        .docs
+        .put(ctx.tenant.id, SIEM_INCIDENTS, docs)
+        .await?;
+    ctx.stores
+        .series_writes
+        .append(ctx.tenant.id, SIEM_EVENTS, events)
+        .await
+}
+
+/// The SIEM incidents as the seed leaves them, each still in progress with the time the
+/// analyst resolves it after the seed. The producers draw them again from the context the
+/// seed had ([`SeedCtx::as_seeded`]) to resolve them then.
+fn siem_generate(ctx: &SeedCtx) -> Vec<(SiemIncident, Option<DateTime<Utc>>)> {
     let mut rng = ctx.rng("siem");
     let now = ctx.now;
     let start = ctx.start();
@@ -619,8 +663,7 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
     // Three incidents carry more than 200 events, so "last 200" matters.
     let big: Vec<usize> = vec![1, 7.min(count - 1), count / 2];
 
-    let mut docs = Vec::new();
-    let mut events = Vec::new();
+    let mut out = Vec::new();
     // Oldest gets the lowest number.
     for (rank, at) in opened.iter().enumerate() {
         let k = count - rank;
@@ -734,45 +777,6 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
             closed_at = Some(t);
         }
         let updated_at = actions.last().map(|a| a.at).unwrap_or(*at);
-        // Correlated events, before and after the opening.
-        let ev_from = *at - Duration::minutes(30);
-        let ev_to = closed_at
-            .unwrap_or(now)
-            .min(*at + Duration::hours(2))
-            .max(*at + Duration::minutes(1));
-        let ev_span = (ev_to - ev_from).num_milliseconds().max(1);
-        for e in 0..n_events {
-            let ts = ev_from + Duration::milliseconds(rng.random_range(0..ev_span));
-            let account = pick(&mut rng, &accounts).clone();
-            let host = pick(&mut rng, &hosts).clone();
-            let ip = pick(&mut rng, &source_ips).clone();
-            let event_id = if rule.0 == "R-1001" && e % 10 == 9 {
-                4740
-            } else {
-                rule.3
-            };
-            let message = match event_id {
-                4625 => format!("Échec d'ouverture de session pour {account} depuis {ip}"),
-                4740 => format!("Compte {account} verrouillé"),
-                4728 => format!("Membre {account} ajouté au groupe Admins du domaine"),
-                4624 => format!("Ouverture de session de {account} sur {host}"),
-                1102 => "Le journal d'audit a été effacé".to_owned(),
-                _ => format!("Compte {account} créé"),
-            };
-            events.push(Record {
-                partition: id.clone(),
-                ts: ts.timestamp_millis(),
-                id: format!("{id}-{e:05}"),
-                body: json!({
-                    "ts": ts,
-                    "event_id": event_id,
-                    "account": account,
-                    "host": host,
-                    "source_ip": ip,
-                    "message": message,
-                }),
-            });
-        }
         let inc = SiemIncident {
             id: id.clone(),
             title: rule.2.to_owned(),
@@ -789,14 +793,65 @@ async fn seed_siem(ctx: &SeedCtx) -> StoreResult<()> {
             event_count: n_events,
             actions,
         };
-        docs.push((id, to_value(&inc)));
+        let resolve_at = matches!(
+            status,
+            SiemStatus::Open | SiemStatus::Acknowledged | SiemStatus::Investigating
+        )
+        .then(|| live::seeded_siem_resolved(ctx, &mut rng, now));
+        out.push((inc, resolve_at));
     }
-    ctx.stores
-        .docs
-        .put(ctx.tenant.id, SIEM_INCIDENTS, docs)
-        .await?;
-    ctx.stores
-        .series_writes
-        .append(ctx.tenant.id, SIEM_EVENTS, events)
-        .await
+    out
+}
+
+/// The events that an incident correlates, before and after its opening (drawn from the
+/// incident's own generator).
+fn correlated_events(ctx: &SeedCtx, inc: &SiemIncident) -> Vec<Record> {
+    let mut rng = ctx.rng(&format!("siem-events/{}", inc.id));
+    let Some(rule) = RULES.iter().find(|r| r.0 == inc.rule_id) else {
+        return Vec::new();
+    };
+    let (id, at, now) = (&inc.id, &inc.opened_at, ctx.now);
+    let (accounts, hosts, source_ips) = (&inc.accounts, &inc.hosts, &inc.source_ips);
+    let mut events = Vec::new();
+    // Correlated events, before and after the opening.
+    let ev_from = *at - Duration::minutes(30);
+    let ev_to = inc
+        .closed_at
+        .unwrap_or(now)
+        .min(*at + Duration::hours(2))
+        .max(*at + Duration::minutes(1));
+    let ev_span = (ev_to - ev_from).num_milliseconds().max(1);
+    for e in 0..inc.event_count {
+        let ts = ev_from + Duration::milliseconds(rng.random_range(0..ev_span));
+        let account = pick(&mut rng, accounts).clone();
+        let host = pick(&mut rng, hosts).clone();
+        let ip = pick(&mut rng, source_ips).clone();
+        let event_id = if rule.0 == "R-1001" && e % 10 == 9 {
+            4740
+        } else {
+            rule.3
+        };
+        let message = match event_id {
+            4625 => format!("Échec d'ouverture de session pour {account} depuis {ip}"),
+            4740 => format!("Compte {account} verrouillé"),
+            4728 => format!("Membre {account} ajouté au groupe Admins du domaine"),
+            4624 => format!("Ouverture de session de {account} sur {host}"),
+            1102 => "Le journal d'audit a été effacé".to_owned(),
+            _ => format!("Compte {account} créé"),
+        };
+        events.push(Record {
+            partition: id.clone(),
+            ts: ts.timestamp_millis(),
+            id: format!("{id}-{e:05}"),
+            body: json!({
+                "ts": ts,
+                "event_id": event_id,
+                "account": account,
+                "host": host,
+                "source_ip": ip,
+                "message": message,
+            }),
+        });
+    }
+    events
 }

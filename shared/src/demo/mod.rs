@@ -161,6 +161,9 @@ pub struct SeedCtx {
     pub stores: Stores,
     pub tenant: &'static Tenant,
     pub now: DateTime<Utc>,
+    /// When the tenant was seeded: the seed's `now`. The producers that go on from what the
+    /// seed left in progress (incidents, episodes) draw it again from this time.
+    pub seeded_at: DateTime<Utc>,
     /// Days of history to generate.
     pub days: u32,
     pub seed: u64,
@@ -303,6 +306,7 @@ impl SeedCtx {
             stores,
             tenant,
             now,
+            seeded_at: now,
             days,
             seed,
             machines,
@@ -322,6 +326,27 @@ impl SeedCtx {
     /// The start of the generated history.
     pub fn start(&self) -> DateTime<Utc> {
         self.now - Duration::days(i64::from(self.days))
+    }
+
+    /// The context the seed had: its `now` is [`SeedCtx::seeded_at`] (what a producer draws
+    /// again of the seed's state in progress).
+    pub fn as_seeded(&self) -> SeedCtx {
+        SeedCtx {
+            stores: self.stores.clone(),
+            tenant: self.tenant,
+            now: self.seeded_at,
+            seeded_at: self.seeded_at,
+            days: self.days,
+            seed: self.seed,
+            machines: roster(
+                self.tenant,
+                self.seed,
+                self.machines.len(),
+                self.seeded_at,
+                &self.accounts,
+            ),
+            accounts: self.accounts.clone(),
+        }
     }
 }
 

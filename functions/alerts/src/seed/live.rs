@@ -1,10 +1,11 @@
 //! The alerts of the time that passes after the seed: monitor incidents opening and
-//! resolving, with the check counts they change, and SIEM incidents opening (with their
-//! correlated events) and resolved by the analyst some hours later. Each hour is drawn from
-//! its own generator, and each incident's whole life at once, so that a batch knows which
-//! incidents open or resolve in it. An incident is a document that API writes change too
-//! (acknowledgements): the batch opens and resolves it by [`DocChange`], never overwriting
-//! what a write did.
+//! resolving (those the seed left going on too), with the check counts they change and the
+//! monitors' last check, and SIEM incidents opening (with their correlated events) and
+//! resolved by the analyst once the next one has opened (those the seed left in progress
+//! too). Each hour is drawn from its own generator, and each incident's whole life at once,
+//! so that a batch knows which incidents open or resolve in it. An incident is a document
+//! that API writes change too (acknowledgements): the batch opens and resolves it by
+//! [`DocChange`], never overwriting what a write did.
 
 use std::collections::BTreeMap;
 
@@ -12,12 +13,16 @@ use chrono::{DateTime, Datelike, Duration, Utc};
 use netops_shared::demo::{DocChange, MachineKind, Produced, SeedCtx, hours_of};
 use netops_shared::store::{Record, Rollup};
 use rand::Rng;
+use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
-use super::{EXTERNAL_IPS, Gen, RULES, incident, monitors, pick, seeded_ongoing, to_value, wide};
+use super::{
+    EXTERNAL_IPS, Gen, RULES, generate, incident, last_check, pick, siem_generate, to_value, wide,
+};
 use crate::model::{
-    CHECKS_DAILY, CHECKS_HOURLY, MONITOR_INCIDENTS, MonitorIncident, MonitorIncidentStatus,
-    SIEM_EVENTS, SIEM_INCIDENTS, SiemAction, SiemIncident, SiemStatus, num_key,
+    CHECKS_DAILY, CHECKS_HOURLY, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorIncident,
+    MonitorIncidentKind, MonitorIncidentStatus, SIEM_EVENTS, SIEM_INCIDENTS, SiemAction,
+    SiemIncident, SiemStatus, num_key,
 };
 use crate::monitors::{floor_day, floor_hour};
 
@@ -29,15 +34,18 @@ const CYCLE_HOURS: i64 = 6;
 /// day and a half, a few a day for a tenant.
 const FAILURE: f64 = 0.1;
 
-/// The longest a SIEM incident stays open before the analyst resolves it, hours.
-const SIEM_OPEN_HOURS: i64 = 20;
+/// The longest the analyst takes to resolve a SIEM incident once the next one has opened,
+/// hours.
+const SIEM_LONGEST_HOURS: i64 = 6;
 
-/// One monitor incident of the time after the seed: its span, whether the monitor was down.
+/// One monitor incident of the time after the seed, or one the seed left going on (`seeded`:
+/// its number): its span, whether the monitor was down.
 struct Outage {
     monitor: usize,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
     down: bool,
+    seeded: Option<i64>,
 }
 
 /// The hour index (hours since the epoch) of an hour's start.
@@ -53,25 +61,37 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
 }
 
 fn monitor_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out: &mut Produced) {
-    let monitors = monitors(ctx);
-    let active: Vec<usize> = monitors
+    let (monitors, _) = generate(&ctx.as_seeded());
+    // The incidents the seed left going on, each until its end after the seed.
+    let mut outages: Vec<Outage> = monitors
         .iter()
-        .filter(|(_, g)| g.doc.active)
-        .map(|(i, _)| *i)
+        .enumerate()
+        .filter_map(|(i, g)| {
+            let inc = g.incidents.last().filter(|inc| inc.resolved_at.is_none())?;
+            Some(Outage {
+                monitor: i,
+                start: inc.started_at,
+                end: g.ongoing_end?,
+                down: inc.kind == MonitorIncidentKind::Down,
+                seeded: Some(inc.id),
+            })
+        })
         .collect();
-    if active.is_empty() {
-        return;
-    }
-    let ongoing = seeded_ongoing(&active);
-    // The outages of the monitors free of a seeded ongoing incident, drawn hour by hour
-    // from the earliest one that can still be going on at `from`.
-    let mut outages = Vec::new();
+    // Then the produced ones, drawn hour by hour from the earliest one that can still be
+    // going on at `from`: those after the seed, on a monitor free of the seed's (half an hour
+    // after its end at least).
+    let free_from: Vec<DateTime<Utc>> = (0..monitors.len())
+        .map(|i| {
+            outages
+                .iter()
+                .find(|o| o.monitor == i)
+                .map_or(ctx.seeded_at, |o| o.end + Duration::minutes(30))
+        })
+        .collect();
     for hour in hours_of(from - Duration::hours(CYCLE_HOURS), to) {
         let mut rng = ctx.hour_rng("monitor-incidents", hour);
-        for &i in &active {
-            if (hour_index(hour) + i as i64) % CYCLE_HOURS != 0
-                || ongoing.iter().any(|(o, _)| *o == i)
-            {
+        for (i, g) in monitors.iter().enumerate() {
+            if !g.doc.active || (hour_index(hour) + i as i64) % CYCLE_HOURS != 0 {
                 continue;
             }
             if !rng.random_bool(FAILURE) {
@@ -84,22 +104,27 @@ fn monitor_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out:
             } else {
                 rng.random_range(10..(CYCLE_HOURS - 1) * 60)
             };
-            outages.push(Outage {
-                monitor: i,
-                start,
-                end: start + Duration::minutes(minutes),
-                down,
-            });
+            if start >= free_from[i] {
+                outages.push(Outage {
+                    monitor: i,
+                    start,
+                    end: start + Duration::minutes(minutes),
+                    down,
+                    seeded: None,
+                });
+            }
         }
     }
     for o in &outages {
         if o.start >= to || o.end < from {
             continue;
         }
-        let (_, g) = &monitors[o.monitor];
-        let id = ctx.tenant.id_base * 1_000_000_000
-            + hour_index(floor_hour(o.start)) * 1000
-            + o.monitor as i64;
+        let g = &monitors[o.monitor];
+        let id = o.seeded.unwrap_or_else(|| {
+            ctx.tenant.id_base * 1_000_000_000
+                + hour_index(floor_hour(o.start)) * 1000
+                + o.monitor as i64
+        });
         let resolved = (o.end < to).then_some(o.end);
         let status = if resolved.is_some() {
             MonitorIncidentStatus::Resolved
@@ -117,7 +142,63 @@ fn monitor_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out:
         });
     }
     out.rollups
-        .extend(check_counts(&monitors, &ongoing, &outages, from, to));
+        .extend(check_counts(&monitors, &outages, from, to));
+    out.docs.push((
+        MONITORS.to_owned(),
+        last_checks(ctx, monitors, &outages, to),
+    ));
+}
+
+/// The monitor failing at `at` (down or not) in an incident of `outages`, if it is.
+fn failing(outages: &[Outage], monitor: usize, at: DateTime<Utc>) -> Option<bool> {
+    outages
+        .iter()
+        .find(|o| o.monitor == monitor && o.start <= at && at < o.end)
+        .map(|o| o.down)
+}
+
+/// The times of the checks of a monitor checking every `interval_s` seconds in `[from, to)`:
+/// the multiples of its interval.
+fn check_times(
+    interval_s: u32,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> impl Iterator<Item = DateTime<Utc>> {
+    let every = i64::from(interval_s.max(1));
+    let first = from.timestamp().div_euclid(every) * every;
+    (first..to.timestamp())
+        .step_by(every as usize)
+        .filter(move |t| *t >= from.timestamp())
+        .filter_map(|t| DateTime::from_timestamp(t, 0))
+}
+
+/// The active monitors as of their last check, at the batch's end `to`: in the status of the
+/// incident open then (started before, not resolved), or up. No API write changes a
+/// monitor: put as it stands.
+fn last_checks(
+    ctx: &SeedCtx,
+    monitors: Vec<Gen>,
+    outages: &[Outage],
+    to: DateTime<Utc>,
+) -> Vec<(String, Value)> {
+    monitors
+        .into_iter()
+        .enumerate()
+        .filter(|(_, g)| g.doc.active)
+        .map(|(i, Gen { mut doc, .. })| {
+            let open = outages
+                .iter()
+                .find(|o| o.monitor == i && o.start < to && to <= o.end);
+            doc.status = match open.map(|o| o.down) {
+                Some(true) => LinkStatus::Down,
+                Some(false) => LinkStatus::Degraded,
+                None => LinkStatus::Up,
+            };
+            let mut rng = ctx.hour_rng(&format!("monitor-check/{}", doc.id), to);
+            doc.last_check = Some(last_check(&mut rng, ctx, &doc, to));
+            (num_key(doc.id), to_value(&doc))
+        })
+        .collect()
 }
 
 /// Resolves a stored monitor incident at `end` (an acknowledged one keeps who acknowledged
@@ -140,37 +221,18 @@ fn resolve_monitor_incident(body: &mut Value, end: &Value) -> bool {
 
 /// The checks of `[from, to)` of every active monitor, and the failed ones, in the hourly and
 /// daily rows the seed writes: a monitor checks at each multiple of its interval, and a check
-/// fails within an incident. A monitor whose seeded ongoing incident's kind was drawn is left
-/// out.
+/// fails within an incident.
 fn check_counts(
-    monitors: &[(usize, Gen)],
-    ongoing: &[(usize, Option<bool>)],
+    monitors: &[Gen],
     outages: &[Outage],
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Vec<(String, Vec<Rollup>)> {
     let mut hourly: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
     let mut daily: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
-    for (i, Gen { doc, .. }) in monitors.iter().filter(|(_, g)| g.doc.active) {
-        let seeded = ongoing.iter().find(|(o, _)| o == i).map(|(_, down)| *down);
-        if seeded == Some(None) {
-            continue;
-        }
-        let every = i64::from(doc.interval_s.max(1));
-        let mut t = from.timestamp().div_euclid(every) * every;
-        if t < from.timestamp() {
-            t += every;
-        }
-        while t < to.timestamp() {
-            let at = DateTime::from_timestamp(t, 0).unwrap_or(from);
-            let down = match seeded {
-                Some(Some(down)) => Some(down),
-                _ => outages
-                    .iter()
-                    .find(|o| o.monitor == *i && o.start <= at && at < o.end)
-                    .map(|o| o.down),
-            };
-            let failed = match down {
+    for (i, Gen { doc, .. }) in monitors.iter().enumerate().filter(|(_, g)| g.doc.active) {
+        for at in check_times(doc.interval_s, from, to) {
+            let failed = match failing(outages, i, at) {
                 Some(true) => "down",
                 Some(false) => "degraded",
                 None => "checks",
@@ -186,7 +248,6 @@ fn check_counts(
                     }
                 }
             }
-            t += every;
         }
     }
     vec![
@@ -210,15 +271,24 @@ fn siem_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out: &m
     if people.is_empty() {
         return;
     }
-    // About one incident a day per 100 machines, as the seed, and at least one a day.
-    let per_hour = ((ctx.machines.len() as f64 / 100.0).max(1.0) / 24.0).min(1.0);
-    let mut events = Vec::new();
-    for hour in hours_of(from - Duration::hours(SIEM_OPEN_HOURS), to) {
-        let mut rng = ctx.hour_rng("siem", hour);
-        if !rng.random_bool(per_hour) {
+    // The seed's incidents still in progress, resolved by the analyst some hours after it.
+    for (inc, end) in siem_generate(&ctx.as_seeded()) {
+        let Some(end) = end.filter(|end| from <= *end && *end < to) else {
             continue;
-        }
-        let at = hour + Duration::seconds(rng.random_range(0..3600));
+        };
+        out.changes.push(DocChange {
+            collection: SIEM_INCIDENTS,
+            key: inc.id,
+            created: None,
+            update: Some((resolve_siem_incident, to_value(&resolution(analyst, end)))),
+        });
+    }
+    // The incidents of the windows that can open before `to` and resolve at `from` or after.
+    let hours = siem_window_hours(ctx);
+    let first = siem_window(ctx, from - Duration::hours(2 * hours + SIEM_LONGEST_HOURS));
+    let mut events = Vec::new();
+    for window in first..=siem_window(ctx, to) {
+        let (at, mut rng) = siem_opening(ctx, window);
         let rule = *pick(&mut rng, RULES);
         let victim = *pick(&mut rng, &people);
         let host = pick(&mut rng, &ctx.machines);
@@ -229,25 +299,21 @@ fn siem_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out: &m
         };
         let hosts = vec![dc.hostname.clone(), host.hostname.clone()];
         let n_events: u64 = rng.random_range(3..40);
-        let resolve_at = rng
-            .random_bool(0.7)
-            .then(|| at + Duration::minutes(rng.random_range(90..SIEM_OPEN_HOURS * 60)));
-        if at >= to || resolve_at.is_some_and(|r| r < from) || (at < from && resolve_at.is_none()) {
+        let resolve_at =
+            (at + Duration::minutes(rng.random_range(90..SIEM_LONGEST_HOURS * 60))).max(
+                siem_queue_cleared(&mut rng, siem_opening(ctx, window + 1).0),
+            );
+        if at < ctx.seeded_at || at >= to || resolve_at < from {
             continue;
         }
         let id = format!(
             "{}-{}{:06}",
             at.year(),
             ctx.tenant.id_base / 10,
-            hour_index(hour)
+            hour_index(floor_hour(at))
         );
-        let resolve = SiemAction {
-            at: resolve_at.unwrap_or(at),
-            by: analyst.into(),
-            action: "resolve".into(),
-            note: Some("Compte vérifié avec son titulaire, adresse bloquée.".into()),
-        };
-        let resolved_now = resolve_at.is_some_and(|r| r < to);
+        let resolve = resolution(analyst, resolve_at);
+        let resolved_now = resolve_at < to;
         let created = (at >= from).then(|| {
             // Correlated events of the half hour before the rule fired.
             for e in 0..n_events {
@@ -300,6 +366,60 @@ fn siem_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out: &m
         });
     }
     out.records.push((SIEM_EVENTS.to_owned(), events));
+}
+
+/// The hours of a window of the SIEM queue: one incident opens in each, about one a day per
+/// 100 machines as in the seed, and at least one a day.
+fn siem_window_hours(ctx: &SeedCtx) -> i64 {
+    (2400 / ctx.machines.len().max(100)).max(1) as i64
+}
+
+/// The window of the SIEM queue that `t` is in.
+fn siem_window(ctx: &SeedCtx, t: DateTime<Utc>) -> i64 {
+    hour_index(t).div_euclid(siem_window_hours(ctx))
+}
+
+/// When the incident of a window of the SIEM queue opens, and the window's generator, which
+/// draws the rest of it.
+fn siem_opening(ctx: &SeedCtx, window: i64) -> (DateTime<Utc>, StdRng) {
+    let hours = siem_window_hours(ctx);
+    let start = DateTime::from_timestamp(window * hours * 3600, 0).unwrap_or(ctx.now);
+    let mut rng = ctx.hour_rng("siem", start);
+    let at = start + Duration::seconds(rng.random_range(0..hours * 3600));
+    (at, rng)
+}
+
+/// When the analyst has resolved the incidents in progress once one opened at `next`: each
+/// stays in progress until the next one has opened, so there is one at any time.
+fn siem_queue_cleared(rng: &mut StdRng, next: DateTime<Utc>) -> DateTime<Utc> {
+    next + Duration::minutes(rng.random_range(15..SIEM_LONGEST_HOURS * 60 / 2))
+}
+
+/// When the analyst has resolved a SIEM incident that the seed left in progress at `seeded`
+/// (`rng` the seed's generator): once the first produced incident has opened.
+pub(super) fn seeded_siem_resolved(
+    ctx: &SeedCtx,
+    rng: &mut StdRng,
+    seeded: DateTime<Utc>,
+) -> DateTime<Utc> {
+    let window = siem_window(ctx, seeded);
+    let (at, _) = siem_opening(ctx, window);
+    let next = if at >= seeded {
+        at
+    } else {
+        siem_opening(ctx, window + 1).0
+    };
+    siem_queue_cleared(rng, next)
+}
+
+/// The analyst's resolution of an incident at `at`.
+fn resolution(analyst: &str, at: DateTime<Utc>) -> SiemAction {
+    SiemAction {
+        at,
+        by: analyst.into(),
+        action: "resolve".into(),
+        note: Some("Compte vérifié avec son titulaire, adresse bloquée.".into()),
+    }
 }
 
 /// Resolves an incident still in progress by the analyst's `action`.
