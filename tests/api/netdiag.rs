@@ -3,13 +3,15 @@
 
 use std::collections::HashSet;
 
+use chrono::{DateTime, Duration, Utc};
+
 use http::{Method, StatusCode};
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use netops_shared::store::Filter;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse, walk};
+use crate::helpers::{TestApp, TestResponse, catch_up, walk};
 
 const VERDICTS: [&str; 7] = ["OK", "PC", "LAN", "INFRA", "WAN", "DNS", "SERVICE"];
 const SOURCES: [&str; 20] = [
@@ -1046,4 +1048,83 @@ async fn the_agent_simulator_completes_actions_of_online_machines_only() {
         )
         .await;
     assert!(res.items().is_empty());
+}
+
+// ---------------------------------------------------------------- as time passes
+
+fn time(v: &Value) -> DateTime<Utc> {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a date-time: {v}"))
+}
+
+#[tokio::test]
+async fn every_online_machine_goes_on_being_measured_and_the_seeds_episodes_end() {
+    let seeded = Utc::now() - Duration::hours(6);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app.full_token().await;
+    // The machines the seed leaves in a non-OK verdict, with their open alert.
+    let before = machines(&app, &token).await;
+    let not_ok: Vec<&str> = before
+        .iter()
+        .filter(|m| m["status"] == "online" && m["verdict"] != "OK")
+        .filter_map(|m| m["hostname"].as_str())
+        .collect();
+    assert!(not_ok.len() >= 10, "{not_ok:?}");
+    let open = walk(&app, "/alerts?kind=netdiag&status=open", &token).await;
+    let seeded_alerts: Vec<&Value> = open
+        .iter()
+        .filter(|a| not_ok.contains(&a["target"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(seeded_alerts.len(), not_ok.len(), "{open:?}");
+
+    let now = Utc::now();
+    catch_up(&app.stores, now).await;
+    // Every machine online is measured up to the last quarter hour.
+    let after = machines(&app, &token).await;
+    for m in after.iter().filter(|m| m["status"] == "online") {
+        let last = time(&m["last_measure_at"]);
+        assert!(now - last < Duration::minutes(15), "{m}");
+    }
+    // The episodes of the seed have ended since (within three hours of it): their alerts
+    // resolved, their machines' verdict changed after the seed.
+    let alerts = walk(&app, "/alerts?kind=netdiag&period=24h", &token).await;
+    for seeded_alert in seeded_alerts {
+        let alert = alerts
+            .iter()
+            .find(|a| a["id"] == seeded_alert["id"])
+            .unwrap_or_else(|| panic!("{} listed", seeded_alert["id"]));
+        assert_eq!(alert["status"], "resolved", "{alert}");
+        let resolved = time(&alert["resolved_at"]);
+        assert!(
+            seeded < resolved && resolved < seeded + Duration::hours(4),
+            "{alert}"
+        );
+        let host = alert["target"].as_str().expect("hostname");
+        let machine = after
+            .iter()
+            .find(|m| m["hostname"] == host)
+            .expect("still listed");
+        assert!(time(&machine["verdict_since"]) >= resolved, "{machine}");
+        // Measured every quarter hour, in its episode (from before the seed), then out of it.
+        let summary = app
+            .get(
+                &format!("/netdiag/machines/{host}/summary?period=12h"),
+                &token,
+            )
+            .await;
+        assert_eq!(summary.status, StatusCode::OK, "{}", summary.body);
+        let s = &summary.body["data"];
+        assert!(s["samples"].as_u64().is_some_and(|n| n >= 46), "{s}");
+        let samples = |ok: bool| -> u64 {
+            s["distribution"]
+                .as_array()
+                .expect("distribution")
+                .iter()
+                .filter(|d| (d["verdict"] == "OK") == ok)
+                .filter_map(|d| d["samples"].as_u64())
+                .sum()
+        };
+        assert!(samples(true) > 0 && samples(false) > 0, "{s}");
+    }
 }

@@ -126,6 +126,18 @@ impl Episode {
         causes(self.verdict)[self.cause]
     }
 
+    /// The period of this episode, with its end when `ended`.
+    fn period(&self, ended: bool) -> Period {
+        Period {
+            start: self.start,
+            end: ended.then_some(self.end),
+            verdict: self.verdict,
+            cause: self.cause_text().to_owned(),
+            executable: (self.verdict == Verdict::SERVICE)
+                .then(|| SERVICE_APPS[self.cause % SERVICE_APPS.len()].to_owned()),
+        }
+    }
+
     /// The alert of this episode on `hostname`, resolved at its end when `ended`.
     fn alert(
         &self,
@@ -198,6 +210,7 @@ fn episodes(
         t = quarter(e + Duration::minutes(rng.random_range(24 * 60..160 * 60)));
     }
     if let (Some(v), Some(s)) = (forced, forced_start) {
+        // In progress at `end`: [`history`] sets when it ends after.
         out.push(Episode {
             start: s,
             end: end + Duration::days(365),
@@ -945,6 +958,49 @@ fn machines(ctx: &SeedCtx) -> Vec<(usize, &MachineSeed, Option<Verdict>)> {
         .collect()
 }
 
+/// A machine's history as the seed draws it: its generator (which goes on with the
+/// measurements), network context and episodes over `[start, end]`.
+struct History<'a> {
+    rng: StdRng,
+    c: Ctx<'a>,
+    eps: Vec<Episode>,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+}
+
+/// The history of machine `m`, kept in the `forced` verdict from a few hours before its
+/// end to a quarter hour to three hours after it (drawn from a generator of its own, so the
+/// seed's draws do not depend on it): the producers draw it again from the context the seed
+/// had ([`SeedCtx::as_seeded`]) to end that episode then.
+fn history<'a>(ctx: &SeedCtx, m: &'a MachineSeed, forced: Option<Verdict>) -> History<'a> {
+    let mut rng = ctx.rng(&format!("netdiag/{}", m.hostname));
+    let c = machine_ctx(&mut rng, m, ctx);
+    let end = quarter(if m.online { ctx.now } else { m.last_seen_at });
+    let start = ctx.start().min(end - Duration::days(1));
+    let mut eps = episodes(&mut rng, start, end, forced);
+    if let Some(e) = eps.last_mut().filter(|_| forced.is_some()) {
+        let mut after = ctx.rng(&format!("netdiag-forced/{}", m.hostname));
+        e.end = end + Duration::minutes(SAMPLE_MINUTES * after.random_range(1..=12));
+    }
+    History {
+        rng,
+        c,
+        eps,
+        start,
+        end,
+    }
+}
+
+/// The id of the alert of a machine's `n`th episode in the seed (from 0).
+fn seeded_alert_id(hostname: &str, n: usize) -> String {
+    format!("nd-{hostname}-{}", n + 1)
+}
+
+/// The id of the period record of a machine's `n`th episode in the seed (from 0).
+fn period_id(n: usize) -> String {
+    format!("p-{:04}", n + 1)
+}
+
 async fn run(ctx: &SeedCtx) -> StoreResult<()> {
     let tenant = ctx.tenant.id;
     let catalog = app_catalog(ctx.tenant.domain, tenant);
@@ -952,11 +1008,13 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
     let (mut alerts, mut states, mut apps, mut settings) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (k, m, forced) in machines(ctx) {
-        let mut rng = ctx.rng(&format!("netdiag/{}", m.hostname));
-        let c = machine_ctx(&mut rng, m, ctx);
-        let end = quarter(if m.online { ctx.now } else { m.last_seen_at });
-        let start = ctx.start().min(end - Duration::days(1));
-        let eps = episodes(&mut rng, start, end, forced);
+        let History {
+            mut rng,
+            c,
+            eps,
+            start,
+            end,
+        } = history(ctx, m, forced);
         let first = quarter(start) + Duration::minutes(SAMPLE_MINUTES);
 
         // Raw measurements of the last hours; the periods carry the whole history.
@@ -973,19 +1031,11 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
             t += Duration::minutes(SAMPLE_MINUTES);
         }
         for (n, e) in eps.iter().enumerate() {
-            let p = Period {
-                start: e.start,
-                end: (e.end <= end).then_some(e.end),
-                verdict: e.verdict,
-                cause: e.cause_text().to_owned(),
-                executable: (e.verdict == Verdict::SERVICE)
-                    .then(|| SERVICE_APPS[e.cause % SERVICE_APPS.len()].to_owned()),
-            };
             periods.push(record(
                 &m.hostname,
                 e.start,
-                format!("p-{:04}", n + 1),
-                serde_json::to_value(p).unwrap_or_default(),
+                period_id(n),
+                serde_json::to_value(e.period(e.end <= end)).unwrap_or_default(),
             ));
         }
 
@@ -1007,7 +1057,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
             since,
             last_measure_at: end,
             first_measure_at: first,
-            open_alert: current.map(|i| format!("nd-{}-{}", m.hostname, i + 1)),
+            open_alert: current.map(|i| seeded_alert_id(&m.hostname, i)),
         };
         states.push((
             m.hostname.clone(),
@@ -1017,7 +1067,7 @@ async fn run(ctx: &SeedCtx) -> StoreResult<()> {
         // Alerts and the events of each period.
         let mut evs: Vec<FeedEvent> = Vec::new();
         for (n, e) in eps.iter().enumerate() {
-            let id = format!("nd-{}-{}", m.hostname, n + 1);
+            let id = seeded_alert_id(&m.hostname, n);
             let open = e.end > end;
             let minutes = ((if open { end } else { e.end }) - e.start).num_minutes();
             let sev = severity(e.verdict, minutes);

@@ -2,7 +2,8 @@
 //! each quarter hour, and its verdict episodes (a non-OK verdict for half an hour to five
 //! hours) with their periods, events and alerts, opening and resolving. Each hour is drawn
 //! from its own generator and each episode whole, so that a batch knows which episodes start
-//! or end in it. The machines the seed keeps in a non-OK verdict go on as it left them.
+//! or end in it. The episodes the seed left in progress end as it drew them, and their
+//! machines go on.
 
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::demo::{DocChange, Produced, SeedCtx, hours_of};
@@ -11,10 +12,11 @@ use rand::Rng;
 use serde_json::{Value, json};
 
 use super::{
-    Ctx, Episode, FeedEvent, alert_title, causes, closing_events, machine_ctx, machines,
-    measurement, opening_events, quarter, record, severity, trace_hops, weighted_verdict,
+    Ctx, Episode, FeedEvent, History, alert_title, causes, closing_events, history, machines,
+    measurement, opening_events, period_id, quarter, record, seeded_alert_id, severity, trace_hops,
+    weighted_verdict,
 };
-use crate::model::{ALERTS, EVENTS, MEASURES, PERIODS, Period, SAMPLE_MINUTES, STATES, Verdict};
+use crate::model::{ALERTS, EVENTS, MEASURES, PERIODS, SAMPLE_MINUTES, STATES, Verdict};
 
 /// A machine may turn non-OK in one hour out of this many (shifted by machine), for at most
 /// five hours: its episodes never overlap.
@@ -31,21 +33,52 @@ fn hour_index(t: DateTime<Utc>) -> i64 {
     t.timestamp().div_euclid(3600)
 }
 
+/// One episode of a machine after the seed, or the one the seed left in progress (`seeded`:
+/// its rank among the machine's episodes in the seed), with the hops of its trace (drawn
+/// when it starts).
+struct Going {
+    episode: Episode,
+    hops: Option<Vec<Value>>,
+    seeded: Option<usize>,
+}
+
 pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
-    let online: Vec<_> = machines(ctx)
+    let seeded = ctx.as_seeded();
+    let online: Vec<_> = machines(&seeded)
         .into_iter()
-        .filter(|(_, m, forced)| m.online && forced.is_none())
+        .filter(|(_, m, _)| m.online)
+        .map(|(k, m, forced)| (k, history(&seeded, m, forced)))
         .collect();
-    let ctxs: Vec<Ctx> = online
+    // The episode each machine is in at the seed (the seed's end being its last measure).
+    let mut episodes: Vec<Vec<Going>> = online
         .iter()
-        .map(|(_, m, _)| machine_ctx(&mut ctx.rng(&format!("netdiag/{}", m.hostname)), m, ctx))
+        .map(|(_, h)| {
+            h.eps
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.end > h.end)
+                .map(|(n, e)| Going {
+                    episode: e.clone(),
+                    hops: None,
+                    seeded: Some(n),
+                })
+                .collect()
+        })
         .collect();
-    // Episodes by machine, drawn hour by hour (every machine's draws in each hour, so an
-    // hour's episodes do not depend on the batch).
-    let mut episodes: Vec<Vec<(Episode, Option<Vec<Value>>)>> = vec![Vec::new(); online.len()];
+    // Then the produced ones, drawn hour by hour (every machine's draws in each hour, so an
+    // hour's episodes do not depend on the batch): those after the seed, on a machine whose
+    // episode of the seed has ended.
+    let free_from: Vec<DateTime<Utc>> = episodes
+        .iter()
+        .map(|eps| {
+            eps.iter()
+                .map(|g| g.episode.end)
+                .fold(ctx.seeded_at, DateTime::max)
+        })
+        .collect();
     for hour in hours_of(from - Duration::hours(LONGEST_HOURS), to) {
         let mut rng = ctx.hour_rng("netdiag-episodes", hour);
-        for (n, (k, _, _)) in online.iter().enumerate() {
+        for (n, (k, h)) in online.iter().enumerate() {
             if (hour_index(hour) + 7 * *k as i64) % CYCLE_HOURS != 0 || !rng.random_bool(EPISODE) {
                 continue;
             }
@@ -54,22 +87,25 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
             let end = start + Duration::minutes(SAMPLE_MINUTES * rng.random_range(2..=20));
             let cause = rng.random_range(0..causes(verdict).len());
             let hops = matches!(verdict, Verdict::WAN | Verdict::LAN | Verdict::INFRA)
-                .then(|| trace_hops(&mut rng, &ctxs[n].gateway, "8.8.8.8"));
-            episodes[n].push((
-                Episode {
-                    start,
-                    end,
-                    verdict,
-                    cause,
-                },
-                hops,
-            ));
+                .then(|| trace_hops(&mut rng, &h.c.gateway, "8.8.8.8"));
+            if start >= free_from[n] {
+                episodes[n].push(Going {
+                    episode: Episode {
+                        start,
+                        end,
+                        verdict,
+                        cause,
+                    },
+                    hops,
+                    seeded: None,
+                });
+            }
         }
     }
     let mut out = Produced::default();
     let (mut measures, mut periods, mut events, mut alerts) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (c, eps) in ctxs.iter().zip(&episodes) {
+    for ((_, History { c, .. }), eps) in online.iter().zip(&episodes) {
         let m = c.m;
         for hour in hours_of(from, to) {
             let mut rng = ctx.hour_rng(&format!("netdiag/{}", m.hostname), hour);
@@ -77,7 +113,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
                 let t = hour + Duration::minutes(q * SAMPLE_MINUTES);
                 let ep = eps
                     .iter()
-                    .map(|(e, _)| e)
+                    .map(|g| &g.episode)
                     .find(|e| e.start <= t && t < e.end);
                 let mm = measurement(&mut rng, c, t, ep);
                 if from <= t && t < to {
@@ -91,12 +127,23 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
             }
         }
         let mut state = json!({ "last_measure_at": quarter(to - Duration::seconds(1)) });
-        for (e, hops) in eps {
+        for Going {
+            episode: e,
+            hops,
+            seeded,
+        } in eps
+        {
             if e.start >= to || e.end < from {
                 continue;
             }
             let ended = e.end < to;
-            let id = format!("nd-{}-{}", m.hostname, hour_index(e.start));
+            let (id, period_id) = match seeded {
+                Some(n) => (seeded_alert_id(&m.hostname, *n), period_id(*n)),
+                None => (
+                    format!("nd-{}-{}", m.hostname, hour_index(e.start)),
+                    format!("p-{}", hour_index(e.start)),
+                ),
+            };
             let cause = e.cause_text();
             let minutes = ((if ended { e.end } else { to }) - e.start).num_minutes();
             let sev = severity(e.verdict, minutes);
@@ -116,19 +163,12 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
                     "open_alert": id, "last_measure_at": state["last_measure_at"]});
             }
             events.extend(feed.into_iter().map(|f| event(c, f)));
-            let period = Period {
-                start: e.start,
-                end: ended.then_some(e.end),
-                verdict: e.verdict,
-                cause: cause.to_owned(),
-                executable: None,
-            };
             // The same record again once it has ended: it replaces the one written open.
             periods.push(record(
                 &m.hostname,
                 e.start,
-                format!("p-{}", hour_index(e.start)),
-                serde_json::to_value(period).unwrap_or_default(),
+                period_id,
+                serde_json::to_value(e.period(ended)).unwrap_or_default(),
             ));
             let alert = e.alert(&id, &m.hostname, sev, title, ended);
             alerts.push((id, serde_json::to_value(alert).unwrap_or_default()));
