@@ -1,11 +1,12 @@
 //! Inventory: `/inventory/assets`, `/inventory/assets/{id}`, `/inventory/software`,
 //! `/inventory/cves` (spec 4.7).
 
+use chrono::{DateTime, Duration, Utc};
 use http::StatusCode;
 use netops_shared::scope::Scope;
 use serde_json::Value;
 
-use crate::helpers::{TestApp, walk};
+use crate::helpers::{TestApp, catch_up, walk};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadInventory]).await
@@ -362,4 +363,50 @@ async fn cves_filter_on_minimum_cvss_and_status() {
                 .is_some_and(|m| m.contains(name))
         );
     }
+}
+
+#[tokio::test]
+async fn assets_are_inventoried_again_as_time_passes_and_keep_the_rest() {
+    let seeded = Utc::now() - Duration::hours(8);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let token = app.full_token().await;
+    let before = walk(&app, "/inventory/assets?limit=500", &token).await;
+    assert!(
+        before
+            .iter()
+            .all(|a| time(&a["last_inventory_at"]) <= seeded)
+    );
+    let now = Utc::now();
+    catch_up(&app.stores, now).await;
+    let after = walk(&app, "/inventory/assets?limit=500", &token).await;
+    assert_eq!(after.len(), before.len());
+    let machines = walk(&app, "/machines?limit=500", &token).await;
+    for (old, new) in before.iter().zip(&after) {
+        let machine = machines
+            .iter()
+            .find(|m| m["hostname"] == new["hostname"])
+            .expect("a machine of the fleet");
+        let last = time(&new["last_inventory_at"]);
+        // Every six hours while online: within the last period of the time it was seen.
+        let seen = time(&machine["last_seen_at"]);
+        assert!(
+            seen - Duration::hours(6) < last && last <= seen,
+            "{new} {machine}"
+        );
+        if machine["status"] == "online" {
+            // Seen moments ago: inventoried again since the seed, eight hours ago.
+            assert!(seeded < last, "{new}");
+        }
+        // The rest as the seed drew it.
+        let (mut old, mut new) = (old.clone(), new.clone());
+        old["last_inventory_at"] = Value::Null;
+        new["last_inventory_at"] = Value::Null;
+        assert_eq!(old, new);
+    }
+}
+
+fn time(v: &Value) -> DateTime<Utc> {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a date-time: {v}"))
 }

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::Duration;
-use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
+use chrono::{DateTime, Duration, Utc};
+use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 use rand::Rng;
@@ -189,193 +189,256 @@ fn hotfix_kb(j: usize) -> u32 {
     5_030_000 + (j as u32) * 211 % 90_000
 }
 
+/// How often an online machine's agent takes its inventory.
+const INVENTORY_EVERY_MINUTES: i64 = 6 * 60;
+
+/// When a machine last seen at `seen` last took its inventory: every
+/// [`INVENTORY_EVERY_MINUTES`], `offset` minutes into the period.
+fn inventory_before(seen: DateTime<Utc>, offset: i64) -> DateTime<Utc> {
+    let (every, offset) = (INVENTORY_EVERY_MINUTES * 60, offset * 60);
+    let at = (seen.timestamp() - offset).div_euclid(every) * every + offset;
+    DateTime::from_timestamp(at, 0).unwrap_or(seen)
+}
+
+/// The documents of a tenant's inventory, by collection.
+struct Inventory {
+    assets: Vec<(String, Value)>,
+    lists: Vec<(String, Value)>,
+    catalogue: Vec<(String, Value)>,
+    records: Vec<(String, Value)>,
+}
+
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
-        let mut rng = ctx.rng("inventory");
-        let base = ctx.tenant.id_base * 100;
-        let title_id = |i: usize| base + i as i64;
-        let hotfix_id = |j: usize| base + 1000 + j as i64;
-        let mut installs: BTreeMap<i64, u32> = BTreeMap::new();
-        let mut hotfix_used: BTreeSet<usize> = BTreeSet::new();
-        let mut assets = Vec::with_capacity(ctx.machines.len());
-        let mut lists = Vec::with_capacity(ctx.machines.len());
-        // The first Windows server carries more updates than an asset shows (spec 8: 500).
-        let big = ctx
-            .machines
-            .iter()
-            .position(|m| platform(m) == Platform::WinServer);
-        for (i, m) in ctx.machines.iter().enumerate() {
-            let p = platform(m);
-            let mut software = Vec::new();
-            let mut cves = BTreeSet::new();
-            for (t, title) in TITLES.iter().enumerate() {
-                if fits(title.target, p) && rng.random_bool(title.share) {
-                    *installs.entry(title_id(t)).or_default() += 1;
-                    cves.extend(title.cves.iter().copied());
-                    software.push(InstalledSoftware {
-                        software_id: title_id(t),
-                        name: title.name.into(),
-                        publisher: title.publisher.into(),
-                        version: title.version.into(),
-                        installed_at: ctx.now - Duration::days(rng.random_range(1..700)),
-                        eol_status: title.eol,
-                    });
-                }
-            }
-            if matches!(p, Platform::WinDesktop | Platform::WinServer) {
-                let count = match (Some(i) == big, p) {
-                    (true, _) => 540,
-                    (false, Platform::WinServer) => rng.random_range(40..80),
-                    _ => rng.random_range(8..20),
-                };
-                let start = rng.random_range(0..HOTFIX_POOL - count.min(HOTFIX_POOL - 1));
-                for j in start..(start + count).min(HOTFIX_POOL) {
-                    hotfix_used.insert(j);
-                    *installs.entry(hotfix_id(j)).or_default() += 1;
-                    software.push(InstalledSoftware {
-                        software_id: hotfix_id(j),
-                        name: format!(
-                            "Mise à jour de sécurité pour Microsoft Windows (KB{})",
-                            hotfix_kb(j)
-                        ),
-                        publisher: "Microsoft Corporation".into(),
-                        version: format!("KB{}", hotfix_kb(j)),
-                        installed_at: ctx.now - Duration::days(rng.random_range(1..400)),
-                        eol_status: EolStatus::Unknown,
-                    });
-                }
-            }
-            software.sort_by(|a, b| a.name.cmp(&b.name).then(a.version.cmp(&b.version)));
-            let ipv6 = format!(
-                "fe80::{:x}:{:x}ff:fe{:02x}:{:x}",
-                rng.random_range(0x1000..0xffffu32),
-                rng.random_range(0..0xffu32),
-                rng.random_range(0..0xffu32),
-                rng.random_range(0x1000..0xffffu32)
-            );
-            let ips = vec![m.ip.clone(), ipv6];
-            let asset = Asset {
-                id: m.id,
-                hostname: m.hostname.clone(),
-                fqdn: m.fqdn.clone(),
-                os: m.os.clone(),
-                os_build: os_build(&m.os).into(),
-                kind: match m.kind {
-                    MachineKind::Laptop => AssetKind::Laptop,
-                    MachineKind::Workstation => AssetKind::Workstation,
-                    MachineKind::Server => AssetKind::Server,
-                },
-                site: m.site.code.into(),
-                hardware: hardware(&mut rng, m, p),
-                software_count: software.len() as u32,
-                cve_count: cves.len() as u32,
-                last_inventory_at: m.last_seen_at - Duration::minutes(rng.random_range(0..360)),
-                ips: ips.clone(),
-            };
-            let mut body = json(asset);
-            // Searched by `q`; not part of the answer.
-            body["search_ips"] = Value::String(ips.join(" "));
-            assets.push((asset_key(m.id), body));
-            lists.push((asset_key(m.id), json(AssetSoftwareDoc { software })));
-        }
+        let inventory = draw(ctx, &ctx.machines);
+        let tenant = ctx.tenant.id;
+        ctx.stores
+            .docs
+            .put(tenant, ASSETS, inventory.assets)
+            .await?;
+        ctx.stores
+            .docs
+            .put(tenant, ASSET_SOFTWARE, inventory.lists)
+            .await?;
+        ctx.stores
+            .docs
+            .put(tenant, SOFTWARE, inventory.catalogue)
+            .await?;
+        ctx.stores
+            .docs
+            .put(tenant, CVE_RECORDS, inventory.records)
+            .await
+    })
+}
 
-        let mut catalogue = Vec::new();
-        let mut records = Vec::new();
-        let mut n_record = 0usize;
+/// The assets as of now, when a batch ends now: drawn as the seed did, each last inventoried
+/// as the machine was seen since (the online ones within the last period). No API write
+/// changes an asset.
+pub fn produce(ctx: &SeedCtx, _from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    Produced {
+        docs: if to < ctx.now {
+            Vec::new()
+        } else {
+            vec![(
+                ASSETS.to_owned(),
+                draw(&ctx.as_seeded(), &ctx.machines).assets,
+            )]
+        },
+        ..Produced::default()
+    }
+}
+
+/// The tenant's inventory as the seed draws it, each asset last inventoried as its machine
+/// of `seen` was last seen (the roster as of the seed, or as of a later time).
+fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
+    let mut rng = ctx.rng("inventory");
+    let base = ctx.tenant.id_base * 100;
+    let title_id = |i: usize| base + i as i64;
+    let hotfix_id = |j: usize| base + 1000 + j as i64;
+    let mut installs: BTreeMap<i64, u32> = BTreeMap::new();
+    let mut hotfix_used: BTreeSet<usize> = BTreeSet::new();
+    let mut assets = Vec::with_capacity(ctx.machines.len());
+    let mut lists = Vec::with_capacity(ctx.machines.len());
+    // The first Windows server carries more updates than an asset shows (spec 8: 500).
+    let big = ctx
+        .machines
+        .iter()
+        .position(|m| platform(m) == Platform::WinServer);
+    for (i, m) in ctx.machines.iter().enumerate() {
+        let p = platform(m);
+        let mut software = Vec::new();
+        let mut cves = BTreeSet::new();
         for (t, title) in TITLES.iter().enumerate() {
-            let id = title_id(t);
-            let Some(&count) = installs.get(&id) else {
-                continue;
-            };
-            let scores: Vec<f64> = title
-                .cves
-                .iter()
-                .filter_map(|c| catalog::cve(c))
-                .map(|c| c.cvss)
-                .collect();
-            catalogue.push((
-                asset_key(id),
-                json(Software {
-                    id,
+            if fits(title.target, p) && rng.random_bool(title.share) {
+                *installs.entry(title_id(t)).or_default() += 1;
+                cves.extend(title.cves.iter().copied());
+                software.push(InstalledSoftware {
+                    software_id: title_id(t),
                     name: title.name.into(),
                     publisher: title.publisher.into(),
                     version: title.version.into(),
-                    install_count: count,
+                    installed_at: ctx.now - Duration::days(rng.random_range(1..700)),
                     eol_status: title.eol,
-                    eol_date: title.eol_date.map(str::to_owned),
-                    cve_count: title.cves.len() as u32,
-                    max_cvss: scores.iter().copied().reduce(f64::max),
-                }),
-            ));
-            for cve in title.cves.iter().filter_map(|c| catalog::cve(c)) {
-                // The first three records show every status; the rest are mostly open.
-                let status = match n_record {
-                    0 => CveStatus::Open,
-                    1 => CveStatus::Acknowledged,
-                    2 => CveStatus::Mitigated,
-                    _ => *pick(
-                        &mut rng,
-                        &[
-                            CveStatus::Open,
-                            CveStatus::Open,
-                            CveStatus::Open,
-                            CveStatus::Acknowledged,
-                            CveStatus::Mitigated,
-                        ],
-                    ),
-                };
-                n_record += 1;
-                let key = format!(
-                    "{:03}|{}|{:012}",
-                    100 - (cve.cvss * 10.0).round() as i64,
-                    cve.id,
-                    id
-                );
-                records.push((
-                    key,
-                    json(CveRecord {
-                        id: format!("{}:{id}", cve.id),
-                        cve_id: cve.id.into(),
-                        software_id: id,
-                        software: title.name.into(),
-                        publisher: title.publisher.into(),
-                        version: title.version.into(),
-                        description: cve.description.into(),
-                        cvss: cve.cvss,
-                        epss: cve.epss,
-                        known_exploited: cve.known_exploited,
-                        status,
-                        affected_assets: count,
-                        published_at: cve.published.into(),
-                        first_seen_at: ctx.now - Duration::days(rng.random_range(1..90)),
-                    }),
-                ));
+                });
             }
         }
-        for j in hotfix_used {
-            let id = hotfix_id(j);
-            catalogue.push((
-                asset_key(id),
-                json(Software {
-                    id,
+        if matches!(p, Platform::WinDesktop | Platform::WinServer) {
+            let count = match (Some(i) == big, p) {
+                (true, _) => 540,
+                (false, Platform::WinServer) => rng.random_range(40..80),
+                _ => rng.random_range(8..20),
+            };
+            let start = rng.random_range(0..HOTFIX_POOL - count.min(HOTFIX_POOL - 1));
+            for j in start..(start + count).min(HOTFIX_POOL) {
+                hotfix_used.insert(j);
+                *installs.entry(hotfix_id(j)).or_default() += 1;
+                software.push(InstalledSoftware {
+                    software_id: hotfix_id(j),
                     name: format!(
                         "Mise à jour de sécurité pour Microsoft Windows (KB{})",
                         hotfix_kb(j)
                     ),
                     publisher: "Microsoft Corporation".into(),
                     version: format!("KB{}", hotfix_kb(j)),
-                    install_count: installs.get(&id).copied().unwrap_or(0),
+                    installed_at: ctx.now - Duration::days(rng.random_range(1..400)),
                     eol_status: EolStatus::Unknown,
-                    eol_date: None,
-                    cve_count: 0,
-                    max_cvss: None,
+                });
+            }
+        }
+        software.sort_by(|a, b| a.name.cmp(&b.name).then(a.version.cmp(&b.version)));
+        let ipv6 = format!(
+            "fe80::{:x}:{:x}ff:fe{:02x}:{:x}",
+            rng.random_range(0x1000..0xffffu32),
+            rng.random_range(0..0xffu32),
+            rng.random_range(0..0xffu32),
+            rng.random_range(0x1000..0xffffu32)
+        );
+        let ips = vec![m.ip.clone(), ipv6];
+        let asset = Asset {
+            id: m.id,
+            hostname: m.hostname.clone(),
+            fqdn: m.fqdn.clone(),
+            os: m.os.clone(),
+            os_build: os_build(&m.os).into(),
+            kind: match m.kind {
+                MachineKind::Laptop => AssetKind::Laptop,
+                MachineKind::Workstation => AssetKind::Workstation,
+                MachineKind::Server => AssetKind::Server,
+            },
+            site: m.site.code.into(),
+            hardware: hardware(&mut rng, m, p),
+            software_count: software.len() as u32,
+            cve_count: cves.len() as u32,
+            last_inventory_at: inventory_before(
+                seen.get(i).map_or(m.last_seen_at, |s| s.last_seen_at),
+                rng.random_range(0..INVENTORY_EVERY_MINUTES),
+            ),
+            ips: ips.clone(),
+        };
+        let mut body = json(asset);
+        // Searched by `q`; not part of the answer.
+        body["search_ips"] = Value::String(ips.join(" "));
+        assets.push((asset_key(m.id), body));
+        lists.push((asset_key(m.id), json(AssetSoftwareDoc { software })));
+    }
+
+    let mut catalogue = Vec::new();
+    let mut records = Vec::new();
+    let mut n_record = 0usize;
+    for (t, title) in TITLES.iter().enumerate() {
+        let id = title_id(t);
+        let Some(&count) = installs.get(&id) else {
+            continue;
+        };
+        let scores: Vec<f64> = title
+            .cves
+            .iter()
+            .filter_map(|c| catalog::cve(c))
+            .map(|c| c.cvss)
+            .collect();
+        catalogue.push((
+            asset_key(id),
+            json(Software {
+                id,
+                name: title.name.into(),
+                publisher: title.publisher.into(),
+                version: title.version.into(),
+                install_count: count,
+                eol_status: title.eol,
+                eol_date: title.eol_date.map(str::to_owned),
+                cve_count: title.cves.len() as u32,
+                max_cvss: scores.iter().copied().reduce(f64::max),
+            }),
+        ));
+        for cve in title.cves.iter().filter_map(|c| catalog::cve(c)) {
+            // The first three records show every status; the rest are mostly open.
+            let status = match n_record {
+                0 => CveStatus::Open,
+                1 => CveStatus::Acknowledged,
+                2 => CveStatus::Mitigated,
+                _ => *pick(
+                    &mut rng,
+                    &[
+                        CveStatus::Open,
+                        CveStatus::Open,
+                        CveStatus::Open,
+                        CveStatus::Acknowledged,
+                        CveStatus::Mitigated,
+                    ],
+                ),
+            };
+            n_record += 1;
+            let key = format!(
+                "{:03}|{}|{:012}",
+                100 - (cve.cvss * 10.0).round() as i64,
+                cve.id,
+                id
+            );
+            records.push((
+                key,
+                json(CveRecord {
+                    id: format!("{}:{id}", cve.id),
+                    cve_id: cve.id.into(),
+                    software_id: id,
+                    software: title.name.into(),
+                    publisher: title.publisher.into(),
+                    version: title.version.into(),
+                    description: cve.description.into(),
+                    cvss: cve.cvss,
+                    epss: cve.epss,
+                    known_exploited: cve.known_exploited,
+                    status,
+                    affected_assets: count,
+                    published_at: cve.published.into(),
+                    first_seen_at: ctx.now - Duration::days(rng.random_range(1..90)),
                 }),
             ));
         }
-        let tenant = ctx.tenant.id;
-        ctx.stores.docs.put(tenant, ASSETS, assets).await?;
-        ctx.stores.docs.put(tenant, ASSET_SOFTWARE, lists).await?;
-        ctx.stores.docs.put(tenant, SOFTWARE, catalogue).await?;
-        ctx.stores.docs.put(tenant, CVE_RECORDS, records).await
-    })
+    }
+    for j in hotfix_used {
+        let id = hotfix_id(j);
+        catalogue.push((
+            asset_key(id),
+            json(Software {
+                id,
+                name: format!(
+                    "Mise à jour de sécurité pour Microsoft Windows (KB{})",
+                    hotfix_kb(j)
+                ),
+                publisher: "Microsoft Corporation".into(),
+                version: format!("KB{}", hotfix_kb(j)),
+                install_count: installs.get(&id).copied().unwrap_or(0),
+                eol_status: EolStatus::Unknown,
+                eol_date: None,
+                cve_count: 0,
+                max_cvss: None,
+            }),
+        ));
+    }
+    Inventory {
+        assets,
+        lists,
+        catalogue,
+        records,
+    }
 }
