@@ -9,13 +9,9 @@ use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse, catch_up, producer_ctx};
-
-fn time(v: &Value) -> DateTime<Utc> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a date-time: {v}"))
-}
+use crate::helpers::{
+    TestApp, TestResponse, assert_resolved_between, catch_up, producer_ctx, time,
+};
 
 fn ids(res: &TestResponse) -> Vec<String> {
     res.items()
@@ -1092,15 +1088,11 @@ async fn monitors_and_incidents_go_on_from_the_seed_as_time_passes() {
     // Each has resolved since (within three hours of the seed), by itself.
     let all = alerts_of_3_days(&app, &token, "hostmonitor").await;
     for seeded_open in open_at_seed.items() {
-        let alert = all
-            .iter()
-            .find(|a| a["id"] == seeded_open["id"])
-            .unwrap_or_else(|| panic!("{} listed", seeded_open["id"]));
-        assert_eq!(alert["status"], "resolved", "{alert}");
-        let resolved = time(&alert["resolved_at"]);
-        assert!(
-            seeded < resolved && resolved < seeded + Duration::hours(3),
-            "{alert}"
+        let alert = assert_resolved_between(
+            &all,
+            &seeded_open["id"],
+            seeded,
+            seeded + Duration::hours(3),
         );
         assert_eq!(alert["details"]["notes"], seeded_open["details"]["notes"]);
     }

@@ -498,3 +498,27 @@ pub fn producer_ctx(
     ctx.seeded_at = seeded;
     ctx
 }
+
+/// A date-time field of a body.
+pub fn time(v: &Value) -> DateTime<Utc> {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a date-time: {v}"))
+}
+
+/// The alert of `id` in `alerts`, resolved at a time after `after` and before `before`.
+pub fn assert_resolved_between(
+    alerts: &[Value],
+    id: &Value,
+    after: DateTime<Utc>,
+    before: DateTime<Utc>,
+) -> Value {
+    let alert = alerts
+        .iter()
+        .find(|a| a["id"] == *id)
+        .unwrap_or_else(|| panic!("{id} listed"));
+    assert_eq!(alert["status"], "resolved", "{alert}");
+    let resolved = time(&alert["resolved_at"]);
+    assert!(after < resolved && resolved < before, "{alert}");
+    alert.clone()
+}

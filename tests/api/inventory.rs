@@ -1,12 +1,12 @@
 //! Inventory: `/inventory/assets`, `/inventory/assets/{id}`, `/inventory/software`,
 //! `/inventory/cves` (spec 4.7).
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{Duration, Utc};
 use http::StatusCode;
 use netops_shared::scope::Scope;
 use serde_json::Value;
 
-use crate::helpers::{TestApp, catch_up, walk};
+use crate::helpers::{TestApp, catch_up, time, walk};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadInventory]).await
@@ -403,10 +403,4 @@ async fn assets_are_inventoried_again_as_time_passes_and_keep_the_rest() {
         new["last_inventory_at"] = Value::Null;
         assert_eq!(old, new);
     }
-}
-
-fn time(v: &Value) -> DateTime<Utc> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a date-time: {v}"))
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{Duration, Utc};
 
 use http::{Method, StatusCode};
 use netops_shared::routes::Function;
@@ -11,7 +11,7 @@ use netops_shared::scope::Scope;
 use netops_shared::store::Filter;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse, catch_up, walk};
+use crate::helpers::{TestApp, TestResponse, assert_resolved_between, catch_up, time, walk};
 
 const VERDICTS: [&str; 7] = ["OK", "PC", "LAN", "INFRA", "WAN", "DNS", "SERVICE"];
 const SOURCES: [&str; 20] = [
@@ -1052,12 +1052,6 @@ async fn the_agent_simulator_completes_actions_of_online_machines_only() {
 
 // ---------------------------------------------------------------- as time passes
 
-fn time(v: &Value) -> DateTime<Utc> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a date-time: {v}"))
-}
-
 #[tokio::test]
 async fn every_online_machine_goes_on_being_measured_and_the_seeds_episodes_end() {
     let seeded = Utc::now() - Duration::hours(6);
@@ -1090,16 +1084,13 @@ async fn every_online_machine_goes_on_being_measured_and_the_seeds_episodes_end(
     // resolved, their machines' verdict changed after the seed.
     let alerts = walk(&app, "/alerts?kind=netdiag&period=24h", &token).await;
     for seeded_alert in seeded_alerts {
-        let alert = alerts
-            .iter()
-            .find(|a| a["id"] == seeded_alert["id"])
-            .unwrap_or_else(|| panic!("{} listed", seeded_alert["id"]));
-        assert_eq!(alert["status"], "resolved", "{alert}");
-        let resolved = time(&alert["resolved_at"]);
-        assert!(
-            seeded < resolved && resolved < seeded + Duration::hours(4),
-            "{alert}"
+        let alert = assert_resolved_between(
+            &alerts,
+            &seeded_alert["id"],
+            seeded,
+            seeded + Duration::hours(4),
         );
+        let resolved = time(&alert["resolved_at"]);
         let host = alert["target"].as_str().expect("hostname");
         let machine = after
             .iter()

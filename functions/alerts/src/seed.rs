@@ -831,27 +831,39 @@ fn correlated_events(ctx: &SeedCtx, inc: &SiemIncident) -> Vec<Record> {
         } else {
             rule.3
         };
-        let message = match event_id {
-            4625 => format!("Échec d'ouverture de session pour {account} depuis {ip}"),
-            4740 => format!("Compte {account} verrouillé"),
-            4728 => format!("Membre {account} ajouté au groupe Admins du domaine"),
-            4624 => format!("Ouverture de session de {account} sur {host}"),
-            1102 => "Le journal d'audit a été effacé".to_owned(),
-            _ => format!("Compte {account} créé"),
-        };
-        events.push(Record {
-            partition: id.clone(),
-            ts: ts.timestamp_millis(),
-            id: format!("{id}-{e:05}"),
-            body: json!({
-                "ts": ts,
-                "event_id": event_id,
-                "account": account,
-                "host": host,
-                "source_ip": ip,
-                "message": message,
-            }),
-        });
+        events.push(siem_event(id, e, ts, event_id, [&account, &host, &ip]));
     }
     events
+}
+
+/// The `e`th event correlated by incident `incident`: event `event_id` of the Windows
+/// security log, of an account on a host from an address.
+fn siem_event(
+    incident: &str,
+    e: u64,
+    ts: DateTime<Utc>,
+    event_id: u32,
+    [account, host, ip]: [&str; 3],
+) -> Record {
+    let message = match event_id {
+        4625 => format!("Échec d'ouverture de session pour {account} depuis {ip}"),
+        4740 => format!("Compte {account} verrouillé"),
+        4728 => format!("Membre {account} ajouté au groupe Admins du domaine"),
+        4624 => format!("Ouverture de session de {account} sur {host}"),
+        1102 => "Le journal d'audit a été effacé".to_owned(),
+        _ => format!("Compte {account} créé"),
+    };
+    Record {
+        partition: incident.to_owned(),
+        ts: ts.timestamp_millis(),
+        id: format!("{incident}-{e:05}"),
+        body: json!({
+            "ts": ts,
+            "event_id": event_id,
+            "account": account,
+            "host": host,
+            "source_ip": ip,
+            "message": message,
+        }),
+    }
 }

@@ -54,12 +54,5 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
 /// The machines as of now, when a batch ends now: the online ones seen moments ago. No API
 /// write changes a machine's document.
 pub fn produce(ctx: &SeedCtx, _from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
-    Produced {
-        docs: if to < ctx.now {
-            Vec::new()
-        } else {
-            vec![(MACHINES.to_owned(), machine_docs(ctx))]
-        },
-        ..Produced::default()
-    }
+    Produced::present(ctx, to, MACHINES, || machine_docs(ctx))
 }

@@ -211,23 +211,15 @@ struct Inventory {
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
         let inventory = draw(ctx, &ctx.machines);
-        let tenant = ctx.tenant.id;
-        ctx.stores
-            .docs
-            .put(tenant, ASSETS, inventory.assets)
-            .await?;
-        ctx.stores
-            .docs
-            .put(tenant, ASSET_SOFTWARE, inventory.lists)
-            .await?;
-        ctx.stores
-            .docs
-            .put(tenant, SOFTWARE, inventory.catalogue)
-            .await?;
-        ctx.stores
-            .docs
-            .put(tenant, CVE_RECORDS, inventory.records)
-            .await
+        for (collection, docs) in [
+            (ASSETS, inventory.assets),
+            (ASSET_SOFTWARE, inventory.lists),
+            (SOFTWARE, inventory.catalogue),
+            (CVE_RECORDS, inventory.records),
+        ] {
+            ctx.stores.docs.put(ctx.tenant.id, collection, docs).await?;
+        }
+        Ok(())
     })
 }
 
@@ -235,17 +227,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
 /// as the machine was seen since (the online ones within the last period). No API write
 /// changes an asset.
 pub fn produce(ctx: &SeedCtx, _from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
-    Produced {
-        docs: if to < ctx.now {
-            Vec::new()
-        } else {
-            vec![(
-                ASSETS.to_owned(),
-                draw(&ctx.as_seeded(), &ctx.machines).assets,
-            )]
-        },
-        ..Produced::default()
-    }
+    Produced::present(ctx, to, ASSETS, || {
+        draw(&ctx.as_seeded(), &ctx.machines).assets
+    })
 }
 
 /// The tenant's inventory as the seed draws it, each asset last inventoried as its machine

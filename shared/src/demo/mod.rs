@@ -254,6 +254,25 @@ impl DocChange {
 }
 
 impl Produced {
+    /// The documents of `collection` as of now, when the batch ends now (`to` the context's
+    /// `now`): a catch-up puts them once, at its end. For documents of the present state
+    /// that no API write changes.
+    pub fn present(
+        ctx: &SeedCtx,
+        to: DateTime<Utc>,
+        collection: &str,
+        docs: impl FnOnce() -> Vec<(String, Value)>,
+    ) -> Produced {
+        Produced {
+            docs: if to < ctx.now {
+                Vec::new()
+            } else {
+                vec![(collection.to_owned(), docs())]
+            },
+            ..Produced::default()
+        }
+    }
+
     /// How many records it holds.
     pub fn len(&self) -> usize {
         self.records.iter().map(|(_, r)| r.len()).sum()

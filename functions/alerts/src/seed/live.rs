@@ -11,13 +11,14 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Datelike, Duration, Utc};
 use netops_shared::demo::{DocChange, MachineKind, Produced, SeedCtx, hours_of};
-use netops_shared::store::{Record, Rollup};
+use netops_shared::store::Rollup;
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
 use super::{
-    EXTERNAL_IPS, Gen, RULES, generate, incident, last_check, pick, siem_generate, to_value, wide,
+    EXTERNAL_IPS, Gen, RULES, generate, incident, last_check, pick, siem_event, siem_generate,
+    to_value, wide,
 };
 use crate::model::{
     CHECKS_DAILY, CHECKS_HOURLY, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorIncident,
@@ -318,19 +319,13 @@ fn siem_incidents(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, out: &m
             // Correlated events of the half hour before the rule fired.
             for e in 0..n_events {
                 let ts = at - Duration::seconds(rng.random_range(0..1800));
-                events.push(Record {
-                    partition: id.clone(),
-                    ts: ts.timestamp_millis(),
-                    id: format!("{id}-{e:05}"),
-                    body: json!({
-                        "ts": ts,
-                        "event_id": rule.3,
-                        "account": victim,
-                        "host": host.hostname,
-                        "source_ip": ip,
-                        "message": format!("Événement {} pour {victim} depuis {ip}", rule.3),
-                    }),
-                });
+                events.push(siem_event(
+                    &id,
+                    e,
+                    ts,
+                    rule.3,
+                    [victim, &host.hostname, &ip],
+                ));
             }
             let mut inc = SiemIncident {
                 id: id.clone(),
