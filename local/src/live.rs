@@ -200,15 +200,15 @@ async fn advance_tenant(
     }
     let from = mark.until;
     let seeded_at = *mark.seeded_at.get_or_insert(mark.until);
-    let mut ctx = SeedCtx::new(
+    let ctx = SeedCtx::new(
         stores.clone(),
         tenant,
         now,
         mark.machines,
         mark.days,
         mark.seed,
-    );
-    ctx.seeded_at = seeded_at;
+    )
+    .seeded(seeded_at);
     let mut written = 0;
     loop {
         let end = match mark.pending {

@@ -347,6 +347,26 @@ impl SeedCtx {
         self.now - Duration::days(i64::from(self.days))
     }
 
+    /// This context of a tenant seeded at `seeded`: its offline machines were last seen as
+    /// the seed drew them (not seen since, whatever the present), the online ones moments
+    /// before `now`.
+    pub fn seeded(mut self, seeded: DateTime<Utc>) -> SeedCtx {
+        self.seeded_at = seeded;
+        let at_seed = roster(
+            self.tenant,
+            self.seed,
+            self.machines.len(),
+            seeded,
+            &self.accounts,
+        );
+        for (m, then) in self.machines.iter_mut().zip(at_seed) {
+            if !m.online {
+                m.last_seen_at = then.last_seen_at;
+            }
+        }
+        self
+    }
+
     /// The context the seed had: its `now` is [`SeedCtx::seeded_at`] (what a producer draws
     /// again of the seed's state in progress).
     pub fn as_seeded(&self) -> SeedCtx {
