@@ -37,15 +37,18 @@ if [ ! -x .venv-lambda/bin/python ]; then python3 -m venv .venv-lambda; fi
 export PATH="$root/.venv-lambda/bin:$PATH"
 if command -v rustup >/dev/null; then rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1; fi
 
-# Services started for the tests are stopped on exit, whatever happens.
+# Services started for the tests are stopped on exit, whatever happens, and their logs removed.
 pids=()
-cleanup() { for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; }
+logs=$(mktemp -d -t netops-test.XXXXXX)
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  rm -rf "$logs"
+}
 trap cleanup EXIT
 
 echo "== DynamoDB-protocol server (moto) for the AWS adapter"
 moto_port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-moto_log=$(mktemp -t netops-moto.XXXXXX)
-.venv/bin/python tests/moto_server.py -H 127.0.0.1 -p "$moto_port" >"$moto_log" 2>&1 &
+.venv/bin/python tests/moto_server.py -H 127.0.0.1 -p "$moto_port" >"$logs/moto.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
   if .venv/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$moto_port/moto-api/')" 2>/dev/null; then break; fi
@@ -81,7 +84,7 @@ no_pending_snapshots
 
 echo "== reliability suite: the real netops serve under floods, faults and bad input"
 started=$(date +%s)
-rel_log=$(mktemp -t netops-reliability.XXXXXX)
+rel_log="$logs/reliability.log"
 if ! cargo test -p netops --test reliability --quiet -- --test-threads=1 --nocapture >"$rel_log" 2>&1; then
   cat "$rel_log"
   exit 1
