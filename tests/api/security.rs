@@ -1,7 +1,7 @@
 //! Security: logons, lockouts, account changes, risky accounts, anomalies, SIEM incidents
 //! and rules (spec 4.9).
 
-use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
+use chrono::{DateTime, Datelike, Duration, DurationRound, Timelike, Utc};
 use http::StatusCode;
 use netops_shared::demo::Produced;
 use netops_shared::scope::Scope;
@@ -659,10 +659,7 @@ fn security_events_are_the_same_however_time_is_cut() {
     let mut t = from;
     for minutes in [1, 59, 61, 180, 7, 600].into_iter().cycle() {
         let end = (t + Duration::minutes(minutes)).min(now);
-        let batch = netops_security::seed::produce(&ctx, t, end);
-        // The graph and ranking are made as of the present, by the batch that reaches it.
-        assert_eq!(batch.docs.is_empty(), end < now);
-        cut.push(batch);
+        cut.push(netops_security::seed::produce(&ctx, t, end));
         if end == now {
             break;
         }
@@ -672,7 +669,11 @@ fn security_events_are_the_same_however_time_is_cut() {
         assert!(!records.is_empty(), "no {series}");
     }
     assert!(events(std::slice::from_ref(&whole)) == events(&cut));
-    let docs = &cut.last().expect("a batch").docs;
+    // The graph and ranking are made as of the last hour boundary, by the one batch that
+    // passes it.
+    let mut with_docs = cut.iter().filter(|b| !b.docs.is_empty());
+    let docs = &with_docs.next().expect("a batch with the graph").docs;
+    assert!(with_docs.next().is_none());
     let collections: Vec<&str> = docs.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(
         collections,
@@ -793,8 +794,9 @@ async fn a_store_seeded_two_days_ago_shows_recent_security_data_after_its_catch_
         assert!(!only.items().is_empty(), "no {status}");
     }
 
-    // The ranking was made again: its accounts' last logons are those listed, new ones
-    // among them.
+    // The ranking was made again as of the last hour boundary: its accounts' last logons
+    // are those listed up to then, new ones among them.
+    let made = now.duration_trunc(Duration::hours(1)).expect("hour");
     let ranked = app.get("/security/risky-accounts?limit=20", &t).await;
     assert_eq!(ranked.items().len(), 20);
     let mut newer = 0;
@@ -803,16 +805,18 @@ async fn a_store_seeded_two_days_ago_shows_recent_security_data_after_its_catch_
             continue;
         };
         let last: DateTime<Utc> = last;
-        if now - last > Duration::days(6) {
+        if made - last > Duration::days(6) {
             continue;
         }
         let login = a["account"].as_str().expect("account");
+        let week = format!(
+            "from={}&to={}",
+            stamp(made - Duration::days(7)),
+            stamp(made)
+        );
         let theirs = walk(
             &app,
-            &format!(
-                "/security/logons?period=7d&limit=500&user={}",
-                urlenc(login)
-            ),
+            &format!("/security/logons?{week}&limit=500&user={}", urlenc(login)),
             &t,
         )
         .await;

@@ -9,7 +9,7 @@
 //! whole from its own generator ([`SeedCtx::hour_rng`]), so the seed is the producer applied
 //! over the seeded days, and an hour's events are the same however time is cut into batches.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
 use netops_shared::demo::{Account, MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
@@ -466,37 +466,45 @@ fn draw_hour(r: &Roster<'_>, start: DateTime<Utc>) -> Drawn {
     g.out
 }
 
-/// The security data of `[from, to)` as time passes: the events of the hours that fall in
-/// it and, when `to` is the present (the end of a catch-up or of the background task's
-/// run), the logon graph and the ranking as of then.
+/// The security data of `[from, to)` as time passes: the events that fall in it and, from
+/// the batch that passes the last hour boundary before the present, the logon graph and the
+/// ranking as of that boundary. They are made hourly, not by each batch of the background
+/// task (each minute): making them draws the 30 days again.
 pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
-    produce_with_graph(ctx, from, to, to == ctx.now)
+    let hour = floor_hour(to);
+    let graph = (from < hour && hour == floor_hour(ctx.now)).then_some(hour);
+    produce_with_graph(ctx, from, to, graph)
 }
 
-/// The events of `[from, to)`, and with `graph` the logon graph of the [`GRAPH_DAYS`] (at
-/// most the seeded days) up to `to`, drawn again hour by hour: a graph of the same clock is
-/// the same however time was cut, and its counts are those of the stored logons.
+fn floor_hour(t: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(t.timestamp().div_euclid(3600) * 3600, 0).unwrap_or(t)
+}
+
+/// The events of `[from, to)`, and with `graph` (a time up to `to`) the logon graph of the
+/// [`GRAPH_DAYS`] (at most the seeded days) up to it, drawn again hour by hour: a graph as
+/// of the same time is the same however time was cut, and its counts are those of the
+/// stored logons.
 fn produce_with_graph(
     ctx: &SeedCtx,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
-    graph: bool,
+    graph: Option<DateTime<Utc>>,
 ) -> Produced {
     let Some(r) = Roster::of(ctx) else {
         return Produced::default();
     };
-    let graph_from = to - Duration::days(i64::from(GRAPH_DAYS.min(ctx.days.max(1))));
-    let first = if graph { from.min(graph_from) } else { from };
+    let days = Duration::days(i64::from(GRAPH_DAYS.min(ctx.days.max(1))));
+    let first = graph.map_or(from, |until| from.min(until - days));
+    let in_graph = |t: DateTime<Utc>| graph.is_some_and(|until| until - days <= t && t < until);
     let within = |t: DateTime<Utc>| from <= t && t < to;
-    let accounts: HashMap<&str, &Account> =
-        ctx.accounts.iter().map(|a| (a.login.as_str(), a)).collect();
+    let accounts: HashSet<&str> = ctx.accounts.iter().map(|a| a.login.as_str()).collect();
     let mut edges: BTreeMap<(String, String), GraphEdge> = BTreeMap::new();
     let (mut logons, mut lockouts, mut changes, mut anomalies) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for hour in hours_of(first - Duration::hours(SPILL_HOURS), to) {
         let drawn = draw_hour(&r, hour);
         for l in drawn.logons {
-            if graph && graph_from <= l.ts && l.ts < to && accounts.contains_key(l.user.as_str()) {
+            if in_graph(l.ts) && accounts.contains(l.user.as_str()) {
                 add_edge(&mut edges, &r, &l);
             }
             if within(l.ts) {
@@ -525,7 +533,7 @@ fn produce_with_graph(
                 .map(|a| record(a.kind.as_str().into(), a.detected_at, &a.id, a)),
         );
     }
-    let docs = if graph {
+    let docs = if graph.is_some() {
         let graph = graph_docs(&edges, &ctx.accounts);
         let ranking = crate::risk::ranking_docs(graph.iter().map(|(k, v)| (k.as_str(), v)));
         vec![(GRAPH.to_owned(), graph), (RANKING.to_owned(), ranking)]
@@ -571,11 +579,11 @@ fn add_edge(edges: &mut BTreeMap<(String, String), GraphEdge>, r: &Roster<'_>, l
     edge.last_at = edge.last_at.max(l.ts);
 }
 
-/// The seed: the producer's events over the seeded days, the graph and ranking as of now,
-/// and the tenant's rules.
+/// The seed: the producer's events over the seeded days, the graph and ranking as of the
+/// last hour boundary, and the tenant's rules.
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
-        let produced = produce_with_graph(ctx, ctx.start(), ctx.now, true);
+        let produced = produce_with_graph(ctx, ctx.start(), ctx.now, Some(floor_hour(ctx.now)));
         let tenant = ctx.tenant.id;
         let stores = &ctx.stores;
         for (series, records) in produced.records {
