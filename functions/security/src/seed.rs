@@ -664,14 +664,14 @@ const PRIVILEGED: &[&str] = &["Admins du domaine", "Administrateurs"];
 fn change(g: &mut Gen<'_>, ts: DateTime<Utc>, kind: ChangeType, privileged: bool) {
     let r = g.r;
     let (dn, helpdesk) = (&r.dn, &r.helpdesk);
-    let author = if r.admins.is_empty() {
+    let mut author = if r.admins.is_empty() {
         helpdesk.to_owned()
     } else {
         pick(&mut g.rng, &r.admins).login.clone()
     };
     let who = pick(&mut g.rng, &r.people).login.clone();
     let host = pick(&mut g.rng, &r.ctx.machines).hostname.clone();
-    match kind {
+    let (ev, action, target, object, details) = match kind {
         ChangeType::Account => {
             let (ev, action, details) = *pick(
                 &mut g.rng,
@@ -696,21 +696,10 @@ fn change(g: &mut Gen<'_>, ts: DateTime<Utc>, kind: ChangeType, privileged: bool
                     ),
                 ],
             );
-            let author = if ev == 4724 {
-                helpdesk.to_owned()
-            } else {
-                author
-            };
-            g.change(
-                ts,
-                ev,
-                kind,
-                action,
-                &author,
-                Some(who),
-                None,
-                details.into(),
-            );
+            if ev == 4724 {
+                author = helpdesk.to_owned();
+            }
+            (ev, action, Some(who), None, details.into())
         }
         ChangeType::Group => {
             let group = if privileged {
@@ -736,16 +725,7 @@ fn change(g: &mut Gen<'_>, ts: DateTime<Utc>, kind: ChangeType, privileged: bool
                     "retiré de"
                 }
             );
-            g.change(
-                ts,
-                ev,
-                kind,
-                action,
-                &author,
-                Some(who),
-                Some(group.into()),
-                details,
-            );
+            (ev, action, Some(who), Some(group.into()), details)
         }
         ChangeType::Computer => {
             let (ev, action, details) = *pick(
@@ -760,16 +740,7 @@ fn change(g: &mut Gen<'_>, ts: DateTime<Utc>, kind: ChangeType, privileged: bool
                     (4743, "computer_deleted", "Compte d'ordinateur supprimé"),
                 ],
             );
-            g.change(
-                ts,
-                ev,
-                kind,
-                action,
-                &author,
-                Some(format!("{host}$")),
-                None,
-                details.into(),
-            );
+            (ev, action, Some(format!("{host}$")), None, details.into())
         }
         ChangeType::Policy => {
             let (ev, action, object, details) = *pick(
@@ -801,16 +772,7 @@ fn change(g: &mut Gen<'_>, ts: DateTime<Utc>, kind: ChangeType, privileged: bool
                     ),
                 ],
             );
-            g.change(
-                ts,
-                ev,
-                kind,
-                action,
-                &author,
-                None,
-                Some(object.into()),
-                details.into(),
-            );
+            (ev, action, None, Some(object.into()), details.into())
         }
         ChangeType::Directory => {
             let (ev, action, object, details) = *pick(
@@ -843,18 +805,16 @@ fn change(g: &mut Gen<'_>, ts: DateTime<Utc>, kind: ChangeType, privileged: bool
                     (5141, "object_deleted", "OU=Ancien-Site", "Objet supprimé"),
                 ],
             );
-            g.change(
-                ts,
+            (
                 ev,
-                kind,
                 action,
-                &author,
                 None,
                 Some(format!("{object},{dn}")),
                 details.into(),
-            );
+            )
         }
-    }
+    };
+    g.change(ts, ev, kind, action, &author, target, object, details);
 }
 
 const KINDS: &[(AnomalyKind, Criticality, &str)] = &[
