@@ -9,17 +9,7 @@ use netops_shared::scope::Scope;
 use netops_shared::store::{Filter, Position, SeriesQuery, Stores};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, stamp};
-
-/// The retention the catch-ups are given (the embedded store's default; every test's data is
-/// days old at most).
-const RETENTION_DAYS: u32 = netops_shared::config::DEFAULT_EMBEDDED_RETENTION_DAYS;
-
-async fn catch_up(stores: &Stores, now: DateTime<Utc>) -> usize {
-    live::advance(stores, now, RETENTION_DAYS, &mut |_| {})
-        .await
-        .expect("advance")
-}
+use crate::helpers::{TestApp, acme_ctx, catch_up, stamp};
 
 /// Every item of a listing, page after page (a listing without cursor must hold them all).
 async fn all_items(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
@@ -409,20 +399,7 @@ fn produced_alert(alert: &Value) -> bool {
 /// days, as (start, end), from the producer itself (no store needed): the test catches up
 /// around it only.
 fn a_recent_incident(now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
-    let size = netops::SeedSize::default();
-    // The producer reads nothing: a store of its own stands for the context's.
-    let dir = tempfile::tempdir().expect("dir");
-    let stores = netops_shared::store::Stores::of(
-        netops_shared::store::sqlite::SqliteStore::open(dir.path().join("ctx.db")).expect("store"),
-    );
-    let ctx = netops_shared::demo::SeedCtx::new(
-        stores,
-        &netops_shared::demo::ACME,
-        now,
-        size.machines,
-        size.days,
-        size.seed,
-    );
+    let (ctx, _dir) = acme_ctx(now);
     let produced = netops_alerts::seed::produce(&ctx, now - Duration::days(2), now);
     // SIEM incidents open too, and the analyst resolves some.
     let siem = produced
