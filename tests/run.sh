@@ -37,15 +37,24 @@ if [ ! -x .venv-lambda/bin/python ]; then python3 -m venv .venv-lambda; fi
 export PATH="$root/.venv-lambda/bin:$PATH"
 if command -v rustup >/dev/null; then rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1; fi
 
-# Services started for the tests are stopped on exit, whatever happens.
+# Each step says the space left on the disks of the repository and of the temporary folder:
+# a step that fails for want of it shows so at once.
+step() {
+  echo "== $1 ($(df -Ph . "${TMPDIR:-/tmp}" | awk 'NR > 1 { print $4 }' | sort -u | paste -sd /) free)"
+}
+
+# Services started for the tests are stopped on exit, whatever happens, and their logs removed.
 pids=()
-cleanup() { for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; }
+logs=$(mktemp -d -t netops-test.XXXXXX)
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  rm -rf "$logs"
+}
 trap cleanup EXIT
 
-echo "== DynamoDB-protocol server (moto) for the AWS adapter"
+step "DynamoDB-protocol server (moto) for the AWS adapter"
 moto_port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-moto_log=$(mktemp -t netops-moto.XXXXXX)
-.venv/bin/python tests/moto_server.py -H 127.0.0.1 -p "$moto_port" >"$moto_log" 2>&1 &
+.venv/bin/python tests/moto_server.py -H 127.0.0.1 -p "$moto_port" >"$logs/moto.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
   if .venv/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$moto_port/moto-api/')" 2>/dev/null; then break; fi
@@ -68,20 +77,20 @@ no_pending_snapshots() {
   fi
 }
 
-echo "== format and lints"
+step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The functions as they are packaged, without the local process's features.
 cargo clippy --workspace --exclude netops --quiet -- -D warnings
 
-echo "== Rust tests"
+step "Rust tests"
 cargo build --workspace --bins --quiet
 cargo test --workspace --quiet
 no_pending_snapshots
 
-echo "== reliability suite: the real netops serve under floods, faults and bad input"
+step "reliability suite: the real netops serve under floods, faults and bad input"
 started=$(date +%s)
-rel_log=$(mktemp -t netops-reliability.XXXXXX)
+rel_log="$logs/reliability.log"
 if ! cargo test -p netops --test reliability --quiet -- --test-threads=1 --nocapture >"$rel_log" 2>&1; then
   cat "$rel_log"
   exit 1
@@ -89,7 +98,7 @@ fi
 grep -oE '(reliability: .*|test result: .*)' "$rel_log"
 echo "   (reliability suite: $(( $(date +%s) - started )) s)"
 
-echo "== the whole API suite again, on the DynamoDB adapter"
+step "the whole API suite again, on the DynamoDB adapter"
 # A clean server for this pass (every test app also has tables of its own).
 .venv/bin/python -c "import urllib.request as u; u.urlopen(u.Request('$NETOPS_TEST_DYNAMODB_ENDPOINT/moto-api/reset', method='POST'))"
 started=$(date +%s)
@@ -108,13 +117,13 @@ NETOPS_TEST_STORE=dynamodb NETOPS_DYNAMODB_TIMEOUT_SECS=30 cargo test -p netops 
 echo "   (DynamoDB pass: $(( $(date +%s) - started )) s)"
 no_pending_snapshots
 
-echo "== SAM template"
+step "SAM template"
 .venv/bin/cfn-lint infra/template.yaml
 
 # One function through `sam build`, exactly as infra/README.md tells a user (all 14 take
 # about 17 minutes on 2 cores, bench/lambda-results.md; tests/api/infra.rs keeps every
 # function's build settings the same as this one's).
-echo "== sam build FleetFunction (arm64)"
+step "sam build FleetFunction (arm64)"
 started=$(date +%s)
 (cd infra && SAM_CLI_TELEMETRY=0 sam build FleetFunction >/dev/null)
 .venv/bin/python - infra/.aws-sam/build/FleetFunction/bootstrap <<'PY'
@@ -133,5 +142,5 @@ print(f"   arm64 bootstrap, {os.path.getsize(path) / 1e6:.2f} MB, {zipped:.2f} M
 PY
 echo "   ($(( $(date +%s) - started )) s)"
 
-echo "== Python tests against the real server"
+step "Python tests against the real server"
 NETOPS_BIN="$root/target/debug/netops" NETOPS_REQUIRE_LAMBDA_TOOLS=1 .venv/bin/python -m pytest -q tests/python

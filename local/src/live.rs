@@ -76,7 +76,7 @@ impl Producer {
 }
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
-const PRODUCERS: [(Function, Producer); 11] = [
+const PRODUCERS: [(Function, Producer); 12] = [
     (Function::Flows, Producer::Run(netops_flows::seed::produce)),
     (
         Function::Firewall,
@@ -110,6 +110,10 @@ const PRODUCERS: [(Function, Producer); 11] = [
     (
         Function::Netdiag,
         Producer::Drawn(netops_netdiag::seed::produce),
+    ),
+    (
+        Function::Security,
+        Producer::Drawn(netops_security::seed::produce),
     ),
     (
         Function::Inventory,

@@ -9,9 +9,7 @@ use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use serde_json::{Value, json};
 
-use crate::helpers::{
-    TestApp, TestResponse, assert_resolved_between, catch_up, producer_ctx, time,
-};
+use crate::helpers::{TestApp, TestResponse, acme_ctx_of, assert_resolved_between, catch_up, time};
 
 fn ids(res: &TestResponse) -> Vec<String> {
     res.items()
@@ -1106,7 +1104,8 @@ async fn monitors_and_incidents_go_on_from_the_seed_as_time_passes() {
 fn the_siem_queue_always_holds_an_incident_in_progress_and_the_seeds_are_resolved() {
     let now = Utc::now();
     let seeded = now - Duration::hours(52);
-    let ctx = producer_ctx(now, seeded, 60);
+    let (ctx, _dir) = acme_ctx_of(now, 60);
+    let ctx = ctx.seeded(seeded);
     let produced = netops_alerts::seed::produce(&ctx, seeded, now);
     let siem = produced
         .changes
@@ -1160,7 +1159,8 @@ fn the_siem_queue_always_holds_an_incident_in_progress_and_the_seeds_are_resolve
 async fn every_active_monitor_is_checked_after_the_seed_at_any_size() {
     let now = Utc::now();
     for machines in [60, 300, 1000] {
-        let ctx = producer_ctx(now, now - Duration::hours(2), machines);
+        let (ctx, _dir) = acme_ctx_of(now, machines);
+        let ctx = ctx.seeded(now - Duration::hours(2));
         let produced = netops_alerts::seed::produce(&ctx, now - Duration::hours(1), now);
         let monitors: Vec<&Value> = produced
             .docs

@@ -12,7 +12,7 @@ use http_body_util::BodyExt;
 use netops::SeedSize;
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
-use netops_shared::demo::ACME;
+use netops_shared::demo::{ACME, SeedCtx};
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use netops_shared::store::Stores;
@@ -470,33 +470,32 @@ pub async fn walk(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
 
 /// The retention the catch-ups are given (the embedded store's default; every test's data is
 /// days old at most).
-const RETENTION_DAYS: u32 = netops_shared::config::DEFAULT_EMBEDDED_RETENTION_DAYS;
+pub const RETENTION_DAYS: u32 = netops_shared::config::DEFAULT_EMBEDDED_RETENTION_DAYS;
 
-/// Writes the live demo data of every tenant up to `now` (the time passed since the seed or
-/// the last catch-up); returns the records written.
+/// Writes the live demo data up to `now` (the clock of the catch-up, so no test sleeps);
+/// returns the records written.
 pub async fn catch_up(stores: &Stores, now: DateTime<Utc>) -> usize {
     netops::live::advance(stores, now, RETENTION_DAYS, &mut |_| {})
         .await
         .expect("advance")
 }
 
-/// The context of acme's producers at `now`, of a tenant of `machines` machines seeded at
-/// `seeded` (the demo's seed and days), to call a producer directly: it reads nothing, so
-/// a store of its own stands for the context's.
-pub fn producer_ctx(
-    now: DateTime<Utc>,
-    seeded: DateTime<Utc>,
-    machines: usize,
-) -> netops_shared::demo::SeedCtx {
+/// The demo context of tenant acme at the default size as of `now`, to call a module's
+/// producer directly. The producers read nothing: its store is an empty one of its own, in
+/// the folder returned with it.
+pub fn acme_ctx(now: DateTime<Utc>) -> (SeedCtx, tempfile::TempDir) {
+    acme_ctx_of(now, SeedSize::default().machines)
+}
+
+/// [`acme_ctx`] of a tenant of `machines` machines.
+pub fn acme_ctx_of(now: DateTime<Utc>, machines: usize) -> (SeedCtx, tempfile::TempDir) {
+    let size = SeedSize::default();
     let dir = tempfile::tempdir().expect("dir");
     let stores = Stores::of(
         netops_shared::store::sqlite::SqliteStore::open(dir.path().join("ctx.db")).expect("store"),
     );
-    let size = SeedSize::default();
-    let mut ctx =
-        netops_shared::demo::SeedCtx::new(stores, &ACME, now, machines, size.days, size.seed);
-    ctx.seeded_at = seeded;
-    ctx
+    let ctx = SeedCtx::new(stores, &ACME, now, machines, size.days, size.seed);
+    (ctx, dir)
 }
 
 /// A date-time field of a body.

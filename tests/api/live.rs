@@ -9,7 +9,7 @@ use netops_shared::scope::Scope;
 use netops_shared::store::{Filter, Position, SeriesQuery, Stores};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, catch_up, producer_ctx, stamp};
+use crate::helpers::{TestApp, acme_ctx, catch_up, stamp};
 
 /// Every item of a listing, page after page (a listing without cursor must hold them all).
 async fn all_items(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
@@ -401,11 +401,8 @@ fn produced_alert(alert: &Value) -> bool {
 /// around it only.
 fn a_recent_incident(now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
     // Seeded two days ago: the producers make what comes after.
-    let ctx = producer_ctx(
-        now,
-        now - Duration::days(2),
-        netops::SeedSize::default().machines,
-    );
+    let (ctx, _dir) = acme_ctx(now);
+    let ctx = ctx.seeded(now - Duration::days(2));
     let produced = netops_alerts::seed::produce(&ctx, now - Duration::days(2), now);
     // SIEM incidents open too, and the analyst resolves some.
     let siem = produced

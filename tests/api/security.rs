@@ -1,13 +1,14 @@
 //! Security: logons, lockouts, account changes, risky accounts, anomalies, SIEM incidents
 //! and rules (spec 4.9).
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Datelike, Duration, DurationRound, Timelike, Utc};
 use http::StatusCode;
+use netops_shared::demo::Produced;
 use netops_shared::scope::Scope;
 use netops_shared::store::Record;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, walk};
+use crate::helpers::{TestApp, acme_ctx, catch_up, stamp, walk};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadSecurity]).await
@@ -188,8 +189,9 @@ async fn logon_filters_match_user_and_host_partially_and_source_ip_exactly() {
         .assert_invalid("result");
 }
 
+/// A text for a query string: logins and groups have accents and spaces.
 fn urlenc(s: &str) -> String {
-    s.replace(' ', "%20")
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 #[tokio::test]
@@ -250,9 +252,12 @@ async fn lockouts_default_to_7_days_and_cap_at_90() {
     assert!(res.body["meta"].get("window_capped").is_none());
 
     let user = items[0]["user"].as_str().expect("user");
-    let part = &user[1..user.len() - 1];
+    // The login without its first and last letters (logins have accents: not byte offsets).
+    let chars: Vec<char> = user.chars().collect();
+    let part: String = chars[1..chars.len() - 1].iter().collect();
+    let part = part.as_str();
     let res = app
-        .get(&format!("/security/lockouts?user={part}"), &t)
+        .get(&format!("/security/lockouts?user={}", urlenc(part)), &t)
         .await;
     assert!(res.items().iter().any(|l| l["user"] == user));
     assert!(
@@ -621,4 +626,208 @@ async fn an_incident_comes_with_its_last_200_correlated_events() {
     let res = app.get("/security/incidents/nope", &t).await;
     assert_eq!(res.status, StatusCode::NOT_FOUND);
     assert_eq!(res.error(), "not_found");
+}
+
+/// A producer's records by series, as (series, partition, time, id, body), in order.
+fn events(produced: &[Produced]) -> Vec<(String, String, i64, String, Value)> {
+    let mut out: Vec<_> = produced
+        .iter()
+        .flat_map(|p| &p.records)
+        .flat_map(|(series, records)| {
+            records.iter().map(move |r| {
+                let Record {
+                    partition,
+                    ts,
+                    id,
+                    body,
+                } = r.clone();
+                (series.clone(), partition, ts, id, body)
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.0, a.2, &a.1, &a.3).cmp(&(&b.0, b.2, &b.1, &b.3)));
+    out
+}
+
+#[test]
+fn security_events_are_the_same_however_time_is_cut() {
+    let now = Utc::now();
+    let (ctx, _dir) = acme_ctx(now);
+    let from = now - Duration::hours(30) - Duration::minutes(7);
+    let whole = netops_security::seed::produce(&ctx, from, now);
+    let mut cut = Vec::new();
+    let mut t = from;
+    for minutes in [1, 59, 61, 180, 7, 600].into_iter().cycle() {
+        let end = (t + Duration::minutes(minutes)).min(now);
+        cut.push(netops_security::seed::produce(&ctx, t, end));
+        if end == now {
+            break;
+        }
+        t = end;
+    }
+    for (series, records) in &whole.records {
+        assert!(!records.is_empty(), "no {series}");
+    }
+    assert!(events(std::slice::from_ref(&whole)) == events(&cut));
+    // The graph and ranking are made as of the last hour boundary, by the one batch that
+    // passes it.
+    let mut with_docs = cut.iter().filter(|b| !b.docs.is_empty());
+    let docs = &with_docs.next().expect("a batch with the graph").docs;
+    assert!(with_docs.next().is_none());
+    let collections: Vec<&str> = docs.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(
+        collections,
+        ["security_logon_graph", "security_risk_ranking"]
+    );
+    assert!(&whole.docs == docs);
+}
+
+/// The local time of tenant acme (Paris, winter).
+fn paris(t: DateTime<Utc>) -> DateTime<Utc> {
+    t + Duration::hours(netops_shared::demo::ACME.utc_offset_hours)
+}
+
+#[test]
+fn security_events_follow_the_working_week() {
+    // A fortnight of a fixed clock: Monday 16 to Monday 30 November 2026, Paris time.
+    let now: DateTime<Utc> = "2026-11-29T23:00:00Z".parse().expect("date");
+    let (ctx, _dir) = acme_ctx(now);
+    let produced = netops_security::seed::produce(&ctx, now - Duration::days(14), now);
+    let all = events(std::slice::from_ref(&produced));
+    let local = |e: &(String, String, i64, String, Value)| {
+        paris(DateTime::from_timestamp_millis(e.2).expect("time"))
+    };
+    let of = |series: &'static str| all.iter().filter(move |e| e.0 == series);
+    // People log on in office hours: a weekday's core hours hold far more of their logons
+    // than a Sunday's or a night's (the backup service works around the clock).
+    let logons = |keep: &dyn Fn(DateTime<Utc>) -> bool| {
+        of("security_logons")
+            .filter(|e| e.4["user"] != "svc-backup" && keep(local(e)))
+            .count()
+    };
+    let weekday_core = logons(&|t| t.weekday().number_from_monday() <= 5 && t.hour() == 10);
+    let sunday_core = logons(&|t| t.weekday().number_from_monday() == 7 && t.hour() == 10);
+    let weekday_night = logons(&|t| t.weekday().number_from_monday() <= 5 && t.hour() == 3);
+    assert!(
+        weekday_core > 10 * sunday_core / 2 * 2,
+        "{weekday_core} {sunday_core}"
+    );
+    assert!(
+        weekday_core > 3 * weekday_night,
+        "{weekday_core} {weekday_night}"
+    );
+    // The administrators change the directory on weekdays, every type each day.
+    let mut days: Vec<(u32, String)> = of("security_account_changes")
+        .map(|e| (local(e).ordinal(), e.1.clone()))
+        .collect();
+    days.sort();
+    days.dedup();
+    assert_eq!(days.len(), 10 * 5, "{days:?}");
+    assert!(of("security_account_changes").all(|e| local(e).weekday().number_from_monday() <= 5));
+    // Every status of anomaly each day, lockouts each day.
+    for day in 0..14 {
+        let start = paris(now - Duration::days(14)) + Duration::days(day);
+        let in_day = |e: &&(String, String, i64, String, Value)| {
+            let t = local(e);
+            start <= t && t < start + Duration::days(1)
+        };
+        let statuses: std::collections::BTreeSet<&str> = of("security_anomalies")
+            .filter(in_day)
+            .filter_map(|e| e.4["status"].as_str())
+            .collect();
+        assert_eq!(statuses.len(), 4, "day {day}: {statuses:?}");
+        assert!(of("security_lockouts").filter(in_day).count() >= 2);
+    }
+}
+
+/// The security data of a store seeded two days ago, caught up to now, at the routes'
+/// default windows: the newest logons, lockouts since the seed, the account changes the
+/// producer drew for the two days, every status of anomaly, and a ranking made again of the
+/// new logons.
+#[tokio::test]
+async fn a_store_seeded_two_days_ago_shows_recent_security_data_after_its_catch_up() {
+    let seeded = Utc::now() - Duration::days(2);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let t = token(&app).await;
+    assert!(app.get("/security/logons", &t).await.items().is_empty());
+    assert!(app.get("/security/anomalies", &t).await.items().is_empty());
+    let now = Utc::now();
+    catch_up(&app.stores, now).await;
+
+    let logons = app.get("/security/logons", &t).await;
+    assert_eq!(logons.items().len(), 100, "{}", logons.body);
+    let newest = time(&logons.items()[0]["ts"]);
+    assert!(now - newest < Duration::hours(2), "{newest}");
+
+    let lockouts = app.get("/security/lockouts", &t).await;
+    assert!(
+        lockouts
+            .items()
+            .iter()
+            .any(|l| l["action"] == "locked" && time(&l["ts"]) > seeded),
+        "{}",
+        lockouts.body
+    );
+
+    let window = format!("from={}&to={}", stamp(seeded), stamp(now));
+    let listed = walk(
+        &app,
+        &format!("/security/account-changes?limit=500&{window}"),
+        &t,
+    )
+    .await;
+    let (ctx, _dir) = acme_ctx(now);
+    let drawn = netops_security::seed::produce(&ctx, seeded, now);
+    let mut drawn: Vec<&str> = drawn
+        .records
+        .iter()
+        .filter(|(series, _)| series == "security_account_changes")
+        .flat_map(|(_, records)| records.iter().map(|r| r.id.as_str()))
+        .collect();
+    drawn.sort();
+    assert_eq!(ids(&listed), drawn);
+
+    for status in ["new", "investigating", "confirmed", "dismissed"] {
+        let only = app
+            .get(&format!("/security/anomalies?status={status}"), &t)
+            .await;
+        assert!(!only.items().is_empty(), "no {status}");
+    }
+
+    // The ranking was made again as of the last hour boundary: its accounts' last logons
+    // are those listed up to then, new ones among them.
+    let made = now.duration_trunc(Duration::hours(1)).expect("hour");
+    let ranked = app.get("/security/risky-accounts?limit=20", &t).await;
+    assert_eq!(ranked.items().len(), 20);
+    let mut newer = 0;
+    for a in ranked.items() {
+        let Some(last) = a["last_logon_at"].as_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        let last: DateTime<Utc> = last;
+        if made - last > Duration::days(6) {
+            continue;
+        }
+        let login = a["account"].as_str().expect("account");
+        let week = format!(
+            "from={}&to={}",
+            stamp(made - Duration::days(7)),
+            stamp(made)
+        );
+        let theirs = walk(
+            &app,
+            &format!("/security/logons?{week}&limit=500&user={}", urlenc(login)),
+            &t,
+        )
+        .await;
+        let newest = theirs
+            .iter()
+            .filter(|l| l["user"] == login)
+            .map(|l| time(&l["ts"]))
+            .max()
+            .expect("a logon");
+        assert_eq!(newest.timestamp(), last.timestamp(), "{login}");
+        newer += usize::from(last > seeded);
+    }
+    assert!(newer > 0, "{}", ranked.body);
 }

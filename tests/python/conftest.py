@@ -3,10 +3,12 @@
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 import requests
@@ -35,7 +37,10 @@ class Server:
         return out.stdout.strip()
 
 
-def start_server(env_extra=None):
+@contextmanager
+def served(env_extra=None):
+    """`netops serve` over a fresh store in a directory of its own, both gone afterwards (a
+    seeded file weighs about 160 MB)."""
     workdir = tempfile.mkdtemp(prefix="netops-py-")
     db = os.path.join(workdir, "netops.db")
     env = dict(os.environ, RUST_LOG="warn", **(env_extra or {}))
@@ -43,37 +48,41 @@ def start_server(env_extra=None):
         [str(BINARY), "serve", "--addr", "127.0.0.1:0", "--db", db],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )
-    base, token = None, None
-    deadline = time.time() + 120
-    while time.time() < deadline and (base is None or token is None):
-        line = proc.stdout.readline()
-        if not line:
-            break
-        if m := re.match(r"base URL: (\S+)", line):
-            base = m.group(1)
-        if m := re.match(r"token: (\S+)", line):
-            token = m.group(1)
-    if base is None or token is None:
-        proc.kill()
-        raise RuntimeError("netops serve did not start")
-    # Keep draining what the server prints.
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-    return proc, Server(base, token, db)
+    try:
+        base, token = None, None
+        deadline = time.time() + 120
+        while time.time() < deadline and (base is None or token is None):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if m := re.match(r"base URL: (\S+)", line):
+                base = m.group(1)
+            if m := re.match(r"token: (\S+)", line):
+                token = m.group(1)
+        if base is None or token is None:
+            raise RuntimeError("netops serve did not start")
+        # Keep draining what the server prints.
+        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+        yield Server(base, token, db)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def server():
     """The server as shipped (600 calls per minute and per token)."""
-    proc, srv = start_server()
-    yield srv
-    proc.terminate()
-    proc.wait(timeout=30)
+    with served() as srv:
+        yield srv
 
 
 @pytest.fixture(scope="session")
 def unlimited_server():
     """A server whose rate limit does not cut a long generated test run."""
-    proc, srv = start_server({"NETOPS_RATE_LIMIT": "100000000"})
-    yield srv
-    proc.terminate()
-    proc.wait(timeout=30)
+    with served({"NETOPS_RATE_LIMIT": "100000000"}) as srv:
+        yield srv

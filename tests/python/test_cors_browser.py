@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from conftest import start_server
+from conftest import served
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 
@@ -78,12 +78,10 @@ class PageServer:
 @pytest.fixture(scope="module")
 def sites():
     allowed, other = PageServer(), PageServer()
-    proc, srv = start_server({"NETOPS_CORS_ORIGINS": f"https://dashboard.example.com,{allowed.origin}"})
-    for site in (allowed, other):
-        site.html = (PAGE % {"base": json.dumps(srv.base_url), "token": json.dumps(srv.token)}).encode()
-    yield srv, allowed, other
-    proc.terminate()
-    proc.wait(timeout=30)
+    with served({"NETOPS_CORS_ORIGINS": f"https://dashboard.example.com,{allowed.origin}"}) as srv:
+        for site in (allowed, other):
+            site.html = (PAGE % {"base": json.dumps(srv.base_url), "token": json.dumps(srv.token)}).encode()
+        yield srv, allowed, other
     allowed.close()
     other.close()
 

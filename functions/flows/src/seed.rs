@@ -905,7 +905,7 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
     // detailed window (aggregates only need the groups' sums).
     let peak = if big { 150.0 } else { 10.0 };
     let groups = if big { 4 } else { 1 };
-    let offset_h: i64 = if ctx.tenant.id == "globex" { -5 } else { 1 };
+    let offset_h = ctx.tenant.utc_offset_hours;
     let mut writer = Writer {
         stores: ctx.stores.clone(),
         tenant: ctx.tenant.id,

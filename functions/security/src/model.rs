@@ -155,7 +155,7 @@ pub const GRAPH_HOSTS: &str = "hosts";
 #[cfg(feature = "demo")]
 pub const GRAPH_CHUNK: usize = 500;
 
-/// The logons of one account on one machine (seeding).
+/// The logons of one account on one machine (demo data).
 #[cfg(feature = "demo")]
 #[derive(Debug, Clone)]
 pub struct GraphEdge {

@@ -1,6 +1,6 @@
-//! The ranking of risky accounts, made from the logon graph when it is collected (the seed
-//! today, a collector on a real deployment) and stored in rank order, so that the route reads
-//! a page of it, not the graph.
+//! The ranking of risky accounts, made from the logon graph when it is collected (by the demo
+//! data's seed and then each hour as time passes, by a collector on a real deployment) and
+//! stored in rank order, so that the route reads a page of it, not the graph.
 
 use chrono::DateTime;
 use serde_json::Value;

@@ -1,12 +1,18 @@
-//! Security demo data, from the roster's machines and accounts: directory logons (daily
-//! work, server access, service accounts, brute force and password spray bursts), lockouts
-//! with the failures that caused them, account changes of every type, anomalies, the logon
-//! graph and the tenant's rules. SIEM incidents are written by the alerts module.
+//! Security demo data, from the roster's machines and accounts: directory logons (people at
+//! work on weekdays, fewer at night and on weekends; the backup service around the clock;
+//! administrators on the servers; brute force and password spray bursts), lockouts with the
+//! failures that caused them, account changes of every type, anomalies, the logon graph of
+//! the last 30 days with the ranking made from it, and the tenant's rules. SIEM incidents
+//! are written by the alerts module.
+//!
+//! One generator serves the seed and the data produced as time passes: each hour is drawn
+//! whole from its own generator ([`SeedCtx::hour_rng`]), so the seed is the producer applied
+//! over the seeded days, and an hour's events are the same however time is cut into batches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
-use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{Account, MachineKind, MachineSeed, SeedCtx};
+use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
+use netops_shared::demo::{Account, MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
@@ -28,29 +34,130 @@ const BAD_PASSWORD: &str = "0xC000006A (mot de passe incorrect)";
 const UNKNOWN_USER: &str = "0xC0000064 (nom d'utilisateur inconnu)";
 const LOCKED: &str = "0xC0000234 (compte verrouillé)";
 
-struct Gen<'a> {
+/// Days of logons the graph (and so the ranking) is made of.
+const GRAPH_DAYS: u32 = 30;
+
+/// How long after the start of the hour that draws it an event can fall (an anomaly is drawn
+/// for four hours, an unlock comes up to 90 minutes after its lockout): a batch draws the
+/// hours this far before it for the events that fall in it.
+const SPILL_HOURS: i64 = 4;
+
+/// Share of the people at work at this local hour: full in the core hours of a weekday, some
+/// in the evening, a few at night (remote access, on-call) and on weekends.
+fn presence(local: DateTime<Utc>) -> f64 {
+    let weekend = local.weekday().num_days_from_monday() >= 5;
+    match (weekend, local.hour()) {
+        (true, 10..18) => 0.12,
+        (true, _) => 0.02,
+        (false, 9..=11 | 14..=17) => 1.0,
+        (false, 8 | 12 | 13 | 18) => 0.6,
+        (false, 7 | 19 | 20) => 0.2,
+        (false, _) => 0.03,
+    }
+}
+
+/// The sum of [`presence`] over the hours of a weekday: an event that happens `k` times a
+/// working day happens `k * presence / WEEKDAY_PRESENCE` times in an hour.
+const WEEKDAY_PRESENCE: f64 = 7.0 + 4.0 * 0.6 + 3.0 * 0.2 + 10.0 * 0.03;
+
+/// The chance that a machine's owner opens a session in an hour of full presence (twice
+/// drawn): about two sessions a working day.
+const OWNER_SESSION: f64 = 0.09;
+
+/// The machines and accounts the events are drawn from.
+struct Roster<'a> {
     ctx: &'a SeedCtx,
-    rng: StdRng,
+    /// The desktops in use (online), the servers, the first three of which are the file
+    /// servers, the first the domain controller and the last the backup server.
+    desktops: Vec<&'a MachineSeed>,
+    servers: Vec<&'a MachineSeed>,
+    file_servers: Vec<&'a MachineSeed>,
+    dc: &'a MachineSeed,
+    backup: &'a MachineSeed,
+    server_names: HashSet<&'a str>,
+    people: Vec<&'a Account>,
+    admins: Vec<&'a Account>,
+    service: Option<&'a Account>,
+    helpdesk: String,
+    /// NetBIOS domain (`ACME`) and distinguished name (`DC=acme,DC=local`).
     domain: String,
-    dc: String,
-    seq: u64,
-    logons: Vec<Record>,
-    lockouts: Vec<Record>,
-    changes: Vec<Record>,
-    anomalies: Vec<Record>,
-    /// (account, host) -> edge of the logon graph.
-    edges: BTreeMap<(String, String), GraphEdge>,
+    dn: String,
+}
+
+impl<'a> Roster<'a> {
+    /// None for a tenant without a server or a desktop in use.
+    fn of(ctx: &'a SeedCtx) -> Option<Self> {
+        let desktops: Vec<&MachineSeed> = ctx
+            .machines
+            .iter()
+            .filter(|m| m.kind != MachineKind::Server && m.online)
+            .collect();
+        let servers: Vec<&MachineSeed> = ctx
+            .machines
+            .iter()
+            .filter(|m| m.kind == MachineKind::Server)
+            .collect();
+        let (&dc, &backup) = (servers.first()?, servers.last()?);
+        desktops.first()?;
+        let people: Vec<&Account> = ctx.people().collect();
+        let admins: Vec<&Account> = people.iter().copied().filter(|a| a.admin).collect();
+        let helpdesk = admins
+            .get(1)
+            .or(admins.first())
+            .map(|a| a.login.clone())
+            .unwrap_or_default();
+        let domain = ctx.tenant.domain;
+        Some(Self {
+            ctx,
+            file_servers: servers.iter().copied().take(3).collect(),
+            server_names: servers.iter().map(|s| s.hostname.as_str()).collect(),
+            desktops,
+            servers,
+            dc,
+            backup,
+            service: ctx.accounts.iter().find(|a| a.service),
+            people,
+            admins,
+            helpdesk,
+            domain: domain.split('.').next().unwrap_or("CORP").to_uppercase(),
+            dn: domain
+                .split('.')
+                .map(|p| format!("DC={p}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        })
+    }
+}
+
+/// The events drawn from one hour's generator.
+#[derive(Default)]
+struct Drawn {
+    logons: Vec<Logon>,
+    lockouts: Vec<Lockout>,
+    changes: Vec<AccountChange>,
+    anomalies: Vec<Anomaly>,
+}
+
+/// One hour being drawn.
+struct Gen<'a> {
+    r: &'a Roster<'a>,
+    rng: StdRng,
+    start: DateTime<Utc>,
+    /// The hour's number since the epoch, in every id it draws, so ids never collide.
+    hour: i64,
+    seq: u32,
+    out: Drawn,
 }
 
 impl Gen<'_> {
     fn id(&mut self, prefix: &str) -> String {
         self.seq += 1;
-        format!("{prefix}-{:09}", self.seq)
+        format!("{prefix}-{}-{:05}", self.hour, self.seq)
     }
 
-    /// A time on day `day` before now (0 = the last 24 hours).
-    fn at(&mut self, day: i64) -> DateTime<Utc> {
-        self.ctx.now - Duration::seconds(day * 86_400 + self.rng.random_range(60..86_400))
+    /// A time in the hour.
+    fn at(&mut self) -> DateTime<Utc> {
+        self.start + Duration::milliseconds(self.rng.random_range(0..3_600_000))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -64,12 +171,9 @@ impl Gen<'_> {
         target: &MachineSeed,
         failure: Option<&str>,
     ) {
-        if ts >= self.ctx.now {
-            return;
-        }
         let id = self.id("lg");
-        let logon = Logon {
-            id: id.clone(),
+        self.out.logons.push(Logon {
+            id,
             ts,
             event_id: if failure.is_some() { 4625 } else { 4624 },
             result: if failure.is_some() {
@@ -78,7 +182,7 @@ impl Gen<'_> {
                 LogonResult::Success
             },
             user: user.into(),
-            domain: self.domain.clone(),
+            domain: self.r.domain.clone(),
             logon_type,
             source_host: source.map(|m| m.hostname.clone()),
             source_ip: source_ip
@@ -93,31 +197,7 @@ impl Gen<'_> {
             }
             .into(),
             failure_reason: failure.map(str::to_owned),
-            dc: self.dc.clone(),
-        };
-        if ts >= self.ctx.now - Duration::days(30) {
-            let edge = self
-                .edges
-                .entry((user.to_owned(), target.hostname.clone()))
-                .or_insert_with(|| GraphEdge {
-                    host: target.hostname.clone(),
-                    server: target.kind == MachineKind::Server,
-                    success: 0,
-                    failure: 0,
-                    last_at: ts,
-                });
-            if failure.is_some() {
-                edge.failure += 1;
-            } else {
-                edge.success += 1;
-            }
-            edge.last_at = edge.last_at.max(ts);
-        }
-        self.logons.push(Record {
-            partition: target.hostname.clone(),
-            ts: ts.timestamp_millis(),
-            id,
-            body: json(logon),
+            dc: self.r.dc.hostname.clone(),
         });
     }
 
@@ -129,12 +209,9 @@ impl Gen<'_> {
         caller: Option<&str>,
         author: Option<&str>,
     ) {
-        if ts >= self.ctx.now {
-            return;
-        }
         let id = self.id("lk");
-        let body = json(Lockout {
-            id: id.clone(),
+        self.out.lockouts.push(Lockout {
+            id,
             ts,
             event_id: if locked { 4740 } else { 4767 },
             action: if locked {
@@ -145,13 +222,7 @@ impl Gen<'_> {
             user: user.into(),
             caller_host: caller.map(str::to_owned),
             author: author.map(str::to_owned),
-            dc: self.dc.clone(),
-        });
-        self.lockouts.push(Record {
-            partition: user.into(),
-            ts: ts.timestamp_millis(),
-            id,
-            body,
+            dc: self.r.dc.hostname.clone(),
         });
     }
 
@@ -168,8 +239,8 @@ impl Gen<'_> {
         details: String,
     ) {
         let id = self.id("ch");
-        let body = json(AccountChange {
-            id: id.clone(),
+        self.out.changes.push(AccountChange {
+            id,
             ts,
             event_id,
             kind,
@@ -178,236 +249,368 @@ impl Gen<'_> {
             target,
             object,
             details,
-            dc: self.dc.clone(),
-        });
-        self.changes.push(Record {
-            partition: kind.as_str().into(),
-            ts: ts.timestamp_millis(),
-            id,
-            body,
+            dc: self.r.dc.hostname.clone(),
         });
     }
 }
 
+/// Every security event drawn from the generator of the hour starting at `start`, in the
+/// tenant's local rhythm.
+fn draw_hour(r: &Roster<'_>, start: DateTime<Utc>) -> Drawn {
+    let ctx = r.ctx;
+    let hour = start.timestamp().div_euclid(3600);
+    let mut g = Gen {
+        r,
+        rng: ctx.hour_rng("security", start),
+        start,
+        hour,
+        seq: 0,
+        out: Drawn::default(),
+    };
+    let local = start + Duration::hours(ctx.tenant.utc_offset_hours);
+    let weekday = local.weekday().num_days_from_monday() < 5;
+    let presence = presence(local);
+    let per_day = presence / WEEKDAY_PRESENCE;
+    let n = ctx.machines.len();
+    // Owners on their machine (a mistyped password now and then), then on a file server.
+    for &m in &r.desktops {
+        let Some(user) = &m.user else { continue };
+        for _ in 0..2 {
+            if !g.rng.random_bool(OWNER_SESSION * presence) {
+                continue;
+            }
+            let ts = g.at();
+            if g.rng.random_bool(0.05) {
+                let before = ts - Duration::seconds(g.rng.random_range(5..40));
+                g.logon(before, user, 2, Some(m), None, m, Some(BAD_PASSWORD));
+            }
+            let t = *pick(&mut g.rng, &[2, 7, 11]);
+            g.logon(ts, user, t, Some(m), None, m, None);
+            if g.rng.random_bool(0.5) {
+                let fs = *pick(&mut g.rng, &r.file_servers);
+                let later = ts + Duration::seconds(g.rng.random_range(5..600));
+                g.logon(later, user, 3, Some(m), None, fs, None);
+            }
+        }
+    }
+    // Other accounts on shared machines: half as many as machines a working day.
+    for _ in 0..n / 2 {
+        if !g.rng.random_bool(per_day) {
+            continue;
+        }
+        let who = pick(&mut g.rng, &r.people).login.clone();
+        let m = *pick(&mut g.rng, &r.desktops);
+        let ts = g.at();
+        let fail = g.rng.random_bool(0.05).then_some(BAD_PASSWORD);
+        g.logon(ts, &who, 2, Some(m), None, m, fail);
+        if fail.is_none() {
+            let fs = *pick(&mut g.rng, &r.file_servers);
+            g.logon(ts + Duration::seconds(40), &who, 3, Some(m), None, fs, None);
+        }
+    }
+    // Servers: the backup service's hourly job on each, administrators over RDP.
+    for &s in &r.servers {
+        if let Some(svc) = r.service {
+            let ts = g.at();
+            g.logon(ts, &svc.login, 5, Some(s), Some("127.0.0.1"), s, None);
+        }
+        if !r.admins.is_empty() && g.rng.random_bool(0.3 * per_day) {
+            let admin = pick(&mut g.rng, &r.admins).login.clone();
+            let from = *pick(&mut g.rng, &r.desktops);
+            let ts = g.at();
+            g.logon(ts, &admin, 10, Some(from), None, s, None);
+        }
+    }
+    // The nightly backup, from 22:00 to 5:00: the service reaches each machine in use once.
+    if let Some(svc) = r.service
+        && (local.hour() >= 22 || local.hour() < 5)
+    {
+        let backup = r.backup;
+        for &m in r.desktops.iter().chain(&r.servers) {
+            if m.hostname != backup.hostname && g.rng.random_bool(1.0 / 7.0) {
+                let ts = g.at();
+                g.logon(ts, &svc.login, 3, Some(backup), None, m, None);
+            }
+        }
+    }
+    // Lockouts: failures on the DC from the user's machine, then 4740 and often 4767. Some
+    // in office hours, and one every twelve hours whatever the hour (a phone or a mapped
+    // drive that kept an old password locks its account at night too).
+    let scheduled = hour.rem_euclid(12) == 5;
+    for k in 0..(n / 30).max(1) {
+        let happens = (scheduled && k == 0) || g.rng.random_bool(per_day);
+        if !happens {
+            continue;
+        }
+        let m = *pick(&mut g.rng, &r.desktops);
+        let who = if !r.admins.is_empty() && g.rng.random_bool(0.1) {
+            pick(&mut g.rng, &r.admins).login.clone()
+        } else {
+            match &m.user {
+                Some(user) => user.clone(),
+                None => pick(&mut g.rng, &r.people).login.clone(),
+            }
+        };
+        let ts = g.at();
+        for i in 0..5 {
+            g.logon(
+                ts - Duration::seconds(50 - i * 10),
+                &who,
+                3,
+                Some(m),
+                None,
+                r.dc,
+                Some(BAD_PASSWORD),
+            );
+        }
+        g.logon(
+            ts + Duration::seconds(5),
+            &who,
+            3,
+            Some(m),
+            None,
+            r.dc,
+            Some(LOCKED),
+        );
+        g.lockout(ts, true, &who, Some(&m.hostname), None);
+        if g.rng.random_bool(0.75) {
+            let later = ts + Duration::minutes(g.rng.random_range(10..90));
+            let helpdesk = r.helpdesk.clone();
+            g.lockout(later, false, &who, None, Some(&helpdesk));
+        }
+    }
+    // Brute force from outside against a server, every other day or so, at any hour.
+    if g.rng.random_bool(1.0 / 48.0) {
+        let target = *pick(&mut g.rng, &r.servers);
+        let ip = format!("185.220.101.{}", g.rng.random_range(2..250));
+        let user = match r.admins.is_empty() || g.rng.random_bool(0.5) {
+            true => "administrateur".to_owned(),
+            false => pick(&mut g.rng, &r.admins).login.clone(),
+        };
+        let begin = g.at();
+        for i in 0..g.rng.random_range(12..40) {
+            g.logon(
+                begin + Duration::seconds(i * 7),
+                &user,
+                3,
+                None,
+                Some(&ip),
+                target,
+                Some(BAD_PASSWORD),
+            );
+        }
+    }
+    // Password spray from an internal laptop against the DC, about weekly, in office hours.
+    if g.rng.random_bool(presence / 50.0) {
+        let from = *pick(&mut g.rng, &r.desktops);
+        let begin = g.at();
+        for i in 0..g.rng.random_range(18..30) {
+            let (who, reason) = if i % 6 == 5 {
+                (format!("test{i}"), UNKNOWN_USER)
+            } else {
+                (pick(&mut g.rng, &r.people).login.clone(), BAD_PASSWORD)
+            };
+            g.logon(
+                begin + Duration::seconds(i * 20),
+                &who,
+                3,
+                Some(from),
+                None,
+                r.dc,
+                Some(reason),
+            );
+        }
+    }
+    // A service account that opens an interactive session (rule gl-006), twice a week.
+    if let Some(svc) = r.service
+        && g.rng.random_bool(1.0 / 84.0)
+    {
+        let from = *pick(&mut g.rng, &r.desktops);
+        let ts = g.at();
+        g.logon(ts, &svc.login, 10, Some(from), None, r.dc, None);
+    }
+    // Changes, by the administrators on weekdays: one of each type from 9:00 to 14:00, so
+    // every week shows them all, and more in a big tenant.
+    const TYPES: [ChangeType; 5] = [
+        ChangeType::Account,
+        ChangeType::Group,
+        ChangeType::Computer,
+        ChangeType::Policy,
+        ChangeType::Directory,
+    ];
+    if weekday && (9..14).contains(&local.hour()) {
+        let kind = TYPES[local.hour() as usize - 9];
+        // A privileged group changes every fifth day.
+        let privileged = local.timestamp().div_euclid(86_400) % 5 == 1;
+        let ts = g.at();
+        change(&mut g, ts, kind, privileged);
+    }
+    for _ in 0..(n / 15).saturating_sub(5) {
+        if weekday && g.rng.random_bool(per_day) {
+            let kind = *pick(
+                &mut g.rng,
+                &[
+                    ChangeType::Account,
+                    ChangeType::Account,
+                    ChangeType::Group,
+                    ChangeType::Group,
+                    ChangeType::Computer,
+                    ChangeType::Directory,
+                ],
+            );
+            let ts = g.at();
+            change(&mut g, ts, kind, false);
+        }
+    }
+    anomalies(&mut g, n);
+    g.out
+}
+
+/// The security data of `[from, to)` as time passes: the events that fall in it and, from
+/// the batch that passes the last hour boundary before the present, the logon graph and the
+/// ranking as of that boundary. They are made hourly, not by each batch of the background
+/// task (each minute): making them draws the 30 days again.
+pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+    let hour = floor_hour(to);
+    let graph = (from < hour && hour == floor_hour(ctx.now)).then_some(hour);
+    produce_with_graph(ctx, from, to, graph)
+}
+
+fn floor_hour(t: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(t.timestamp().div_euclid(3600) * 3600, 0).unwrap_or(t)
+}
+
+/// The events of `[from, to)`, and with `graph` (a time up to `to`) the logon graph of the
+/// [`GRAPH_DAYS`] (at most the seeded days) up to it, drawn again hour by hour: a graph as
+/// of the same time is the same however time was cut, and its counts are those of the
+/// stored logons.
+fn produce_with_graph(
+    ctx: &SeedCtx,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    graph: Option<DateTime<Utc>>,
+) -> Produced {
+    let Some(r) = Roster::of(ctx) else {
+        return Produced::default();
+    };
+    let days = Duration::days(i64::from(GRAPH_DAYS.min(ctx.days.max(1))));
+    let first = graph.map_or(from, |until| from.min(until - days));
+    let in_graph = |t: DateTime<Utc>| graph.is_some_and(|until| until - days <= t && t < until);
+    let within = |t: DateTime<Utc>| from <= t && t < to;
+    let accounts: HashSet<&str> = ctx.accounts.iter().map(|a| a.login.as_str()).collect();
+    let mut edges: BTreeMap<(String, String), GraphEdge> = BTreeMap::new();
+    let (mut logons, mut lockouts, mut changes, mut anomalies) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for hour in hours_of(first - Duration::hours(SPILL_HOURS), to) {
+        let drawn = draw_hour(&r, hour);
+        for l in drawn.logons {
+            if in_graph(l.ts) && accounts.contains(l.user.as_str()) {
+                add_edge(&mut edges, &r, &l);
+            }
+            if within(l.ts) {
+                logons.push(record(l.target_host.clone(), l.ts, &l.id, &l));
+            }
+        }
+        lockouts.extend(
+            drawn
+                .lockouts
+                .iter()
+                .filter(|l| within(l.ts))
+                .map(|l| record(l.user.clone(), l.ts, &l.id, l)),
+        );
+        changes.extend(
+            drawn
+                .changes
+                .iter()
+                .filter(|c| within(c.ts))
+                .map(|c| record(c.kind.as_str().into(), c.ts, &c.id, c)),
+        );
+        anomalies.extend(
+            drawn
+                .anomalies
+                .iter()
+                .filter(|a| within(a.detected_at))
+                .map(|a| record(a.kind.as_str().into(), a.detected_at, &a.id, a)),
+        );
+    }
+    let docs = if graph.is_some() {
+        let graph = graph_docs(&edges, &ctx.accounts);
+        let ranking = crate::risk::ranking_docs(graph.iter().map(|(k, v)| (k.as_str(), v)));
+        vec![(GRAPH.to_owned(), graph), (RANKING.to_owned(), ranking)]
+    } else {
+        Vec::new()
+    };
+    Produced {
+        records: vec![
+            (LOGONS.to_owned(), logons),
+            (LOCKOUTS.to_owned(), lockouts),
+            (CHANGES.to_owned(), changes),
+            (ANOMALIES.to_owned(), anomalies),
+        ],
+        docs,
+        ..Produced::default()
+    }
+}
+
+fn record(partition: String, ts: DateTime<Utc>, id: &str, body: impl Serialize) -> Record {
+    Record {
+        partition,
+        ts: ts.timestamp_millis(),
+        id: id.to_owned(),
+        body: json(body),
+    }
+}
+
+fn add_edge(edges: &mut BTreeMap<(String, String), GraphEdge>, r: &Roster<'_>, l: &Logon) {
+    let edge = edges
+        .entry((l.user.clone(), l.target_host.clone()))
+        .or_insert_with(|| GraphEdge {
+            host: l.target_host.clone(),
+            server: r.server_names.contains(l.target_host.as_str()),
+            success: 0,
+            failure: 0,
+            last_at: l.ts,
+        });
+    if l.result == LogonResult::Failure {
+        edge.failure += 1;
+    } else {
+        edge.success += 1;
+    }
+    edge.last_at = edge.last_at.max(l.ts);
+}
+
+/// The seed: the producer's events over the seeded days, the graph and ranking as of the
+/// last hour boundary, and the tenant's rules.
 pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
-        let machines = &ctx.machines;
-        let desktops: Vec<&MachineSeed> = machines
-            .iter()
-            .filter(|m| m.kind != MachineKind::Server)
-            .collect();
-        let servers: Vec<&MachineSeed> = machines
-            .iter()
-            .filter(|m| m.kind == MachineKind::Server)
-            .collect();
-        let (Some(&dc), Some(&first_desktop)) = (servers.first(), desktops.first()) else {
-            return Ok(());
-        };
-        let file_servers: Vec<&MachineSeed> = servers.iter().copied().take(3).collect();
-        let people: Vec<&Account> = ctx.people().collect();
-        let admins: Vec<&Account> = people.iter().copied().filter(|a| a.admin).collect();
-        let services: Vec<&Account> = ctx.accounts.iter().filter(|a| a.service).collect();
-        let helpdesk = admins
-            .get(1)
-            .or(admins.first())
-            .map(|a| a.login.clone())
-            .unwrap_or_default();
-        let mut g = Gen {
-            ctx,
-            rng: ctx.rng("security"),
-            domain: ctx
-                .tenant
-                .domain
-                .split('.')
-                .next()
-                .unwrap_or("CORP")
-                .to_uppercase(),
-            dc: dc.hostname.clone(),
-            seq: 0,
-            logons: Vec::new(),
-            lockouts: Vec::new(),
-            changes: Vec::new(),
-            anomalies: Vec::new(),
-            edges: BTreeMap::new(),
-        };
-        let days = i64::from(ctx.days.max(1));
-        let n = machines.len();
-        for day in 0..days {
-            // Owners on their machine, then on a file server.
-            for m in &desktops {
-                let Some(user) = &m.user else { continue };
-                for _ in 0..g.rng.random_range(1..3) {
-                    let ts = g.at(day);
-                    let t = *pick(&mut g.rng, &[2, 7, 11]);
-                    g.logon(ts, user, t, Some(m), None, m, None);
-                }
-                if g.rng.random_bool(0.07) {
-                    let ts = g.at(day);
-                    g.logon(ts, user, 2, Some(m), None, m, Some(BAD_PASSWORD));
-                }
-                let fs = *pick(&mut g.rng, &file_servers);
-                let ts = g.at(day);
-                g.logon(ts, user, 3, Some(m), None, fs, None);
-            }
-            // Other accounts on shared machines.
-            for _ in 0..n / 2 {
-                let who = pick(&mut g.rng, &people).login.clone();
-                let m = *pick(&mut g.rng, &desktops);
-                let ts = g.at(day);
-                let fail = g.rng.random_bool(0.05).then_some(BAD_PASSWORD);
-                g.logon(ts, &who, 2, Some(m), None, m, fail);
-                if fail.is_none() {
-                    let fs = *pick(&mut g.rng, &file_servers);
-                    g.logon(ts + Duration::seconds(40), &who, 3, Some(m), None, fs, None);
-                }
-            }
-            // Servers: the backup service, and administrators over RDP.
-            for s in &servers {
-                if let Some(svc) = services.first() {
-                    let ts =
-                        ctx.now - Duration::seconds(day * 86_400 + g.rng.random_range(60..3600));
-                    g.logon(ts, &svc.login, 5, Some(s), Some("127.0.0.1"), s, None);
-                }
-                if !admins.is_empty() && g.rng.random_bool(0.3) {
-                    let admin = pick(&mut g.rng, &admins).login.clone();
-                    let from = *pick(&mut g.rng, &desktops);
-                    let ts = g.at(day);
-                    g.logon(ts, &admin, 10, Some(from), None, s, None);
-                }
-            }
-            // Lockouts: failures on the DC from the user's machine, then 4740 and often 4767.
-            for k in 0..(n / 30).max(1) {
-                let m = *pick(&mut g.rng, &desktops);
-                let who = match (day, k, admins.first()) {
-                    (2, 0, Some(a)) => a.login.clone(),
-                    _ => m
-                        .user
-                        .clone()
-                        .unwrap_or_else(|| pick(&mut g.rng, &people).login.clone()),
-                };
-                let ts = g.at(day);
-                for i in 0..5 {
-                    g.logon(
-                        ts - Duration::seconds(50 - i * 10),
-                        &who,
-                        3,
-                        Some(m),
-                        None,
-                        dc,
-                        Some(BAD_PASSWORD),
-                    );
-                }
-                g.logon(
-                    ts + Duration::seconds(5),
-                    &who,
-                    3,
-                    Some(m),
-                    None,
-                    dc,
-                    Some(LOCKED),
-                );
-                g.lockout(ts, true, &who, Some(&m.hostname), None);
-                if g.rng.random_bool(0.75) {
-                    let later = ts + Duration::minutes(g.rng.random_range(10..90));
-                    g.lockout(later, false, &who, None, Some(&helpdesk));
-                }
-            }
-            // Brute force from outside against a server, every third day and today.
-            if day % 3 == 0 {
-                let target = servers[(day as usize / 3) % servers.len()];
-                let ip = format!("185.220.101.{}", g.rng.random_range(2..250));
-                let user = if day == 0 {
-                    "administrateur".to_owned()
-                } else {
-                    pick(
-                        &mut g.rng,
-                        &admins
-                            .iter()
-                            .map(|a| a.login.clone())
-                            .chain(["administrateur".into()])
-                            .collect::<Vec<_>>(),
-                    )
-                    .clone()
-                };
-                let start =
-                    ctx.now - Duration::seconds(day * 86_400 + g.rng.random_range(600..20_000));
-                for i in 0..g.rng.random_range(12..40) {
-                    g.logon(
-                        start + Duration::seconds(i * 7),
-                        &user,
-                        3,
-                        None,
-                        Some(&ip),
-                        target,
-                        Some(BAD_PASSWORD),
-                    );
-                }
-            }
-            // Password spray from an internal laptop against the DC, weekly and today.
-            if day % 7 == 0 {
-                let from = *pick(&mut g.rng, &desktops);
-                let start = g.at(day);
-                for i in 0..g.rng.random_range(18..30) {
-                    let who = if i % 6 == 5 {
-                        format!("test{i}")
-                    } else {
-                        pick(&mut g.rng, &people).login.clone()
-                    };
-                    let reason = if who.starts_with("test") {
-                        UNKNOWN_USER
-                    } else {
-                        BAD_PASSWORD
-                    };
-                    g.logon(
-                        start + Duration::seconds(i * 20),
-                        &who,
-                        3,
-                        Some(from),
-                        None,
-                        dc,
-                        Some(reason),
-                    );
-                }
-            }
-            changes_of_day(&mut g, day, &admins, &people, &helpdesk, machines, n);
-            anomalies_of_day(&mut g, day, &people, &admins, &desktops, &servers, n);
+        let produced = produce_with_graph(ctx, ctx.start(), ctx.now, Some(floor_hour(ctx.now)));
+        let tenant = ctx.tenant.id;
+        let stores = &ctx.stores;
+        for (series, records) in produced.records {
+            stores
+                .series_writes
+                .append(tenant, &series, records)
+                .await?;
         }
-        // A service account that opened an interactive session (rule gl-006).
-        if let Some(svc) = services.first() {
-            let ts = ctx.now - Duration::hours(5);
-            g.logon(ts, &svc.login, 10, Some(first_desktop), None, dc, None);
+        for (collection, docs) in produced.docs {
+            stores.docs.put(tenant, &collection, docs).await?;
         }
-
-        let graph = graph_docs(&g.edges, &ctx.accounts);
-        let rules = tenant_rules(ctx.tenant.id, &dc.hostname, ctx.now)
+        let dc = ctx
+            .machines
+            .iter()
+            .find(|m| m.kind == MachineKind::Server)
+            .map_or("", |m| m.hostname.as_str());
+        let rules = tenant_rules(tenant, dc, ctx.now)
             .into_iter()
             .map(|r| (r.id.clone(), json(r)))
             .collect();
-        let tenant = ctx.tenant.id;
-        let stores = &ctx.stores;
-        stores
-            .series_writes
-            .append(tenant, LOGONS, std::mem::take(&mut g.logons))
-            .await?;
-        stores
-            .series_writes
-            .append(tenant, LOCKOUTS, std::mem::take(&mut g.lockouts))
-            .await?;
-        stores
-            .series_writes
-            .append(tenant, CHANGES, std::mem::take(&mut g.changes))
-            .await?;
-        stores
-            .series_writes
-            .append(tenant, ANOMALIES, std::mem::take(&mut g.anomalies))
-            .await?;
-        let ranking = crate::risk::ranking_docs(graph.iter().map(|(k, v)| (k.as_str(), v)));
-        stores.docs.put(tenant, GRAPH, graph).await?;
-        stores.docs.put(tenant, RANKING, ranking).await?;
         stores.docs.put(tenant, RULES, rules).await
     })
 }
 
+/// The graph's documents: the machines reached, then every account of the roster in login
+/// order, with its edges (none when it did not log on in the period): the graph and its
+/// ranking, made again as time passes, keep the same documents.
 fn graph_docs(
     edges: &BTreeMap<(String, String), GraphEdge>,
     accounts: &[Account],
@@ -423,28 +626,19 @@ fn graph_docs(
         names[*i] = name;
         servers[*i] = *server;
     }
-    let mut by_account: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    let mut by_account: BTreeMap<&str, (&Account, Vec<Value>)> = accounts
+        .iter()
+        .map(|a| (a.login.as_str(), (a, Vec::new())))
+        .collect();
     for ((user, host), e) in edges {
         let idx = hosts.get(host.as_str()).map(|h| h.0).unwrap_or(0);
-        by_account.entry(user.as_str()).or_default().push(json!([
-            idx,
-            e.success,
-            e.failure,
-            e.last_at.timestamp()
-        ]));
+        if let Some((_, out)) = by_account.get_mut(user.as_str()) {
+            out.push(json!([idx, e.success, e.failure, e.last_at.timestamp()]));
+        }
     }
     let rows: Vec<Value> = by_account
-        .into_iter()
-        .map(|(login, edges)| {
-            let known = accounts.iter().find(|a| a.login == login);
-            json!([
-                login,
-                known.map(|a| a.display_name.as_str()).unwrap_or(login),
-                known.is_some_and(|a| a.admin),
-                known.is_some_and(|a| a.service),
-                edges
-            ])
-        })
+        .into_values()
+        .map(|(a, edges)| json!([a.login, a.display_name, a.admin, a.service, edges]))
         .collect();
     let mut docs = vec![(
         GRAPH_HOSTS.to_owned(),
@@ -465,353 +659,280 @@ const GROUPS: &[&str] = &[
 ];
 const PRIVILEGED: &[&str] = &["Admins du domaine", "Administrateurs"];
 
-fn changes_of_day(
-    g: &mut Gen<'_>,
-    day: i64,
-    admins: &[&Account],
-    people: &[&Account],
-    helpdesk: &str,
-    machines: &[MachineSeed],
-    n: usize,
-) {
-    let dn = g
-        .ctx
-        .tenant
-        .domain
-        .split('.')
-        .map(|p| format!("DC={p}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let count = (n / 15).max(5);
-    for k in 0..count {
-        let ts = g.at(day);
-        let author = if admins.is_empty() {
-            helpdesk.to_owned()
-        } else {
-            pick(&mut g.rng, admins).login.clone()
-        };
-        let who = pick(&mut g.rng, people).login.clone();
-        let host = pick(&mut g.rng, machines).hostname.clone();
-        // The first five of each day cover every type; then the usual mix.
-        let kind = match k {
-            0 => ChangeType::Account,
-            1 => ChangeType::Group,
-            2 => ChangeType::Computer,
-            3 => ChangeType::Policy,
-            4 => ChangeType::Directory,
-            _ => *pick(
+/// One change of `kind` by an administrator (the support resets passwords); `privileged`
+/// makes a group change one of an administrators group.
+fn change(g: &mut Gen<'_>, ts: DateTime<Utc>, kind: ChangeType, privileged: bool) {
+    let r = g.r;
+    let (dn, helpdesk) = (&r.dn, &r.helpdesk);
+    let mut author = if r.admins.is_empty() {
+        helpdesk.to_owned()
+    } else {
+        pick(&mut g.rng, &r.admins).login.clone()
+    };
+    let who = pick(&mut g.rng, &r.people).login.clone();
+    let host = pick(&mut g.rng, &r.ctx.machines).hostname.clone();
+    let (ev, action, target, object, details) = match kind {
+        ChangeType::Account => {
+            let (ev, action, details) = *pick(
                 &mut g.rng,
                 &[
-                    ChangeType::Account,
-                    ChangeType::Account,
-                    ChangeType::Group,
-                    ChangeType::Group,
-                    ChangeType::Computer,
-                    ChangeType::Directory,
+                    (4720, "user_created", "Compte utilisateur créé"),
+                    (4722, "user_enabled", "Compte utilisateur activé"),
+                    (
+                        4725,
+                        "user_disabled",
+                        "Compte utilisateur désactivé (départ)",
+                    ),
+                    (4726, "user_deleted", "Compte utilisateur supprimé"),
+                    (
+                        4738,
+                        "user_changed",
+                        "userAccountControl modifié : le mot de passe n'expire jamais",
+                    ),
+                    (
+                        4724,
+                        "password_reset",
+                        "Mot de passe réinitialisé par le support",
+                    ),
                 ],
-            ),
-        };
-        match kind {
-            ChangeType::Account => {
-                let (ev, action, details) = *pick(
-                    &mut g.rng,
-                    &[
-                        (4720, "user_created", "Compte utilisateur créé"),
-                        (4722, "user_enabled", "Compte utilisateur activé"),
-                        (
-                            4725,
-                            "user_disabled",
-                            "Compte utilisateur désactivé (départ)",
-                        ),
-                        (4726, "user_deleted", "Compte utilisateur supprimé"),
-                        (
-                            4738,
-                            "user_changed",
-                            "userAccountControl modifié : le mot de passe n'expire jamais",
-                        ),
-                        (
-                            4724,
-                            "password_reset",
-                            "Mot de passe réinitialisé par le support",
-                        ),
-                    ],
-                );
-                let author = if ev == 4724 {
-                    helpdesk.to_owned()
-                } else {
-                    author
-                };
-                g.change(
-                    ts,
-                    ev,
-                    kind,
-                    action,
-                    &author,
-                    Some(who),
-                    None,
-                    details.into(),
-                );
+            );
+            if ev == 4724 {
+                author = helpdesk.to_owned();
             }
-            ChangeType::Group => {
-                let privileged = day % 5 == 1 && k == 1;
-                let group = if privileged {
-                    *pick(&mut g.rng, PRIVILEGED)
-                } else {
-                    *pick(&mut g.rng, GROUPS)
-                };
-                let (ev, action) = *pick(
-                    &mut g.rng,
-                    &[
-                        (4728, "member_added"),
-                        (4729, "member_removed"),
-                        (4732, "member_added"),
-                        (4733, "member_removed"),
-                        (4756, "member_added"),
-                    ],
-                );
-                let details = format!(
-                    "{who} {} {group}",
-                    if action == "member_added" {
-                        "ajouté à"
-                    } else {
-                        "retiré de"
-                    }
-                );
-                g.change(
-                    ts,
-                    ev,
-                    kind,
-                    action,
-                    &author,
-                    Some(who),
-                    Some(group.into()),
-                    details,
-                );
-            }
-            ChangeType::Computer => {
-                let (ev, action, details) = *pick(
-                    &mut g.rng,
-                    &[
-                        (
-                            4741,
-                            "computer_created",
-                            "Compte d'ordinateur créé (jonction au domaine)",
-                        ),
-                        (4742, "computer_changed", "servicePrincipalName modifié"),
-                        (4743, "computer_deleted", "Compte d'ordinateur supprimé"),
-                    ],
-                );
-                g.change(
-                    ts,
-                    ev,
-                    kind,
-                    action,
-                    &author,
-                    Some(format!("{host}$")),
-                    None,
-                    details.into(),
-                );
-            }
-            ChangeType::Policy => {
-                let (ev, action, object, details) = *pick(
-                    &mut g.rng,
-                    &[
-                        (
-                            4739,
-                            "domain_policy_changed",
-                            "Stratégie de mot de passe",
-                            "Longueur minimale du mot de passe : 12 → 14",
-                        ),
-                        (
-                            4719,
-                            "audit_policy_changed",
-                            "Ouverture de session",
-                            "Audit des succès et des échecs activé",
-                        ),
-                        (
-                            4713,
-                            "kerberos_policy_changed",
-                            "Stratégie Kerberos",
-                            "Durée de vie maximale du ticket : 10 h → 8 h",
-                        ),
-                        (
-                            4704,
-                            "user_right_assigned",
-                            "SeRemoteInteractiveLogonRight",
-                            "Droit attribué au groupe GRP-Support",
-                        ),
-                    ],
-                );
-                g.change(
-                    ts,
-                    ev,
-                    kind,
-                    action,
-                    &author,
-                    None,
-                    Some(object.into()),
-                    details.into(),
-                );
-            }
-            ChangeType::Directory => {
-                let (ev, action, object, details) = *pick(
-                    &mut g.rng,
-                    &[
-                        (
-                            5136,
-                            "object_modified",
-                            "CN={6AC1786C-016F-11D2-945F-00C04FB984F9},CN=Policies,CN=System",
-                            "Attribut versionNumber modifié (GPO Postes de travail)",
-                        ),
-                        (
-                            5137,
-                            "object_created",
-                            "OU=Prestataires",
-                            "Unité d'organisation créée",
-                        ),
-                        (
-                            5138,
-                            "object_undeleted",
-                            "CN=Imprimantes-Siège",
-                            "Objet restauré depuis la corbeille de l'annuaire",
-                        ),
-                        (
-                            5139,
-                            "object_moved",
-                            "CN=Postes-Nomades",
-                            "Objet déplacé vers OU=Ordinateurs",
-                        ),
-                        (5141, "object_deleted", "OU=Ancien-Site", "Objet supprimé"),
-                    ],
-                );
-                g.change(
-                    ts,
-                    ev,
-                    kind,
-                    action,
-                    &author,
-                    None,
-                    Some(format!("{object},{dn}")),
-                    details.into(),
-                );
-            }
+            (ev, action, Some(who), None, details.into())
         }
-    }
+        ChangeType::Group => {
+            let group = if privileged {
+                *pick(&mut g.rng, PRIVILEGED)
+            } else {
+                *pick(&mut g.rng, GROUPS)
+            };
+            let (ev, action) = *pick(
+                &mut g.rng,
+                &[
+                    (4728, "member_added"),
+                    (4729, "member_removed"),
+                    (4732, "member_added"),
+                    (4733, "member_removed"),
+                    (4756, "member_added"),
+                ],
+            );
+            let details = format!(
+                "{who} {} {group}",
+                if action == "member_added" {
+                    "ajouté à"
+                } else {
+                    "retiré de"
+                }
+            );
+            (ev, action, Some(who), Some(group.into()), details)
+        }
+        ChangeType::Computer => {
+            let (ev, action, details) = *pick(
+                &mut g.rng,
+                &[
+                    (
+                        4741,
+                        "computer_created",
+                        "Compte d'ordinateur créé (jonction au domaine)",
+                    ),
+                    (4742, "computer_changed", "servicePrincipalName modifié"),
+                    (4743, "computer_deleted", "Compte d'ordinateur supprimé"),
+                ],
+            );
+            (ev, action, Some(format!("{host}$")), None, details.into())
+        }
+        ChangeType::Policy => {
+            let (ev, action, object, details) = *pick(
+                &mut g.rng,
+                &[
+                    (
+                        4739,
+                        "domain_policy_changed",
+                        "Stratégie de mot de passe",
+                        "Longueur minimale du mot de passe : 12 → 14",
+                    ),
+                    (
+                        4719,
+                        "audit_policy_changed",
+                        "Ouverture de session",
+                        "Audit des succès et des échecs activé",
+                    ),
+                    (
+                        4713,
+                        "kerberos_policy_changed",
+                        "Stratégie Kerberos",
+                        "Durée de vie maximale du ticket : 10 h → 8 h",
+                    ),
+                    (
+                        4704,
+                        "user_right_assigned",
+                        "SeRemoteInteractiveLogonRight",
+                        "Droit attribué au groupe GRP-Support",
+                    ),
+                ],
+            );
+            (ev, action, None, Some(object.into()), details.into())
+        }
+        ChangeType::Directory => {
+            let (ev, action, object, details) = *pick(
+                &mut g.rng,
+                &[
+                    (
+                        5136,
+                        "object_modified",
+                        "CN={6AC1786C-016F-11D2-945F-00C04FB984F9},CN=Policies,CN=System",
+                        "Attribut versionNumber modifié (GPO Postes de travail)",
+                    ),
+                    (
+                        5137,
+                        "object_created",
+                        "OU=Prestataires",
+                        "Unité d'organisation créée",
+                    ),
+                    (
+                        5138,
+                        "object_undeleted",
+                        "CN=Imprimantes-Siège",
+                        "Objet restauré depuis la corbeille de l'annuaire",
+                    ),
+                    (
+                        5139,
+                        "object_moved",
+                        "CN=Postes-Nomades",
+                        "Objet déplacé vers OU=Ordinateurs",
+                    ),
+                    (5141, "object_deleted", "OU=Ancien-Site", "Objet supprimé"),
+                ],
+            );
+            (
+                ev,
+                action,
+                None,
+                Some(format!("{object},{dn}")),
+                details.into(),
+            )
+        }
+    };
+    g.change(ts, ev, kind, action, &author, target, object, details);
 }
 
-fn anomalies_of_day(
-    g: &mut Gen<'_>,
-    day: i64,
-    people: &[&Account],
-    admins: &[&Account],
-    desktops: &[&MachineSeed],
-    servers: &[&MachineSeed],
-    n: usize,
-) {
-    const KINDS: &[(AnomalyKind, Criticality, &str)] = &[
-        (
-            AnomalyKind::BruteForce,
-            Criticality::High,
-            "Rafale d'échecs de connexion sur un serveur depuis une adresse externe",
-        ),
-        (
-            AnomalyKind::PasswordSpray,
-            Criticality::Critical,
-            "Échecs de connexion sur de nombreux comptes depuis une même machine",
-        ),
-        (
-            AnomalyKind::OffHoursLogon,
-            Criticality::Medium,
-            "Connexion en dehors des horaires habituels du compte",
-        ),
-        (
-            AnomalyKind::NewAdminHost,
-            Criticality::High,
-            "Compte administrateur connecté à une machine jamais vue pour lui",
-        ),
-        (
-            AnomalyKind::ServiceAccountInteractive,
-            Criticality::Medium,
-            "Compte de service en session interactive",
-        ),
-        (
-            AnomalyKind::LateralMovement,
-            Criticality::High,
-            "Connexions successives du compte sur plusieurs serveurs en quelques minutes",
-        ),
-        (
-            AnomalyKind::ImpossibleTravel,
-            Criticality::Low,
-            "Connexions VPN depuis deux pays en moins d'une heure",
-        ),
+const KINDS: &[(AnomalyKind, Criticality, &str)] = &[
+    (
+        AnomalyKind::BruteForce,
+        Criticality::High,
+        "Rafale d'échecs de connexion sur un serveur depuis une adresse externe",
+    ),
+    (
+        AnomalyKind::PasswordSpray,
+        Criticality::Critical,
+        "Échecs de connexion sur de nombreux comptes depuis une même machine",
+    ),
+    (
+        AnomalyKind::OffHoursLogon,
+        Criticality::Medium,
+        "Connexion en dehors des horaires habituels du compte",
+    ),
+    (
+        AnomalyKind::NewAdminHost,
+        Criticality::High,
+        "Compte administrateur connecté à une machine jamais vue pour lui",
+    ),
+    (
+        AnomalyKind::ServiceAccountInteractive,
+        Criticality::Medium,
+        "Compte de service en session interactive",
+    ),
+    (
+        AnomalyKind::LateralMovement,
+        Criticality::High,
+        "Connexions successives du compte sur plusieurs serveurs en quelques minutes",
+    ),
+    (
+        AnomalyKind::ImpossibleTravel,
+        Criticality::Low,
+        "Connexions VPN depuis deux pays en moins d'une heure",
+    ),
+];
+
+/// The anomalies drawn in an hour: one every four hours, its kind and status in turn (so that
+/// any day shows every status), and more in a big tenant.
+fn anomalies(g: &mut Gen<'_>, n: usize) {
+    const STATUSES: [AnomalyStatus; 4] = [
+        AnomalyStatus::New,
+        AnomalyStatus::Investigating,
+        AnomalyStatus::Confirmed,
+        AnomalyStatus::Dismissed,
     ];
-    let count = (n / 40).max(1) + usize::from(day == 0) * 4;
-    for k in 0..count {
-        let ts = g.at(day);
-        let (kind, severity, description) = if day == 0 {
-            KINDS[k % KINDS.len()]
-        } else {
-            *pick(&mut g.rng, KINDS)
-        };
-        let status = match (day, k) {
-            (0, 0) => AnomalyStatus::New,
-            (0, 1) => AnomalyStatus::Investigating,
-            (0, 2) => AnomalyStatus::Confirmed,
-            (0, 3) => AnomalyStatus::Dismissed,
-            (0..=1, _) => AnomalyStatus::New,
-            _ => *pick(
+    if g.hour.rem_euclid(4) == 0 {
+        let slot = g.hour.div_euclid(4);
+        let ts = g.start + Duration::milliseconds(g.rng.random_range(0..4 * 3_600_000));
+        let kind = KINDS[slot.rem_euclid(KINDS.len() as i64) as usize];
+        anomaly(g, ts, kind, STATUSES[slot.rem_euclid(4) as usize]);
+    }
+    for _ in 0..n / 40 {
+        if g.rng.random_bool(1.0 / 24.0) {
+            let ts = g.at();
+            let kind = *pick(&mut g.rng, KINDS);
+            let status = *pick(
                 &mut g.rng,
                 &[
+                    AnomalyStatus::New,
                     AnomalyStatus::Investigating,
                     AnomalyStatus::Confirmed,
                     AnomalyStatus::Dismissed,
                     AnomalyStatus::Dismissed,
                 ],
-            ),
-        };
-        let account = match kind {
-            AnomalyKind::NewAdminHost if !admins.is_empty() => {
-                pick(&mut g.rng, admins).login.clone()
-            }
-            AnomalyKind::ServiceAccountInteractive => "svc-backup".into(),
-            AnomalyKind::BruteForce => "administrateur".into(),
-            _ => pick(&mut g.rng, people).login.clone(),
-        };
-        let host = if matches!(kind, AnomalyKind::BruteForce | AnomalyKind::LateralMovement) {
-            pick(&mut g.rng, servers).hostname.clone()
-        } else {
-            pick(&mut g.rng, desktops).hostname.clone()
-        };
-        let source_ip = match kind {
-            AnomalyKind::BruteForce => Some(format!("185.220.101.{}", g.rng.random_range(2..250))),
-            AnomalyKind::ImpossibleTravel => Some(format!(
-                "102.{}.{}.{}",
-                g.rng.random_range(16..250),
-                g.rng.random_range(0..255),
-                g.rng.random_range(1..255)
-            )),
-            _ => None,
-        };
-        let id = g.id("an");
-        let body = json(Anomaly {
-            id: id.clone(),
-            detected_at: ts,
-            kind,
-            severity,
-            status,
-            account: Some(account),
-            host: Some(host),
-            source_ip,
-            score: g.rng.random_range(55..99),
-            description: description.into(),
-        });
-        g.anomalies.push(Record {
-            partition: kind.as_str().into(),
-            ts: ts.timestamp_millis(),
-            id,
-            body,
-        });
+            );
+            anomaly(g, ts, kind, status);
+        }
     }
+}
+
+fn anomaly(
+    g: &mut Gen<'_>,
+    ts: DateTime<Utc>,
+    (kind, severity, description): (AnomalyKind, Criticality, &str),
+    status: AnomalyStatus,
+) {
+    let r = g.r;
+    let account = match kind {
+        AnomalyKind::NewAdminHost if !r.admins.is_empty() => {
+            pick(&mut g.rng, &r.admins).login.clone()
+        }
+        AnomalyKind::ServiceAccountInteractive => "svc-backup".into(),
+        AnomalyKind::BruteForce => "administrateur".into(),
+        _ => pick(&mut g.rng, &r.people).login.clone(),
+    };
+    let host = if matches!(kind, AnomalyKind::BruteForce | AnomalyKind::LateralMovement) {
+        pick(&mut g.rng, &r.servers).hostname.clone()
+    } else {
+        pick(&mut g.rng, &r.desktops).hostname.clone()
+    };
+    let source_ip = match kind {
+        AnomalyKind::BruteForce => Some(format!("185.220.101.{}", g.rng.random_range(2..250))),
+        AnomalyKind::ImpossibleTravel => Some(format!(
+            "102.{}.{}.{}",
+            g.rng.random_range(16..250),
+            g.rng.random_range(0..255),
+            g.rng.random_range(1..255)
+        )),
+        _ => None,
+    };
+    let id = g.id("an");
+    let score = g.rng.random_range(55..99);
+    g.out.anomalies.push(Anomaly {
+        id,
+        detected_at: ts,
+        kind,
+        severity,
+        status,
+        account: Some(account),
+        host: Some(host),
+        source_ip,
+        score,
+        description: description.into(),
+    });
 }
 
 /// The tenant's own rules, one of them disabled.

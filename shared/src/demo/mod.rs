@@ -33,6 +33,9 @@ pub struct Tenant {
     pub last_names: &'static [&'static str],
     /// Upper-case `PAR-LT-0001` style, or lower-case `gx-nyc-lt001` style.
     pub upper_hostnames: bool,
+    /// Offset of the head office's (winter) time from UTC, hours: the demo's working hours
+    /// and nights follow it.
+    pub utc_offset_hours: i64,
 }
 
 pub const ACME: Tenant = Tenant {
@@ -73,6 +76,7 @@ pub const ACME: Tenant = Tenant {
         "vincent", "fournier",
     ],
     upper_hostnames: true,
+    utc_offset_hours: 1,
 };
 
 pub const GLOBEX: Tenant = Tenant {
@@ -106,6 +110,7 @@ pub const GLOBEX: Tenant = Tenant {
         "taylor",
     ],
     upper_hostnames: false,
+    utc_offset_hours: -5,
 };
 
 pub const TENANTS: &[&Tenant] = &[&ACME, &GLOBEX];
