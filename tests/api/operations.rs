@@ -1,20 +1,14 @@
 //! Operations: `/maintenance`, `/heartbeats`, `/profiles`, `/profiles/{id}`,
 //! `/profiles/deployments/{id}/compare` (spec 2.5, 4.8).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use http::StatusCode;
 use netops_shared::scope::Scope;
 use serde_json::Value;
 
-use crate::helpers::TestApp;
-
-fn time(v: &Value) -> DateTime<Utc> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a date-time: {v}"))
-}
+use crate::helpers::{TestApp, acme_ctx, time};
 
 async fn monitors_token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadMonitors]).await
@@ -87,6 +81,76 @@ async fn heartbeats_give_last_signal_exit_code_and_every_state() {
         }
         assert!(h["hostname"].is_string() && h["period_s"].is_number());
     }
+}
+
+/// A heartbeat's state at `now` as the spec defines it (section 2.5).
+fn heartbeat_state(h: &Value, now: DateTime<Utc>) -> &'static str {
+    let Some(last) = h["last_signal_at"]
+        .as_str()
+        .and_then(|t| t.parse::<DateTime<Utc>>().ok())
+    else {
+        return "pending";
+    };
+    let due = last + Duration::seconds(h["period_s"].as_i64().unwrap_or_default());
+    if now > due + Duration::seconds(h["grace_s"].as_i64().unwrap_or_default()) {
+        "late"
+    } else if h["exit_code"] != 0 {
+        "failed"
+    } else {
+        "ok"
+    }
+}
+
+/// Three days of the heartbeats the producer writes, every five minutes after the seed (from
+/// the producer itself: its checks do not depend on the store): the usual jobs turn late when
+/// they miss a run and fail now and then, and recover at their next run; the first four keep
+/// one state each, so every state shows at any time; a signal never goes back in time.
+#[test]
+fn heartbeats_turn_late_or_fail_and_recover_as_time_passes() {
+    let seeded: DateTime<Utc> = "2026-11-02T08:00:00Z".parse().expect("time");
+    let (ctx, _dir) = acme_ctx(seeded);
+    let mut ctx = ctx.seeded(seeded);
+    // The states each usual job went through, and its last signal.
+    let mut states: HashMap<String, Vec<&str>> = HashMap::new();
+    let mut last_signal: HashMap<String, DateTime<Utc>> = HashMap::new();
+    for step in 0..3 * 24 * 12 {
+        let now = seeded + Duration::minutes(5 * step);
+        ctx.now = now;
+        let produced = netops_operations::seed::produce(&ctx, now - Duration::minutes(5), now);
+        let [(collection, docs)] = &produced.docs[..] else {
+            panic!("one collection: {:?}", produced.docs)
+        };
+        assert_eq!(collection, "heartbeats");
+        let (fixed, usual) = docs.split_at(4);
+        let fixed: Vec<&str> = fixed.iter().map(|(_, h)| heartbeat_state(h, now)).collect();
+        assert_eq!(fixed, ["ok", "failed", "late", "pending"], "at {now}");
+        for (key, h) in usual {
+            states
+                .entry(key.clone())
+                .or_default()
+                .push(heartbeat_state(h, now));
+            let signal = time(&h["last_signal_at"]);
+            assert!(signal <= now, "{h} at {now}");
+            let before = last_signal.insert(key.clone(), signal);
+            assert!(
+                before.is_none_or(|b| b <= signal),
+                "{h} went back from {before:?}"
+            );
+        }
+    }
+    // Most of the time, the usual jobs are ok.
+    let seen: Vec<&str> = states.values().flatten().copied().collect();
+    let ok = seen.iter().filter(|s| **s == "ok").count();
+    assert!(ok * 10 > seen.len() * 8, "{ok} of {}", seen.len());
+    // Turned to `state` and back to ok later, for at least one usual job.
+    let recovered = |state: &str| {
+        states.values().any(|seen| {
+            let turned = seen.windows(2).position(|w| w[0] == "ok" && w[1] == state);
+            turned.is_some_and(|i| seen[i + 1..].contains(&"ok"))
+        })
+    };
+    assert!(recovered("late"), "{states:?}");
+    assert!(recovered("failed"), "{states:?}");
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 //! verification trace, and deployments whose observed state gives every comparison result.
 
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{MachineKind, Produced, SeedCtx};
+use netops_shared::demo::{MachineKind, Produced, SeedCtx, rng_for};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 use rand::Rng;
@@ -129,8 +129,7 @@ fn maintenance(ctx: &SeedCtx) -> Docs {
         .collect()
 }
 
-/// The heartbeats as of now, when a batch ends now: each in the state the seed gave it (the
-/// usual jobs signalled within their period). No API write changes a heartbeat.
+/// The heartbeats as of now, when a batch ends now. No API write changes a heartbeat.
 pub fn produce(ctx: &SeedCtx, _from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
     Produced {
         docs: if to < ctx.now {
@@ -142,50 +141,87 @@ pub fn produce(ctx: &SeedCtx, _from: DateTime<Utc>, to: DateTime<Utc>) -> Produc
     }
 }
 
+/// The scheduled jobs: name, period and grace (seconds).
+const JOBS: [(&str, i64, i64); 8] = [
+    ("Sauvegarde nocturne SQL", 86_400, 3_600),
+    ("Synchronisation de l'annuaire", 3_600, 600),
+    ("Purge des journaux", 86_400, 7_200),
+    ("Export comptable", 86_400, 1_800),
+    ("Réplication des fichiers", 900, 300),
+    ("Renouvellement des certificats", 604_800, 86_400),
+    ("Inventaire logiciel", 21_600, 1_800),
+    ("Sauvegarde des configurations réseau", 86_400, 3_600),
+];
+
+/// How far back a job's runs are looked at for its last signal: a job that missed this many
+/// runs in a row (about 0.03^48) is taken as never having signalled.
+const RUNS_BACK: i64 = 48;
+
+/// What the first heartbeats do whatever the time, so every state shows: the first always
+/// succeeds, the second always fails, the third stopped signalling a while before the seed,
+/// the fourth never ran. The others run on schedule and now and then fail (their next run
+/// succeeds again) or miss a run (late until the next one signals).
+#[derive(Clone, Copy)]
+enum Habit {
+    Succeeds,
+    Fails,
+    Stopped,
+    NeverRan,
+    Usual,
+}
+
+impl Habit {
+    fn of(i: usize) -> Self {
+        match i {
+            0 => Habit::Succeeds,
+            1 => Habit::Fails,
+            2 => Habit::Stopped,
+            3 => Habit::NeverRan,
+            _ => Habit::Usual,
+        }
+    }
+}
+
+/// Each heartbeat's last signal as of `ctx.now`. A job runs every period at a phase of its own
+/// and signals at the end of its run; each run is drawn from its own generator, so a job's
+/// history is the same whenever it is looked at (the seed's heartbeats are the producer's at
+/// the seed's time).
 fn heartbeats(ctx: &SeedCtx) -> Docs {
     let mut rng = ctx.rng("heartbeats");
-    let now = ctx.now;
     let servers: Vec<_> = ctx
         .machines
         .iter()
         .filter(|m| m.kind == MachineKind::Server)
         .collect();
-    let jobs: &[(&str, i64, i64)] = &[
-        ("Sauvegarde nocturne SQL", 86_400, 3_600),
-        ("Synchronisation de l'annuaire", 3_600, 600),
-        ("Purge des journaux", 86_400, 7_200),
-        ("Export comptable", 86_400, 1_800),
-        ("Réplication des fichiers", 900, 300),
-        ("Renouvellement des certificats", 604_800, 86_400),
-        ("Inventaire logiciel", 21_600, 1_800),
-        ("Sauvegarde des configurations réseau", 86_400, 3_600),
-    ];
-    let n = jobs.len() + servers.len() / 4;
+    let n = JOBS.len() + servers.len() / 4;
     (0..n)
         .map(|i| {
-            let (name, period, grace) = jobs[i % jobs.len()];
+            let (name, period, grace) = JOBS[i % JOBS.len()];
             let host = servers
                 .get(i % servers.len().max(1))
                 .map(|m| m.hostname.clone())
                 .unwrap_or_else(|| ctx.machines[0].hostname.clone());
-            let name = if i < jobs.len() {
+            let name = if i < JOBS.len() {
                 name.to_owned()
             } else {
                 format!("{name} ({host})")
             };
-            // Indices 0..3 fix one heartbeat per state: ok, failed, late, pending.
-            let (last, code) = match i {
-                1 => (Some(now - Duration::seconds(period / 3)), Some(2)),
-                2 => (
-                    Some(now - Duration::seconds(period + grace + 5_400)),
-                    Some(0),
-                ),
-                3 => (None, None),
-                _ if rng.random_bool(0.1) => (Some(now - Duration::seconds(period / 2)), Some(1)),
-                _ => (
-                    Some(now - Duration::seconds(rng.random_range(60..period.max(120) / 2))),
-                    Some(0),
-                ),
+            let schedule = Schedule {
+                index: i,
+                habit: Habit::of(i),
+                period,
+                grace,
+                phase: rng.random_range(0..period),
+            };
+            // The stopped job is seen as it was when it last ran: late by more than its grace
+            // and an hour and a half at the seed, and later every day since.
+            let at = match schedule.habit {
+                Habit::Stopped => ctx.seeded_at - Duration::seconds(period + grace + 5_400),
+                _ => ctx.now,
+            };
+            let last = match schedule.habit {
+                Habit::NeverRan => None,
+                _ => schedule.last_run(ctx, at),
             };
             let id = ctx.tenant.id_base + i as i64 + 1;
             doc(
@@ -196,13 +232,50 @@ fn heartbeats(ctx: &SeedCtx) -> Docs {
                     hostname: host,
                     period_s: period,
                     grace_s: grace,
-                    last_signal_at: last,
-                    exit_code: code,
-                    last_duration_s: last.map(|_| rng.random_range(4..1_800)),
+                    last_signal_at: last.map(|(t, _, _)| t),
+                    exit_code: last.map(|(_, code, _)| code),
+                    last_duration_s: last.map(|(_, _, d)| d),
                 },
             )
         })
         .collect()
+}
+
+/// When a job runs: every `period` seconds from `phase`, each run within `grace` seconds (so
+/// a job that runs is never late), job `index` of the tenant.
+struct Schedule {
+    index: usize,
+    habit: Habit,
+    period: i64,
+    grace: i64,
+    phase: i64,
+}
+
+impl Schedule {
+    /// The last run that signalled by `at`: when it signalled, its exit code and duration.
+    fn last_run(&self, ctx: &SeedCtx, at: DateTime<Utc>) -> Option<(DateTime<Utc>, i32, i64)> {
+        let newest = (at.timestamp() - self.phase).div_euclid(self.period);
+        for k in (newest - RUNS_BACK + 1..=newest).rev() {
+            let label = format!("heartbeat/{}/{k}", self.index);
+            let mut rng = rng_for(ctx.seed, ctx.tenant.id, &label);
+            let longest = (self.period / 2).min(self.grace).clamp(5, 1_800);
+            let duration = rng.random_range(4..longest);
+            let roll: f64 = rng.random();
+            let start = k * self.period + self.phase;
+            let Some(signalled) = DateTime::from_timestamp(start + duration, 0) else {
+                continue;
+            };
+            let code = match self.habit {
+                _ if signalled > at => continue,         // still running
+                Habit::Usual if roll < 0.03 => continue, // missed
+                Habit::Usual if roll < 0.08 => 1,
+                Habit::Fails => 2,
+                _ => 0,
+            };
+            return Some((signalled, code, duration));
+        }
+        None
+    }
 }
 
 fn obj(v: Value) -> Map<String, Value> {
