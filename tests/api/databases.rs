@@ -6,16 +6,10 @@ use http::StatusCode;
 use netops_shared::scope::Scope;
 use serde_json::Value;
 
-use crate::helpers::{TestApp, TestResponse};
+use crate::helpers::{TestApp, TestResponse, time};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadDatabases]).await
-}
-
-fn time(v: &Value) -> DateTime<Utc> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a date-time: {v}"))
 }
 
 fn span(res: &TestResponse) -> Duration {

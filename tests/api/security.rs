@@ -8,16 +8,10 @@ use netops_shared::scope::Scope;
 use netops_shared::store::Record;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, acme_ctx, catch_up, stamp, walk};
+use crate::helpers::{TestApp, acme_ctx, catch_up, stamp, time, walk};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadSecurity]).await
-}
-
-fn time(v: &Value) -> DateTime<Utc> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a date-time: {v}"))
 }
 
 fn span(body: &Value) -> Duration {
