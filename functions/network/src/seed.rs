@@ -125,7 +125,8 @@ fn metrics(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<Rec
 }
 
 /// The device metrics of every hour that ends in `(from, to]`, as time passes: each device
-/// that is not down reports its hour once it has ended (a degraded one still spiking).
+/// that is not down reports its hour once it has ended (a degraded one still spiking); and
+/// the passing alerts that resolve in `[from, to)`, written once resolved.
 pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
     let devices = devices(ctx);
     let mut out = Vec::new();
@@ -143,47 +144,48 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
         }
     }
     Produced {
-        records: vec![(METRICS.to_owned(), out)],
+        records: vec![
+            (METRICS.to_owned(), out),
+            (ALERTS.to_owned(), resolved_in(ctx, &devices, from, to)),
+        ],
         rollups: Vec::new(),
         ..Produced::default()
     }
 }
 
-fn alerts(
-    ctx: &SeedCtx,
-    devices: &[DeviceDetail],
-    tunnels: &[Tunnel],
-    rng: &mut StdRng,
-) -> Vec<Record> {
+/// An alert's record in the series (all in one partition, at its opening).
+fn alert_record(alert: &NetworkAlert) -> Record {
+    Record {
+        partition: "all".into(),
+        ts: alert.opened_at.timestamp_millis(),
+        id: alert.id.clone(),
+        body: to_value(alert),
+    }
+}
+
+/// The alerts open now, matching the devices', links' and tunnels' current state.
+fn open_alerts(ctx: &SeedCtx, devices: &[DeviceDetail], tunnels: &[Tunnel]) -> Vec<Record> {
     let mut out = Vec::new();
     let mut n = 1000;
     let mut push = |kind: NetworkAlertKind,
                     sev: Severity,
                     title: String,
                     d: &Device,
-                    opened: DateTime<Utc>,
-                    resolved: Option<DateTime<Utc>>| {
+                    opened: DateTime<Utc>| {
         n += 1;
-        let alert = NetworkAlert {
+        out.push(alert_record(&NetworkAlert {
             id: format!("net-{n}"),
             kind,
             severity: sev,
-            status: AlertState::open_if(resolved.is_none()),
+            status: AlertState::Open,
             title,
             device_id: d.id,
             device: d.name.clone(),
             site_id: d.site_id,
             opened_at: opened,
-            resolved_at: resolved,
-        };
-        out.push(Record {
-            partition: "all".into(),
-            ts: opened.timestamp_millis(),
-            id: alert.id.clone(),
-            body: to_value(&alert),
-        });
+            resolved_at: None,
+        }));
     };
-    // Open alerts match the current state.
     for d in devices {
         let dev = &d.device;
         if dev.status == LinkStatus::Down {
@@ -193,7 +195,6 @@ fn alerts(
                 format!("{} ne répond plus", dev.name),
                 dev,
                 dev.last_seen_at,
-                None,
             );
         }
         if dev.status == LinkStatus::Degraded {
@@ -203,7 +204,6 @@ fn alerts(
                 format!("Erreurs d'interface sur {}", dev.name),
                 dev,
                 ctx.now - Duration::hours(11),
-                None,
             );
         }
         for l in &d.wan_links {
@@ -214,7 +214,6 @@ fn alerts(
                     format!("Lien {} ({}) coupé sur {}", l.name, l.provider, dev.name),
                     dev,
                     ctx.now - Duration::hours(3),
-                    None,
                 );
             } else if l.status == LinkStatus::Degraded {
                 push(
@@ -223,7 +222,6 @@ fn alerts(
                     format!("Pertes sur le lien {} de {}", l.name, dev.name),
                     dev,
                     ctx.now - Duration::minutes(95),
-                    None,
                 );
             }
         }
@@ -236,11 +234,25 @@ fn alerts(
                 format!("Tunnel {} tombé", t.name),
                 &d.device,
                 t.last_change_at,
-                None,
             );
         }
     }
-    // History: resolved alerts spread over the period, a few per day.
+    out
+}
+
+/// The longest a passing alert stays open: a producer looks this far back for the alerts
+/// that resolve in its interval.
+const LONGEST_MINUTES: i64 = 240;
+
+/// The passing alerts that open in the hour starting at `hour`, each resolved within
+/// [`LONGEST_MINUTES`]: about one in four hours of any kind on any device (more on a large
+/// roster), and on each degraded device, whose CPU spikes, a high CPU one hour in four.
+/// Drawn from the hour's own generator, so the seed and the producer find the same alerts.
+fn passing_alerts(
+    devices: &[DeviceDetail],
+    rng: &mut StdRng,
+    hour: DateTime<Utc>,
+) -> Vec<NetworkAlert> {
     let kinds = [
         (NetworkAlertKind::HighCpu, Severity::Medium),
         (NetworkAlertKind::DeviceDown, Severity::High),
@@ -249,27 +261,56 @@ fn alerts(
         (NetworkAlertKind::HighLatency, Severity::Info),
         (NetworkAlertKind::TunnelDown, Severity::High),
     ];
-    let count = (ctx.days as usize * (devices.len() / 6).max(1)).max(10);
-    let start = ctx.start();
-    for _ in 0..count {
+    let mut drawn: Vec<(&Device, NetworkAlertKind, Severity)> = Vec::new();
+    let per_day = (devices.len() as f64 / 6.0).max(6.0);
+    if !devices.is_empty() && rng.random_bool((per_day / 24.0).min(1.0)) {
         let d = &devices[rng.random_range(0..devices.len())].device;
         let (kind, sev) = kinds[rng.random_range(0..kinds.len())];
-        let opened =
-            start + Duration::seconds(rng.random_range(0..i64::from(ctx.days) * 86400 - 7200));
-        let resolved = opened + Duration::minutes(rng.random_range(2..240));
-        if resolved >= ctx.now {
-            continue;
-        }
-        push(
-            kind,
-            sev,
-            format!("{} sur {}", kind.as_str(), d.name),
-            d,
-            opened,
-            Some(resolved),
-        );
+        drawn.push((d, kind, sev));
     }
-    out
+    for d in devices
+        .iter()
+        .filter(|d| d.device.status == LinkStatus::Degraded)
+    {
+        if rng.random_bool(0.25) {
+            drawn.push((&d.device, NetworkAlertKind::HighCpu, Severity::Medium));
+        }
+    }
+    drawn
+        .into_iter()
+        .enumerate()
+        .map(|(k, (d, kind, sev))| {
+            let opened = hour + Duration::seconds(rng.random_range(0..3600));
+            let resolved = opened + Duration::minutes(rng.random_range(2..LONGEST_MINUTES));
+            NetworkAlert {
+                id: format!("net-{}-{k}", hour.timestamp() / 3600),
+                kind,
+                severity: sev,
+                status: AlertState::Resolved,
+                title: format!("{} sur {}", kind.as_str(), d.name),
+                device_id: d.id,
+                device: d.name.clone(),
+                site_id: d.site_id,
+                opened_at: opened,
+                resolved_at: Some(resolved),
+            }
+        })
+        .collect()
+}
+
+/// The passing alerts that resolve in `[from, to)`, opened at most [`LONGEST_MINUTES`] before.
+fn resolved_in(
+    ctx: &SeedCtx,
+    devices: &[DeviceDetail],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<Record> {
+    let opened_from = from - Duration::minutes(LONGEST_MINUTES) - Duration::hours(1);
+    hours_of(opened_from, to)
+        .flat_map(|hour| passing_alerts(devices, &mut ctx.hour_rng("network/alerts", hour), hour))
+        .filter(|a| a.resolved_at.is_some_and(|r| from <= r && r < to))
+        .map(|a| alert_record(&a))
+        .collect()
 }
 
 const SERVICES: &[(u16, &str, &str)] = &[
@@ -388,9 +429,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .docs
             .put(tenant, PORTS, ports(ctx, &devices, &mut rng))
             .await?;
-        stores
-            .append_alerts(tenant, ALERTS, alerts(ctx, &devices, &tunnels, &mut rng))
-            .await?;
+        // The history: the alerts that passed during the period, then those open now.
+        let mut alerts = resolved_in(ctx, &devices, ctx.start(), ctx.now);
+        alerts.extend(open_alerts(ctx, &devices, &tunnels));
+        stores.append_alerts(tenant, ALERTS, alerts).await?;
         stores
             .series_writes
             .append(tenant, METRICS, metrics(ctx, &devices, &mut rng))
