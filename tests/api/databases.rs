@@ -548,3 +548,27 @@ pub async fn assert_open_alerts_are_those_of_the_history(
         "same alerts, newest first"
     );
 }
+
+#[test]
+fn passing_database_alerts_are_the_same_however_time_is_cut() {
+    crate::helpers::assert_alerts_the_same_however_time_is_cut(
+        netops_databases::seed::produce,
+        "db_alerts",
+    );
+}
+
+/// Two days after the seed, the default day of alerts holds those that passed since: the
+/// producer's, resolved, opened in the window.
+#[tokio::test]
+async fn a_store_seeded_two_days_ago_shows_recent_database_alerts_after_its_catch_up() {
+    let app = TestApp::acme_seeded_at(Utc::now() - Duration::days(2)).await;
+    let t = app.token("acme", &[Scope::ReadDatabases]).await;
+    crate::helpers::assert_recent_alerts_after_catch_up(
+        &app,
+        &t,
+        "/databases/alerts",
+        netops_databases::seed::produce,
+        "db_alerts",
+    )
+    .await;
+}

@@ -521,3 +521,89 @@ pub fn assert_resolved_between(
     assert!(after < resolved && resolved < before, "{alert}");
     alert.clone()
 }
+
+/// A module's producer, drawing an interval's data.
+pub type Producer = fn(&SeedCtx, DateTime<Utc>, DateTime<Utc>) -> netops_shared::demo::Produced;
+
+/// The sorted ids of the records of `series` that `produced` holds.
+fn produced_ids(produced: &[netops_shared::demo::Produced], series: &str) -> Vec<String> {
+    let mut ids: Vec<String> = produced
+        .iter()
+        .flat_map(|p| &p.records)
+        .filter(|(s, _)| s == series)
+        .flat_map(|(_, records)| records.iter().map(|r| r.id.clone()))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The alerts of `series` that `produce` draws over thirty hours are the same drawn at once
+/// or cut in uneven batches, and there are some.
+pub fn assert_alerts_the_same_however_time_is_cut(produce: Producer, series: &str) {
+    let now = Utc::now();
+    let (ctx, _dir) = acme_ctx(now);
+    let from = now - Duration::hours(30) - Duration::minutes(7);
+    let whole = produced_ids(&[produce(&ctx, from, now)], series);
+    let mut cut = Vec::new();
+    let mut t = from;
+    for minutes in [1, 59, 61, 180, 7, 600].into_iter().cycle() {
+        let end = (t + Duration::minutes(minutes)).min(now);
+        cut.push(produce(&ctx, t, end));
+        if end == now {
+            break;
+        }
+        t = end;
+    }
+    assert!(whole.len() >= 5, "{whole:?}");
+    assert_eq!(whole, produced_ids(&cut, series));
+}
+
+/// `app`, seeded in the past, shows no alert at `path`'s default window; caught up to now, it
+/// shows there the alerts `produce` drew since that opened in the window, resolved, and
+/// what is open stays what the seed left open.
+pub async fn assert_recent_alerts_after_catch_up(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    produce: Producer,
+    series: &str,
+) {
+    assert!(app.get(path, token).await.items().is_empty());
+    let open_path = format!("{path}?status=open");
+    let open = app.get(&open_path, token).await;
+    let now = Utc::now();
+    catch_up(&app.stores, now).await;
+
+    let day = app.get(path, token).await;
+    assert!(!day.items().is_empty(), "{}", day.body);
+    let from = time(&day.body["meta"]["window"]["from"]);
+    for a in day.items() {
+        assert_eq!(a["status"], "resolved", "{a}");
+        assert!(time(&a["opened_at"]) >= from, "{a}");
+        assert!(time(&a["resolved_at"]) < now, "{a}");
+    }
+    let mut listed: Vec<String> = day
+        .items()
+        .iter()
+        .map(|a| a["id"].as_str().expect("id").to_owned())
+        .collect();
+    listed.sort();
+    let (ctx, _dir) = acme_ctx(now);
+    // An alert opened in the window resolved in it too.
+    let drawn = produce(&ctx, from, now);
+    let mut in_window: Vec<String> = drawn
+        .records
+        .iter()
+        .filter(|(s, _)| s == series)
+        .flat_map(|(_, records)| records)
+        .filter(|r| r.ts >= from.timestamp_millis())
+        .map(|r| r.id.clone())
+        .collect();
+    in_window.sort();
+    in_window.dedup();
+    assert_eq!(listed, in_window);
+    assert_eq!(
+        app.get(&open_path, token).await.body["data"],
+        open.body["data"]
+    );
+}

@@ -4,7 +4,9 @@ use chrono::{DateTime, Duration, DurationRound, Utc};
 use http::StatusCode;
 use netops_shared::scope::Scope;
 
-use crate::helpers::{TestApp, acme_ctx, catch_up, time, walk};
+use crate::helpers::{
+    TestApp, assert_alerts_the_same_however_time_is_cut, assert_recent_alerts_after_catch_up, walk,
+};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadNetwork]).await
@@ -342,80 +344,23 @@ async fn ports_filter_by_ip_port_and_state_with_default_page_of_200() {
     );
 }
 
-/// The ids of the network alerts a producer drew, sorted.
-fn produced_alerts(produced: &[netops_shared::demo::Produced]) -> Vec<String> {
-    let mut ids: Vec<String> = produced
-        .iter()
-        .flat_map(|p| &p.records)
-        .filter(|(series, _)| series == "network_alerts")
-        .flat_map(|(_, records)| records.iter().map(|r| r.id.clone()))
-        .collect();
-    ids.sort();
-    ids
-}
-
 #[test]
 fn passing_network_alerts_are_the_same_however_time_is_cut() {
-    let now = Utc::now();
-    let (ctx, _dir) = acme_ctx(now);
-    let from = now - Duration::hours(30) - Duration::minutes(7);
-    let whole = produced_alerts(&[netops_network::seed::produce(&ctx, from, now)]);
-    let mut cut = Vec::new();
-    let mut t = from;
-    for minutes in [1, 59, 61, 180, 7, 600].into_iter().cycle() {
-        let end = (t + Duration::minutes(minutes)).min(now);
-        cut.push(netops_network::seed::produce(&ctx, t, end));
-        if end == now {
-            break;
-        }
-        t = end;
-    }
-    assert!(whole.len() >= 5, "{whole:?}");
-    assert_eq!(whole, produced_alerts(&cut));
+    assert_alerts_the_same_however_time_is_cut(netops_network::seed::produce, "network_alerts");
 }
 
 /// Two days after the seed, the default day of alerts holds those that passed since: the
 /// producer's, resolved, opened in the window.
 #[tokio::test]
 async fn a_store_seeded_two_days_ago_shows_recent_network_alerts_after_its_catch_up() {
-    let seeded = Utc::now() - Duration::days(2);
-    let app = TestApp::acme_seeded_at(seeded).await;
+    let app = TestApp::acme_seeded_at(Utc::now() - Duration::days(2)).await;
     let t = token(&app).await;
-    assert!(app.get("/network/alerts", &t).await.items().is_empty());
-    let open = app.get("/network/alerts?status=open", &t).await;
-    let now = Utc::now();
-    catch_up(&app.stores, now).await;
-
-    let day = app.get("/network/alerts", &t).await;
-    assert!(!day.items().is_empty(), "{}", day.body);
-    let from = time(&day.body["meta"]["window"]["from"]);
-    for a in day.items() {
-        assert_eq!(a["status"], "resolved", "{a}");
-        assert!(time(&a["opened_at"]) >= from, "{a}");
-        assert!(time(&a["resolved_at"]) < now, "{a}");
-    }
-    let (ctx, _dir) = acme_ctx(now);
-    let drawn = netops_network::seed::produce(&ctx, seeded, now);
-    let mut listed: Vec<String> = day
-        .items()
-        .iter()
-        .map(|a| a["id"].as_str().expect("id").to_owned())
-        .collect();
-    listed.sort();
-    let in_window: Vec<String> = drawn
-        .records
-        .iter()
-        .filter(|(series, _)| series == "network_alerts")
-        .flat_map(|(_, records)| records)
-        .filter(|r| r.ts >= from.timestamp_millis())
-        .map(|r| r.id.clone())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    assert_eq!(listed, in_window);
-    // What is open now is still what the seed left open.
-    assert_eq!(
-        app.get("/network/alerts?status=open", &t).await.body["data"],
-        open.body["data"]
-    );
+    assert_recent_alerts_after_catch_up(
+        &app,
+        &t,
+        "/network/alerts",
+        netops_network::seed::produce,
+        "network_alerts",
+    )
+    .await;
 }

@@ -223,8 +223,128 @@ fn metric_rollups(inst: &Inst, hours: BTreeMap<i64, [f64; 12]>) -> Vec<Rollup> {
         .collect()
 }
 
+/// The kinds of alert drawn on an instance: (kind, severity, message).
+const ALERT_KINDS: &[(DbAlertKind, Criticality, &str)] = &[
+    (
+        DbAlertKind::CpuHigh,
+        Criticality::High,
+        "CPU au-dessus de 90 % pendant 15 minutes",
+    ),
+    (
+        DbAlertKind::MemoryPressure,
+        Criticality::Medium,
+        "Espérance de vie des pages sous 300 s",
+    ),
+    (
+        DbAlertKind::Blocking,
+        Criticality::High,
+        "Chaîne de blocage de plus de 60 s",
+    ),
+    (
+        DbAlertKind::Deadlock,
+        Criticality::Medium,
+        "Interblocage détecté (victime choisie par le moteur)",
+    ),
+    (
+        DbAlertKind::LongRunningQuery,
+        Criticality::Low,
+        "Requête en cours depuis plus de 10 minutes",
+    ),
+    (
+        DbAlertKind::LogSpace,
+        Criticality::High,
+        "Journal de transactions rempli à plus de 85 %",
+    ),
+    (
+        DbAlertKind::BackupMissing,
+        Criticality::Critical,
+        "Aucune sauvegarde complète depuis plus de 26 h",
+    ),
+    (
+        DbAlertKind::JobFailed,
+        Criticality::Medium,
+        "Travail SQL Agent en échec : Maintenance - Index",
+    ),
+    (
+        DbAlertKind::CheckFailed,
+        Criticality::Medium,
+        "Un contrôle métier a renvoyé un résultat hors seuil",
+    ),
+];
+
+/// An alert's record in the series (partition: its instance, at its opening).
+fn alert_record(alert: &DbAlert) -> Record {
+    Record {
+        partition: alert.instance_id.to_string(),
+        ts: alert.opened_at.timestamp_millis(),
+        id: alert.id.clone(),
+        body: to_json(alert),
+    }
+}
+
+/// The longest a passing alert stays open: a producer looks this far back for the alerts
+/// that resolve in its interval.
+const LONGEST_MINUTES: i64 = 600;
+
+/// The passing alerts that open in the hour starting at `hour`, each resolved within
+/// [`LONGEST_MINUTES`]: at least six a day of any kind on an instance that is not offline,
+/// and on a degraded instance, slow and busy, a high CPU, memory pressure or a blocking
+/// chain one hour in four. Drawn from the hour's own generator, so the seed and the producer
+/// find the same.
+fn passing_alerts(insts: &[Inst], rng: &mut StdRng, hour: DateTime<Utc>) -> Vec<DbAlert> {
+    let up: Vec<&Inst> = insts
+        .iter()
+        .filter(|i| i.state != InstanceState::Offline)
+        .collect();
+    let mut drawn = Vec::new();
+    let per_day = (up.len() as f64 * 0.4).max(6.0);
+    if !up.is_empty() && rng.random_bool((per_day / 24.0).min(1.0)) {
+        drawn.push((*pick(rng, &up), *pick(rng, ALERT_KINDS)));
+    }
+    for inst in up.iter().filter(|i| i.state == InstanceState::Degraded) {
+        if rng.random_bool(0.25) {
+            drawn.push((*inst, *pick(rng, &ALERT_KINDS[..3])));
+        }
+    }
+    drawn
+        .into_iter()
+        .enumerate()
+        .map(|(k, (inst, (kind, severity, message)))| {
+            let opened = hour + Duration::seconds(rng.random_range(0..3600));
+            let resolved = opened + Duration::minutes(rng.random_range(5..LONGEST_MINUTES));
+            DbAlert {
+                id: format!("dba-{}-{k}", hour.timestamp() / 3600),
+                instance_id: inst.id,
+                instance: inst.name.clone(),
+                kind,
+                severity,
+                status: AlertState::Resolved,
+                message: message.into(),
+                opened_at: opened,
+                resolved_at: Some(resolved),
+            }
+        })
+        .collect()
+}
+
+/// The passing alerts that resolve in `[from, to)`, opened at most [`LONGEST_MINUTES`] before.
+fn resolved_in(
+    ctx: &SeedCtx,
+    insts: &[Inst],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<Record> {
+    let opened_from = from - Duration::minutes(LONGEST_MINUTES) - Duration::hours(1);
+    hours_of(opened_from, to)
+        .flat_map(|hour| passing_alerts(insts, &mut ctx.hour_rng("databases/alerts", hour), hour))
+        .filter(|a| a.resolved_at.is_some_and(|r| from <= r && r < to))
+        .map(|a| alert_record(&a))
+        .collect()
+}
+
 /// The metrics of `[from, to)` as time passes: a sample every five minutes of each instance
-/// that is not offline (a degraded one still slow), and their hourly rollups.
+/// that is not offline (a degraded one still slow), and their hourly rollups; and the
+/// passing alerts that resolve in `[from, to)`, written once resolved.
 pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
     let Some((insts, _)) = instances(ctx, &mut ctx.rng("databases")) else {
         return Produced::default();
@@ -253,7 +373,10 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
         ));
     }
     Produced {
-        records: vec![(METRICS.to_owned(), raw)],
+        records: vec![
+            (METRICS.to_owned(), raw),
+            (ALERTS.to_owned(), resolved_in(ctx, &insts, from, to)),
+        ],
         rollups,
         ..Produced::default()
     }
@@ -662,89 +785,29 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     });
                 }
             }
-            // Alerts over the whole history; the most recent may still be open.
-            for day in 0..i64::from(ctx.days) {
-                if !(rng.random_bool(0.4) || (day == 0 && n < 2)) {
+            // Alerts still open at the seed, of the last two days (the first instance's at
+            // least; the second's resolved two minutes after opening). Those that passed are
+            // drawn hour by hour by [`resolved_in`], as the producer draws them.
+            for day in 0..i64::from(ctx.days).min(2) {
+                if !(rng.random_bool(0.16) || (day == 0 && n < 2)) {
                     continue;
                 }
                 let opened = now - Duration::seconds(day * 86_400 + rng.random_range(300..86_000));
-                let (kind, severity, message) = *pick(
-                    &mut rng,
-                    &[
-                        (
-                            DbAlertKind::CpuHigh,
-                            Criticality::High,
-                            "CPU au-dessus de 90 % pendant 15 minutes",
-                        ),
-                        (
-                            DbAlertKind::MemoryPressure,
-                            Criticality::Medium,
-                            "Espérance de vie des pages sous 300 s",
-                        ),
-                        (
-                            DbAlertKind::Blocking,
-                            Criticality::High,
-                            "Chaîne de blocage de plus de 60 s",
-                        ),
-                        (
-                            DbAlertKind::Deadlock,
-                            Criticality::Medium,
-                            "Interblocage détecté (victime choisie par le moteur)",
-                        ),
-                        (
-                            DbAlertKind::LongRunningQuery,
-                            Criticality::Low,
-                            "Requête en cours depuis plus de 10 minutes",
-                        ),
-                        (
-                            DbAlertKind::LogSpace,
-                            Criticality::High,
-                            "Journal de transactions rempli à plus de 85 %",
-                        ),
-                        (
-                            DbAlertKind::BackupMissing,
-                            Criticality::Critical,
-                            "Aucune sauvegarde complète depuis plus de 26 h",
-                        ),
-                        (
-                            DbAlertKind::JobFailed,
-                            Criticality::Medium,
-                            "Travail SQL Agent en échec : Maintenance - Index",
-                        ),
-                        (
-                            DbAlertKind::CheckFailed,
-                            Criticality::Medium,
-                            "Un contrôle métier a renvoyé un résultat hors seuil",
-                        ),
-                    ],
-                );
-                let resolved = if day == 0 && n == 0 {
-                    None
-                } else if day == 0 && n == 1 {
-                    Some(opened + Duration::minutes(2))
-                } else if day <= 1 && rng.random_bool(0.4) {
-                    None
-                } else {
-                    Some(opened + Duration::minutes(rng.random_range(5..600)))
-                };
+                let (kind, severity, message) = *pick(&mut rng, ALERT_KINDS);
+                let resolved = (day == 0 && n == 1).then(|| opened + Duration::minutes(2));
                 let resolved = resolved.filter(|r| *r < now);
                 let id = next_id("dba");
-                alerts.push(Record {
-                    partition: inst.id.to_string(),
-                    ts: opened.timestamp_millis(),
-                    id: id.clone(),
-                    body: to_json(DbAlert {
-                        id,
-                        instance_id: inst.id,
-                        instance: inst.name.clone(),
-                        kind,
-                        severity,
-                        status: AlertState::open_if(resolved.is_none()),
-                        message: message.into(),
-                        opened_at: opened,
-                        resolved_at: resolved,
-                    }),
-                });
+                alerts.push(alert_record(&DbAlert {
+                    id,
+                    instance_id: inst.id,
+                    instance: inst.name.clone(),
+                    kind,
+                    severity,
+                    status: AlertState::open_if(resolved.is_none()),
+                    message: message.into(),
+                    opened_at: opened,
+                    resolved_at: resolved,
+                }));
             }
             if inst.state == InstanceState::Offline {
                 let id = next_id("dba");
@@ -782,6 +845,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .series_writes
             .append(tenant, BLOCKING, blocking)
             .await?;
+        alerts.extend(resolved_in(ctx, &insts, ctx.start(), now));
         ctx.stores.append_alerts(tenant, ALERTS, alerts).await?;
         seed_checks(ctx, &mut rng, &insts, base).await
     })
