@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, edge_windows, stamp};
+use crate::helpers::{TestApp, acme_ctx, catch_up, edge_windows, stamp, time};
 
 async fn token(app: &TestApp) -> String {
     app.token("acme", &[Scope::ReadDns]).await
@@ -488,5 +488,85 @@ async fn top_domains_over_any_window_add_up_exactly_the_queries_of_their_hours()
             assert_eq!(two.items()[..], want[..2.min(want.len())], "{path}");
             assert_eq!(two.body["meta"]["truncated"], want.len() > 2, "{path}");
         }
+    }
+}
+
+/// A store seeded on a Friday and caught up to the Sunday: every 24-hour window from a day
+/// after the seed holds threats the producer drew (not the seed's), each with its queries
+/// among the machine's resolutions.
+#[tokio::test]
+async fn threats_go_on_after_the_seed_so_every_day_holds_some() {
+    let seeded = time(&json!("2026-11-20T09:30:00Z"));
+    let sunday = seeded + Duration::days(2);
+    let app = TestApp::acme_seeded_at(seeded).await;
+    let t = token(&app).await;
+    catch_up(&app.stores, sunday).await;
+    for minutes in [0, 95, 600, 1000, 1440] {
+        let to = seeded + Duration::days(1) + Duration::minutes(minutes);
+        let window = format!("from={}&to={}", stamp(to - Duration::days(1)), stamp(to));
+        let threats = app.get(&format!("/dns/threats?{window}"), &t).await;
+        assert_eq!(threats.status, StatusCode::OK, "{}", threats.body);
+        let live: Vec<&Value> = threats
+            .items()
+            .iter()
+            .filter(|x| time(&x["first_seen_at"]) > seeded)
+            .collect();
+        assert!(!live.is_empty(), "{window}: {}", threats.body);
+        let x = live[0];
+        let machine = x["machine"].as_str().expect("machine");
+        let domain = x["domain"].as_str().expect("domain");
+        let resolutions = app
+            .get(
+                &format!("/dns/resolutions?machine={machine}&domain={domain}&{window}"),
+                &t,
+            )
+            .await;
+        assert!(!resolutions.items().is_empty(), "{}", resolutions.body);
+    }
+}
+
+/// The live threats are drawn hour by hour: the same however time is cut, about eight a
+/// day, and some in every 24-hour window of a month.
+#[test]
+fn live_threats_are_the_same_however_time_is_cut_and_come_every_day() {
+    let from = time(&json!("2026-10-01T00:00:00Z"));
+    let to = from + Duration::days(30);
+    let (ctx, _dir) = acme_ctx(to);
+    let threats = |from, to| -> Vec<Record> {
+        netops_dns::seed::produce(&ctx, from, to)
+            .records
+            .into_iter()
+            .filter(|(series, _)| series == "dns_threats")
+            .flat_map(|(_, records)| records)
+            .collect()
+    };
+    let whole = threats(from, to);
+    let mut cut = Vec::new();
+    let mut t = from;
+    for minutes in [7, 53, 61, 600, 1, 2000].iter().cycle() {
+        let next = (t + Duration::minutes(*minutes)).min(to);
+        cut.extend(threats(t, next));
+        t = next;
+        if t == to {
+            break;
+        }
+    }
+    let ids = |records: &[Record]| records.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+    let (mut a, mut b) = (ids(&whole), ids(&cut));
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    let per_day = whole.len() as f64 / 30.0;
+    assert!((5.0..12.0).contains(&per_day), "{per_day}");
+    let mut end = from + Duration::days(1);
+    while end <= to {
+        let start = end - Duration::days(1);
+        assert!(
+            whole
+                .iter()
+                .any(|r| start.timestamp_millis() <= r.ts && r.ts < end.timestamp_millis()),
+            "{end}"
+        );
+        end += Duration::minutes(30);
     }
 }

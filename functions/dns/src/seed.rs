@@ -187,7 +187,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
 
         // Threats: some machines resolved listed domains; half are acknowledged.
         let mut threats = Vec::new();
-        for (k, (domain, category, severity, feed)) in THREAT_DOMAINS.iter().enumerate() {
+        for k in 0..THREAT_DOMAINS.len() {
             let m = &ctx.machines[(k * 7 + 3) % ctx.machines.len()];
             // The first two are still going on; the others are spread over the history.
             let last = if k < 2 {
@@ -196,57 +196,22 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 ctx.now - Duration::hours(rng.random_range(2..i64::from(ctx.days) * 24))
             };
             let first = last - Duration::minutes(rng.random_range(10..3000));
-            let queries: u32 = rng.random_range(2..60);
-            let shown = queries.min(6) as i32;
-            for j in 0..shown {
-                let at = first + (last - first) * j / shown;
-                let at = if j == 0 { last } else { at };
-                let code = if *category == ThreatCategory::Dga && j % 2 == 1 {
-                    "NXDOMAIN"
-                } else {
-                    "NOERROR"
-                };
-                if at >= detail_start {
-                    seq += 1;
-                    records.push(resolution(
-                        m,
-                        at,
-                        domain,
-                        Some("rundll32.exe"),
-                        "A",
-                        code,
-                        &resolver,
-                        &mut rng,
-                        seq,
-                    ));
-                }
-                counts.add(at, &m.hostname, domain, code, 1.0);
-            }
-            let acknowledged = k % 2 == 1;
-            let t = DnsThreat {
+            let sighting = Sighting {
                 id: format!("dns-thr-{}", ctx.tenant.id_base + k as i64 + 1),
-                domain: (*domain).into(),
-                category: *category,
-                severity: *severity,
-                machine: m.hostname.clone(),
-                machine_ip: m.ip.clone(),
-                user: m.user.clone(),
-                queries,
-                blocked: k % 3 != 2,
-                source: (*feed).into(),
-                first_seen_at: first,
-                last_seen_at: last,
-                acknowledged,
-                acknowledged_at: acknowledged
-                    .then(|| last + Duration::minutes(20))
-                    .filter(|t| *t < ctx.now),
+                k,
+                m,
+                first,
+                last,
+                acknowledged: k % 2 == 1,
             };
-            threats.push(Record {
-                partition: "all".into(),
-                ts: last.timestamp_millis(),
-                id: t.id.clone(),
-                body: to_value(&t),
-            });
+            let (threat, shown) = sighting.draw(ctx, &resolver, &mut rng, &mut seq);
+            for (at, code, record) in shown {
+                if at >= detail_start {
+                    records.push(record);
+                }
+                counts.add(at, &m.hostname, &threat.domain, code, 1.0);
+            }
+            threats.push(threat_record(&threat));
         }
 
         // Server query logs (acme): the last 7 days, about one in four queries suspicious
@@ -292,12 +257,127 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     })
 }
 
+/// A machine that resolved listed domain `k` (of [`THREAT_DOMAINS`]) from `first` to
+/// `last`: the seed's threats and the producer's alike.
+struct Sighting<'a> {
+    id: String,
+    k: usize,
+    m: &'a MachineSeed,
+    first: DateTime<Utc>,
+    last: DateTime<Utc>,
+    /// Acknowledged 20 minutes after the last query (when that is past).
+    acknowledged: bool,
+}
+
+/// A threat's query shown among the resolutions: its time, response code and record.
+type Shown = (DateTime<Utc>, &'static str, Record);
+
+impl Sighting<'_> {
+    /// The threat, and the queries shown among the machine's resolutions (at most six,
+    /// spread from the first to the last), each numbered after `seq`.
+    fn draw(
+        &self,
+        ctx: &SeedCtx,
+        resolver: &str,
+        rng: &mut StdRng,
+        seq: &mut u64,
+    ) -> (DnsThreat, Vec<Shown>) {
+        let (domain, category, severity, feed) = THREAT_DOMAINS[self.k];
+        let (m, first, last) = (self.m, self.first, self.last);
+        let queries: u32 = rng.random_range(2..60);
+        let shown_count = queries.min(6) as i32;
+        let mut shown = Vec::new();
+        for j in 0..shown_count {
+            let at = first + (last - first) * j / shown_count;
+            let at = if j == 0 { last } else { at };
+            let code = if category == ThreatCategory::Dga && j % 2 == 1 {
+                "NXDOMAIN"
+            } else {
+                "NOERROR"
+            };
+            *seq += 1;
+            let record = resolution(
+                m,
+                at,
+                domain,
+                Some("rundll32.exe"),
+                "A",
+                code,
+                resolver,
+                rng,
+                *seq,
+            );
+            shown.push((at, code, record));
+        }
+        let threat = DnsThreat {
+            id: self.id.clone(),
+            domain: domain.into(),
+            category,
+            severity,
+            machine: m.hostname.clone(),
+            machine_ip: m.ip.clone(),
+            user: m.user.clone(),
+            queries,
+            blocked: self.k % 3 != 2,
+            source: feed.into(),
+            first_seen_at: first,
+            last_seen_at: last,
+            acknowledged: self.acknowledged,
+            acknowledged_at: self
+                .acknowledged
+                .then(|| last + Duration::minutes(20))
+                .filter(|t| *t < ctx.now),
+        };
+        (threat, shown)
+    }
+}
+
+fn threat_record(t: &DnsThreat) -> Record {
+    Record {
+        partition: "all".into(),
+        ts: t.last_seen_at.timestamp_millis(),
+        id: t.id.clone(),
+        body: to_value(t),
+    }
+}
+
+/// The chance that a machine resolves a listed domain in an hour, somewhere in the tenant:
+/// about eight threats a day, so that a 24-hour window without one happens once in some
+/// 17,000 (`(2/3)^24`).
+const THREAT_CHANCE: f64 = 1.0 / 3.0;
+
+/// The threat of `hour`, if any: an online machine resolves a listed domain a few times
+/// within the hour (not acknowledged yet). Drawn whole from the hour's own generator.
+fn live_threat<'a>(ctx: &'a SeedCtx, hour: DateTime<Utc>) -> Option<(Sighting<'a>, StdRng)> {
+    let mut rng = ctx.hour_rng("dns-threats", hour);
+    if !rng.random_bool(THREAT_CHANCE) {
+        return None;
+    }
+    let online: Vec<&MachineSeed> = ctx.machines.iter().filter(|m| m.online).collect();
+    let m = *online.get(rng.random_range(0..online.len().max(1)))?;
+    let k = rng.random_range(0..THREAT_DOMAINS.len());
+    let first = hour + Duration::seconds(rng.random_range(0..40 * 60));
+    let last = first + Duration::seconds(rng.random_range(60..20 * 60));
+    let sighting = Sighting {
+        id: format!("dns-thr-{}", first.timestamp_millis()),
+        k,
+        m,
+        first,
+        last,
+        acknowledged: false,
+    };
+    Some((sighting, rng))
+}
+
 /// Queries a DNS server answers a day per machine of the tenant (server collection).
 const SERVER_QUERIES_PER_MACHINE_DAY: usize = 6;
 
 /// The first sequence number of the producer's ids, above any the seed gives: an id holds
 /// its time and this number, so the producer's never meet the seed's.
 const LIVE_SEQ: u64 = 5_000_000;
+
+/// The first sequence number of the live threats' resolutions, above the others'.
+const THREAT_SEQ: u64 = 6_000_000;
 
 /// The resolver the agents report: the first DNS server, else a server's address.
 fn resolver(ctx: &SeedCtx, collection: &Collection) -> String {
@@ -411,7 +491,8 @@ fn server_query(
 }
 
 /// The DNS data of `[from, to)` as time passes: the online machines' resolutions, at the
-/// seed's daily rate, with their counts, and the server queries where collection is active.
+/// seed's daily rate, with their counts, the server queries where collection is active, and
+/// threats (about eight a day, [`live_threat`]) with their resolutions and counts.
 pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
     let collection = server_collection(ctx);
     let resolver = resolver(ctx, &collection);
@@ -419,7 +500,19 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
     let within = |at: &DateTime<Utc>| from <= *at && *at < to;
     let mut counts = Queries::default();
     let (mut records, mut server_queries) = (Vec::new(), Vec::new());
+    let mut threats = Vec::new();
     for hour in hours_of(from, to) {
+        if let Some((sighting, mut rng)) = live_threat(ctx, hour) {
+            let mut seq = THREAT_SEQ;
+            let (threat, shown) = sighting.draw(ctx, &resolver, &mut rng, &mut seq);
+            for (at, code, record) in shown.into_iter().filter(|(at, ..)| within(at)) {
+                counts.add(at, &sighting.m.hostname, &threat.domain, code, 1.0);
+                records.push(record);
+            }
+            if within(&threat.last_seen_at) {
+                threats.push(threat_record(&threat));
+            }
+        }
         let mut rng = ctx.hour_rng("dns", hour);
         let mut seq = LIVE_SEQ;
         for m in ctx.machines.iter().filter(|m| m.online) {
@@ -453,6 +546,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
         records: vec![
             (RESOLUTIONS.to_owned(), records),
             (SERVER_QUERIES.to_owned(), server_queries),
+            (THREATS.to_owned(), threats),
         ],
         rollups: counts.series(),
         ..Produced::default()
