@@ -11,7 +11,7 @@ use netops_shared::scope::Scope;
 use netops_shared::store::Filter;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse, assert_resolved_between, catch_up, time, walk};
+use crate::helpers::{TestApp, TestResponse, assert_resolved_between, catch_up, stamp, time, walk};
 
 const VERDICTS: [&str; 7] = ["OK", "PC", "LAN", "INFRA", "WAN", "DNS", "SERVICE"];
 const SOURCES: [&str; 20] = [
@@ -1097,10 +1097,17 @@ async fn every_online_machine_goes_on_being_measured_and_the_seeds_episodes_end(
             .find(|m| m["hostname"] == host)
             .expect("still listed");
         assert!(time(&machine["verdict_since"]) >= resolved, "{machine}");
-        // Measured every quarter hour, in its episode (from before the seed), then out of it.
+        // Measured every quarter hour, in its episode (from before the seed), then out of it:
+        // the 12 hours up to the catch-up's end (a default window would end at the clock's
+        // present, minutes later on a slow store).
+        let window = format!(
+            "from={}&to={}",
+            stamp(now - Duration::hours(12)),
+            stamp(now)
+        );
         let summary = app
             .get(
-                &format!("/netdiag/machines/{host}/summary?period=12h"),
+                &format!("/netdiag/machines/{host}/summary?{window}"),
                 &token,
             )
             .await;
