@@ -206,22 +206,24 @@ fn heartbeats(ctx: &SeedCtx) -> Docs {
             } else {
                 format!("{name} ({host})")
             };
-            let schedule = Schedule {
-                index: i,
-                habit: Habit::of(i),
-                period,
-                grace,
-                phase: rng.random_range(0..period),
-            };
+            let habit = Habit::of(i);
+            // Drawn for every job, so each keeps its phase whatever the others' habits.
+            let drawn = rng.random_range(0..period);
             // The one that always succeeds and the one that always fails (daily jobs) ran
             // half an hour before the seed: data no producer moves on (the API suite's shared
             // store) keeps their states for a day.
-            let schedule = match schedule.habit {
-                Habit::Succeeds | Habit::Fails => Schedule {
-                    phase: (ctx.seeded_at.timestamp() - 1_800).rem_euclid(period),
-                    ..schedule
-                },
-                _ => schedule,
+            let phase = match habit {
+                Habit::Succeeds | Habit::Fails => {
+                    (ctx.seeded_at.timestamp() - 1_800).rem_euclid(period)
+                }
+                _ => drawn,
+            };
+            let schedule = Schedule {
+                index: i,
+                habit,
+                period,
+                grace,
+                phase,
             };
             // The stopped job is seen as it was when it last ran: late by more than its grace
             // and an hour and a half at the seed, and later every day since.
