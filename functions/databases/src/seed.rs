@@ -334,12 +334,17 @@ fn resolved_in(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Vec<Record> {
-    let opened_from = from - Duration::minutes(LONGEST_MINUTES) - Duration::hours(1);
-    hours_of(opened_from, to)
-        .flat_map(|hour| passing_alerts(insts, &mut ctx.hour_rng("databases/alerts", hour), hour))
-        .filter(|a| a.resolved_at.is_some_and(|r| from <= r && r < to))
-        .map(|a| alert_record(&a))
-        .collect()
+    ctx.ended_in(
+        "databases/alerts",
+        Duration::minutes(LONGEST_MINUTES),
+        from,
+        to,
+        |rng, hour| passing_alerts(insts, rng, hour),
+        |a| a.resolved_at,
+    )
+    .iter()
+    .map(alert_record)
+    .collect()
 }
 
 /// The metrics of `[from, to)` as time passes: a sample every five minutes of each instance

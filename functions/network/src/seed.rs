@@ -305,12 +305,17 @@ fn resolved_in(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Vec<Record> {
-    let opened_from = from - Duration::minutes(LONGEST_MINUTES) - Duration::hours(1);
-    hours_of(opened_from, to)
-        .flat_map(|hour| passing_alerts(devices, &mut ctx.hour_rng("network/alerts", hour), hour))
-        .filter(|a| a.resolved_at.is_some_and(|r| from <= r && r < to))
-        .map(|a| alert_record(&a))
-        .collect()
+    ctx.ended_in(
+        "network/alerts",
+        Duration::minutes(LONGEST_MINUTES),
+        from,
+        to,
+        |rng, hour| passing_alerts(devices, rng, hour),
+        |a| a.resolved_at,
+    )
+    .iter()
+    .map(alert_record)
+    .collect()
 }
 
 const SERVICES: &[(u16, &str, &str)] = &[

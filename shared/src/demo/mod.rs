@@ -347,6 +347,25 @@ impl SeedCtx {
         self.rng(&format!("{label}/live/{}", hour.timestamp()))
     }
 
+    /// What ends in `[from, to)` of what each hour's generator draws (`draw`, with the hour),
+    /// each lasting at most `longest` after its hour (`end`: when it ends, if it does): the hours
+    /// from `longest` and an hour before `from` are drawn again, so what began before an
+    /// interval and ends in it is kept by that interval alone, however time is cut.
+    pub fn ended_in<T>(
+        &self,
+        label: &str,
+        longest: Duration,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        draw: impl Fn(&mut StdRng, DateTime<Utc>) -> Vec<T>,
+        end: impl Fn(&T) -> Option<DateTime<Utc>>,
+    ) -> Vec<T> {
+        hours_of(from - longest - Duration::hours(1), to)
+            .flat_map(|hour| draw(&mut self.hour_rng(label, hour), hour))
+            .filter(|t| end(t).is_some_and(|e| from <= e && e < to))
+            .collect()
+    }
+
     /// The start of the generated history.
     pub fn start(&self) -> DateTime<Utc> {
         self.now - Duration::days(i64::from(self.days))
