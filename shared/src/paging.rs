@@ -168,7 +168,10 @@ impl<'a> SeriesSpec<'a> {
 }
 
 /// One newest-first page of a series within the window. The cursor keeps the first page's
-/// window, so a sliding period does not shift between pages.
+/// window, so a sliding period does not shift between pages. On DynamoDB a page whose filter
+/// few records match may hold fewer items than the limit, even none, with a cursor: the read
+/// stopped at its budget ([`crate::store::SeriesRead::scan_bounded`]); the cursor goes on
+/// from there.
 pub async fn series_page(
     state: &AppState,
     caller: &Caller,
@@ -185,7 +188,7 @@ pub async fn series_page(
     }
     let result = state
         .series
-        .scan(&spec.query(
+        .scan_bounded(&spec.query(
             &caller.tenant,
             applied.from_ms(),
             applied.to_ms(),
@@ -204,7 +207,9 @@ pub async fn series_page(
 }
 
 /// The newest records of a series within the window, as many as the page holds: a list
-/// without cursor ([`Page::limited`]), with the window in `meta`.
+/// without cursor ([`Page::limited`]), with the window in `meta`. A read stopped at its
+/// budget (DynamoDB, a filter few records match) answers what it found with
+/// `meta.truncated`.
 pub async fn series_list(
     state: &AppState,
     caller: &Caller,
@@ -214,7 +219,7 @@ pub async fn series_list(
 ) -> Result<(Vec<Record>, Meta), ApiError> {
     let result = state
         .series
-        .scan(&spec.query(
+        .scan_bounded(&spec.query(
             &caller.tenant,
             window.from_ms(),
             window.to_ms(),

@@ -188,7 +188,7 @@ pub async fn list_server_queries(
         });
     let result = state
         .series
-        .scan(&SeriesQuery {
+        .scan_bounded(&SeriesQuery {
             tenant: &caller.tenant,
             series: SERVER_QUERIES,
             partition: None,

@@ -190,7 +190,7 @@ pub async fn list_threats(
     let (first, end) = threat_days(window.from, window.to);
     let result = state
         .series
-        .scan(&SeriesQuery {
+        .scan_bounded(&SeriesQuery {
             tenant: &caller.tenant,
             series: THREATS,
             partition: None,

@@ -37,7 +37,7 @@ async fn unpaged(
 ) -> Result<(Vec<Record>, Meta), ApiError> {
     let page = state
         .series
-        .scan(&SeriesQuery {
+        .scan_bounded(&SeriesQuery {
             tenant: &caller.tenant,
             series,
             partition: None,

@@ -218,7 +218,7 @@ impl Documents for DynamoStore {
             .set_exclusive_start_key(start);
         // Each Query asks for about what the page still needs (a filtered one more, by the
         // rate of matches so far), not for 1 MB.
-        take_in_order([query], limit, filter.0.is_empty(), |item| {
+        take_in_order([query], limit, filter.0.is_empty(), usize::MAX, |item| {
             let body = get_json(&item, "b")?;
             if !filter.matches(&body) {
                 return Ok(false);

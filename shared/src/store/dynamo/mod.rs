@@ -56,6 +56,8 @@ pub struct DynamoStore {
     cache: Arc<TokenCache>,
     calls: Arc<CallCounter>,
     retention_secs: i64,
+    /// The most items a bounded series read examines ([`requests::SCAN_BUDGET`]).
+    scan_budget: usize,
 }
 
 impl DynamoStore {
@@ -82,6 +84,7 @@ impl DynamoStore {
             ))),
             calls,
             retention_secs: i64::from(retention_days) * 86_400,
+            scan_budget: requests::SCAN_BUDGET,
         })
     }
 

@@ -175,7 +175,8 @@ fn records(days: i64, per_day: i64, pad: usize) -> Vec<Record> {
         .collect()
 }
 
-/// Every page of a read of `series` with `filter`, `limit` records each, cursor after cursor.
+/// Every page of a read of `series` with `filter`, `limit` records each, cursor after cursor;
+/// `bounded` reads each page as a route does ([`SeriesRead::scan_bounded`]).
 async fn walk(
     store: &DynamoStore,
     series: &str,
@@ -183,23 +184,27 @@ async fn walk(
     (from, to): (i64, i64),
     filter: &Filter,
     limit: usize,
+    bounded: bool,
 ) -> Vec<Vec<Record>> {
     let mut pages = Vec::new();
     let mut after: Option<Position> = None;
     loop {
-        let page = store
-            .scan(&SeriesQuery {
-                tenant: "t",
-                series,
-                partition,
-                from,
-                to,
-                filter,
-                after: after.as_ref(),
-                limit,
-            })
-            .await
-            .expect("scan");
+        let q = SeriesQuery {
+            tenant: "t",
+            series,
+            partition,
+            from,
+            to,
+            filter,
+            after: after.as_ref(),
+            limit,
+        };
+        let page = if bounded {
+            store.scan_bounded(&q).await
+        } else {
+            store.scan(&q).await
+        }
+        .expect("scan");
         pages.push(page.records);
         match page.next {
             Some(next) => after = Some(next),
@@ -309,7 +314,7 @@ async fn a_sparse_filter_over_many_days_pages_as_before() {
         ] {
             for partition in [None, Some("p1")] {
                 let want = expected(&all, partition, window, filter);
-                let pages = walk(&store, "sparse", partition, window, filter, limit).await;
+                let pages = walk(&store, "sparse", partition, window, filter, limit, false).await;
                 assert!(pages.iter().all(|p| p.len() <= limit));
                 let got: Vec<Record> = pages.concat();
                 assert_eq!(got.len(), want.len(), "{window:?} {filter:?} {partition:?}");
@@ -338,6 +343,71 @@ async fn a_sparse_filter_over_many_days_pages_as_before() {
          at most {most} in flight"
     );
     assert!((2..=4).contains(&most), "{most} Queries in flight");
+}
+
+#[tokio::test]
+async fn a_bounded_read_stops_at_its_budget_and_the_next_page_goes_on_from_there() {
+    let Some((mut store, reads)) = store().await else {
+        return;
+    };
+    store.scan_budget = 150;
+    // 60 days of 40 records: 2,400 records, 25 of them rare.
+    let all = records(60, 40, 20);
+    store
+        .append("t", "budget", all.clone())
+        .await
+        .expect("seed");
+    let rare = Filter::all().and(Pred::Eq("rare", json!(true)));
+    let window = (START + 3 * DAY + 5, START + 52 * DAY + DAY / 3);
+    for (filter, limit) in [(&rare, 10), (&Filter::all(), 200)] {
+        for partition in [None, Some("p1")] {
+            let want = expected(&all, partition, window, filter);
+            reads.take();
+            let pages = walk(&store, "budget", partition, window, filter, limit, true).await;
+            // Whatever the filter, a page reads at most the budget: the read of every page
+            // together reads the window once, never more than 150 items a page.
+            let (_, items, _) = reads.take();
+            assert!(
+                items as usize <= 150 * pages.len(),
+                "{items} items for {} pages",
+                pages.len()
+            );
+            let got: Vec<Record> = pages.concat();
+            assert!(got == want, "{filter:?} {partition:?}");
+            // Pages stopped short of the limit, with a cursor, and the walk still found every
+            // record.
+            assert!(
+                pages.len() > want.len().div_ceil(limit),
+                "{filter:?} {partition:?}"
+            );
+            assert!(pages.iter().all(|p| p.len() <= limit));
+        }
+    }
+    // Each page alone reads at most the budget.
+    let mut after: Option<Position> = None;
+    for _ in 0..5 {
+        reads.take();
+        let page = store
+            .scan_bounded(&SeriesQuery {
+                after: after.as_ref(),
+                ..first_page("budget", &rare)
+            })
+            .await
+            .expect("scan");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let (_, items, _) = reads.take();
+        assert!(items <= 150, "{items} items for one page");
+        after = page.next;
+    }
+    // An unbounded read of the same page is not cut.
+    let page = store
+        .scan(&first_page("budget", &rare))
+        .await
+        .expect("scan");
+    assert_eq!(
+        page.records,
+        expected(&all, None, (0, i64::MAX), &rare)[..10]
+    );
 }
 
 #[tokio::test]

@@ -100,11 +100,21 @@ pub(super) fn page_limit(
     limit.clamp(1, PAGE_MOST)
 }
 
+/// The most items a read that may stop short ([`crate::store::SeriesRead::scan_bounded`])
+/// examines: about 4 MB of records (1,000 to 2,000 read units), in 10 Queries of a page of
+/// [`PAGE_MOST`]. A filter that few records match over a long window would otherwise read the
+/// whole window for one page.
+pub(super) const SCAN_BUDGET: usize = 10_000;
+
 /// Reads the Queries of `queries` as one sequence, the items of each in order and the
 /// Queries in turn, handing each item to `take` (which says whether it took it) until `want`
-/// are taken or the Queries end. `every` tells that `take` takes every item (no filter).
+/// are taken, the Queries end, or `budget` items have been read. `every` tells that `take`
+/// takes every item (no filter). Answers whether the budget stopped it with `want` not
+/// reached: the items after the last one handed to `take` were not examined.
 ///
-/// Each page asks for about what the rest of the read needs ([`page_limit`]), not for 1 MB.
+/// Each page asks for about what the rest of the read needs ([`page_limit`]), not for 1 MB,
+/// and never for more than what the budget leaves once the pages in flight are counted, so
+/// no more than `budget` items are read.
 /// The first page of the next Queries is sent ahead, one more at a time after each Query
 /// that leaves the read short, up to [`AHEAD`] in flight: a read its first Query fills sends
 /// no other, one that a sparse filter makes walk many Queries waits for them a few at a time
@@ -117,48 +127,67 @@ pub(super) async fn take_in_order(
     queries: impl IntoIterator<Item = QueryFluentBuilder>,
     want: usize,
     every: bool,
+    budget: usize,
     mut take: impl FnMut(Item) -> StoreResult<bool>,
-) -> StoreResult<()> {
+) -> StoreResult<bool> {
     let mut queries = queries.into_iter();
     let mut ahead = VecDeque::new();
     let (mut taken, mut width) = (0, 1);
-    while taken < want {
-        while ahead.len() < width
-            && let Some(query) = queries.next()
-        {
-            let limit = page_limit(want - taken, every, None, 0, 0);
+    // Items read so far, and the items the pages in flight may still bring.
+    let (mut read_all, mut in_flight) = (0usize, 0usize);
+    let mut short = false;
+    'read: while taken < want {
+        while ahead.len() < width {
+            let left = budget.saturating_sub(read_all + in_flight);
+            if left == 0 {
+                break;
+            }
+            let Some(query) = queries.next() else {
+                break;
+            };
+            let limit = page_limit(want - taken, every, None, 0, 0).min(left);
+            in_flight += limit;
             let page = Usage::carried(Page::read(query, Some(limit)));
-            ahead.push_back(tokio::spawn(page));
+            ahead.push_back((limit, tokio::spawn(page)));
         }
-        let Some(first) = ahead.pop_front() else {
+        let Some((asked, first)) = ahead.pop_front() else {
+            // No Query left, or none the budget allows.
+            short = read_all >= budget && queries.next().is_some();
             break;
         };
+        in_flight -= asked;
         let mut page = first
             .await
             .map_err(|e| StoreError::Backend(e.to_string()))??;
         let (mut read, taken_before) = (0, taken);
-        'pages: loop {
+        loop {
             for item in page.items {
                 read += 1;
+                read_all += 1;
                 if take(item)? {
                     taken += 1;
                     if taken == want {
-                        break 'pages;
+                        break 'read;
                     }
                 }
             }
             let Some(next) = page.next else {
                 break;
             };
+            let left = budget.saturating_sub(read_all + in_flight);
+            if left == 0 {
+                short = true;
+                break 'read;
+            }
             let limit = page_limit(want - taken, every, page.limit, read, taken - taken_before);
-            page = Page::read(next, Some(limit)).await?;
+            page = Page::read(next, Some(limit.min(left))).await?;
         }
         width = (width + 1).min(AHEAD);
     }
-    for unneeded in ahead {
+    for (_, unneeded) in ahead {
         let _ = unneeded.await;
     }
-    Ok(())
+    Ok(short)
 }
 
 /// The timeouts of a batch write. Batch writes load data in bulk (the seed, the day's rollups)

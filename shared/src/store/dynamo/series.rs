@@ -15,7 +15,7 @@ use super::item::{
 };
 use super::requests::take_in_order;
 use crate::store::{
-    Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite, StoreError, StoreResult,
+    Position, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite, StoreError, StoreResult,
 };
 
 impl DynamoStore {
@@ -123,6 +123,17 @@ impl DynamoStore {
 #[async_trait]
 impl SeriesRead for DynamoStore {
     async fn scan(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
+        self.read_series(q, usize::MAX).await
+    }
+
+    async fn scan_bounded(&self, q: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
+        self.read_series(q, self.scan_budget).await
+    }
+}
+
+impl DynamoStore {
+    /// The query's page, from at most `budget` items read.
+    async fn read_series(&self, q: &SeriesQuery<'_>, budget: usize) -> StoreResult<SeriesPage> {
         let want = q.limit.saturating_add(1);
         // The Queries of the read, in order; built only as the read reaches them.
         let mut queries: Box<dyn Iterator<Item = QueryFluentBuilder> + Send + '_> =
@@ -177,8 +188,13 @@ impl SeriesRead for DynamoStore {
             }
         }
         let mut records = Vec::new();
-        take_in_order(queries, want, q.filter.0.is_empty(), |item| {
+        let mut examined = None;
+        let short = take_in_order(queries, want, q.filter.0.is_empty(), budget, |item| {
             let record = Self::record_of(&item)?;
+            examined = Some(Position {
+                ts: record.ts,
+                id: record.id.clone(),
+            });
             let matches = q.filter.matches(&record.body);
             if matches {
                 records.push(record);
@@ -186,6 +202,14 @@ impl SeriesRead for DynamoStore {
             Ok(matches)
         })
         .await?;
+        if short {
+            // Stopped by the budget, short of a full page: the next page resumes after the
+            // last record examined, matching or not.
+            return Ok(SeriesPage {
+                records,
+                next: examined,
+            });
+        }
         Ok(SeriesPage::cut(records, q.limit))
     }
 }

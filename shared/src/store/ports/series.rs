@@ -69,6 +69,16 @@ impl SeriesPage {
 pub trait SeriesRead: Send + Sync + 'static {
     /// The query's records newest first (ties by id, descending), at most its limit.
     async fn scan(&self, query: &SeriesQuery<'_>) -> StoreResult<SeriesPage>;
+
+    /// As [`Self::scan`], for a page its caller can resume or say is cut: a store that bills
+    /// each record a read examines (DynamoDB) stops once a read has examined a bounded number
+    /// of them, and answers the records it found, fewer than the limit, with `next` at the
+    /// last record it examined. A filter that few records match over a long window then costs
+    /// a bounded read per page instead of the window's every record. The embedded store
+    /// examines records locally, without a bill, and does not stop.
+    async fn scan_bounded(&self, query: &SeriesQuery<'_>) -> StoreResult<SeriesPage> {
+        self.scan(query).await
+    }
 }
 
 /// Appends to series (collection, seeding, the agent simulator); a record with the partition,
