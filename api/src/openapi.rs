@@ -85,8 +85,8 @@ appliquée). `cursor` est opaque et signé, lié au compte, à la route et aux f
 d'autres filtres, il donne 400 `invalid_cursor`. `meta.next_cursor` vaut null sur la dernière page. Une liste sans curseur renvoie \
 `meta.truncated` : true quand d'autres éléments correspondaient (resserrer la fenêtre ou les filtres), false sinon. Les listes \
 datées vont du plus récent au plus ancien, sans doublon ni trou entre les pages ; le curseur conserve la fenêtre \
-de la première page. Sur AWS, une lecture examine au plus 10 000 enregistrements : une page d'une liste datée dont \
-les filtres retiennent peu d'enregistrements de la fenêtre peut en contenir moins que `limit`, voire aucun, avec un \
+de la première page. Sur AWS, la lecture d'une page examine au plus 10 000 éléments : une page dont les filtres \
+retiennent peu d'éléments (de la fenêtre, ou de la collection) peut en contenir moins que `limit`, voire aucun, avec un \
 `meta.next_cursor` qui reprend où la lecture s'est arrêtée (une liste sans curseur le dit par `meta.truncated`). \
 Seul un `meta.next_cursor` null marque la fin.";
 

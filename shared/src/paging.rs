@@ -241,9 +241,9 @@ pub async fn docs_page(
     filters: &impl Serialize,
 ) -> Result<(Vec<Doc>, Meta), ApiError> {
     let after: Option<String> = page.resume(filters)?;
-    let mut docs = state
+    let (mut docs, stopped) = state
         .docs
-        .list(
+        .list_bounded(
             &caller.tenant,
             collection,
             filter,
@@ -255,7 +255,9 @@ pub async fn docs_page(
         docs.truncate(page.limit as usize);
         docs.last().map(|d| d.key.clone())
     } else {
-        None
+        // Short of a page: the end of the collection, or (DynamoDB) the read's budget, after
+        // which the next page goes on from the last key examined.
+        stopped
     };
     Ok((docs, page.meta(filters, next.as_ref())))
 }

@@ -255,10 +255,11 @@ pub async fn list_ports(
         .and_some(q.ip, |ip| Pred::Eq("ip", json!(ip)))
         .and_some(q.port, |p| Pred::Eq("port", json!(p)))
         .and_some(q.state, |s| Pred::Eq("state", json!(s.as_str())));
-    // One more than the page, to know whether the list was cut.
-    let docs = state
+    // One more than the page, to know whether the list was cut; a read stopped by its
+    // budget (DynamoDB) is cut too.
+    let (docs, stopped) = state
         .docs
-        .list(
+        .list_bounded(
             &caller.tenant,
             PORTS,
             &filter,
@@ -270,6 +271,6 @@ pub async fn list_ports(
         .into_iter()
         .map(|d| decode(d.body))
         .collect::<Result<_, _>>()?;
-    let (data, meta) = page.limited(data, false);
+    let (data, meta) = page.limited(data, stopped.is_some());
     Ok(Envelope::new(data, meta))
 }

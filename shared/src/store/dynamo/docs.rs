@@ -200,37 +200,22 @@ impl Documents for DynamoStore {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Doc>> {
-        let mut out = Vec::new();
-        if limit == 0 {
-            return Ok(out);
-        }
-        let pk = doc_pk(tenant, collection);
-        // Resuming after a key is resuming from it as the last evaluated key.
-        let start = after
-            .map(|a| HashMap::from([("pk".to_owned(), s(pk.clone())), ("sk".to_owned(), s(a))]));
-        let query = self
-            .client
-            .query()
-            .table_name(self.data.as_ref())
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(pk))
-            .consistent_read(true)
-            .set_exclusive_start_key(start);
-        // Each Query asks for about what the page still needs (a filtered one more, by the
-        // rate of matches so far), not for 1 MB.
-        take_in_order([query], limit, filter.0.is_empty(), usize::MAX, |item| {
-            let body = get_json(&item, "b")?;
-            if !filter.matches(&body) {
-                return Ok(false);
-            }
-            out.push(Doc {
-                body,
-                ..doc_of(&item)?
-            });
-            Ok(true)
-        })
-        .await?;
-        Ok(out)
+        Ok(self
+            .read_docs(tenant, collection, filter, after, limit, usize::MAX)
+            .await?
+            .0)
+    }
+
+    async fn list_bounded(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<(Vec<Doc>, Option<String>)> {
+        self.read_docs(tenant, collection, filter, after, limit, self.scan_budget)
+            .await
     }
 
     async fn live_since(
@@ -335,5 +320,50 @@ impl Documents for DynamoStore {
         let update = self.doc_update(tenant, collection, key.to_owned(), &body, expect)?;
         self.tx_write(vec![TransactWriteItem::builder().update(update).build()])
             .await
+    }
+}
+
+impl DynamoStore {
+    /// Documents in key order after `after` matching `filter`, at most `limit`, from at most
+    /// `budget` items read; with the last key examined when the budget stopped the read short.
+    async fn read_docs(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        after: Option<&str>,
+        limit: usize,
+        budget: usize,
+    ) -> StoreResult<(Vec<Doc>, Option<String>)> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Ok((out, None));
+        }
+        let pk = doc_pk(tenant, collection);
+        // Resuming after a key is resuming from it as the last evaluated key.
+        let start = after
+            .map(|a| HashMap::from([("pk".to_owned(), s(pk.clone())), ("sk".to_owned(), s(a))]));
+        let query = self
+            .client
+            .query()
+            .table_name(self.data.as_ref())
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .consistent_read(true)
+            .set_exclusive_start_key(start);
+        // Each Query asks for about what the page still needs (a filtered one more, by the
+        // rate of matches so far), not for 1 MB.
+        let mut examined = None;
+        let short = take_in_order([query], limit, filter.0.is_empty(), budget, |item| {
+            let doc = doc_of(&item)?;
+            let matches = filter.matches(&doc.body);
+            examined = Some(doc.key.clone());
+            if matches {
+                out.push(doc);
+            }
+            Ok(matches)
+        })
+        .await?;
+        Ok((out, examined.filter(|_| short)))
     }
 }

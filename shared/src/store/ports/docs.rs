@@ -45,6 +45,26 @@ pub trait Documents: Send + Sync + 'static {
         limit: usize,
     ) -> StoreResult<Vec<Doc>>;
 
+    /// As [`Self::list`], for a page its caller can resume: a store that bills each document
+    /// a read examines (DynamoDB) stops once a read has examined a bounded number of them,
+    /// and answers the documents it found, fewer than `limit`, with the last key it examined,
+    /// after which the next page goes on. A filter few documents match then costs a bounded
+    /// read per page instead of the whole collection. The embedded store examines documents
+    /// locally, without a bill, and does not stop (`None`).
+    async fn list_bounded(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<(Vec<Doc>, Option<String>)> {
+        Ok((
+            self.list(tenant, collection, filter, after, limit).await?,
+            None,
+        ))
+    }
+
     /// The documents of a collection that ages out ([`AGING`]) that were in progress at
     /// some time since `since`: those still in progress (no end date), and those that ended
     /// at or after `since`; with no `since`, those in progress only. Unordered. This is what
