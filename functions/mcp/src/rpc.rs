@@ -46,7 +46,7 @@ const BATCH_PROTOCOL: &str = "2025-03-26";
 const INSTRUCTIONS_EN: &str = "Read-only tools over the data of the token's customer account \
 (network monitoring: fleet, flows, NetDiag, alerts, inventory, security, databases, firewall, DNS, files, network). \
 Each tool calls the v1 REST route of the same name (operationId); its result is the JSON body of the answer, \
-{data, meta}, as its outputSchema says. Paged lists: pass meta.next_cursor back as cursor with the same filters. \
+{data, meta}, as its outputSchema says. Paged lists: pass meta.next_cursor back as cursor with the same filters; a page may hold fewer items than limit, even none, and the list ends only where meta.next_cursor is null. \
 Windows: period or from/to (RFC 3339); meta.window gives the window applied. \
 A REST error comes back with isError and the body {error, message}. Every call counts one call of the token's quota. \
 Descriptions are in English; send the HTTP header Accept-Language: fr for French.";
@@ -54,7 +54,7 @@ Descriptions are in English; send the HTTP header Accept-Language: fr for French
 const INSTRUCTIONS_FR: &str = "Outils en lecture seule sur les données du compte client du jeton \
 (supervision réseau : parc, flux, NetDiag, alertes, inventaire, sécurité, bases, pare-feu, DNS, fichiers, réseau). \
 Chaque outil appelle la route REST v1 du même nom (operationId) ; le résultat est le corps JSON de la réponse, \
-{data, meta}. Listes paginées : repasser meta.next_cursor comme cursor avec les mêmes filtres. \
+{data, meta}. Listes paginées : repasser meta.next_cursor comme cursor avec les mêmes filtres ; une page peut compter moins d'éléments que limit, voire aucun, et la liste ne finit que là où meta.next_cursor est null. \
 Fenêtres : period ou from/to (RFC 3339) ; meta.window donne la fenêtre appliquée. \
 Une erreur REST revient avec isError et le corps {error, message}. Chaque appel compte un appel du quota du jeton. \
 Descriptions en français parce que l'en-tête HTTP Accept-Language le préfère ; sans lui, en anglais.";
