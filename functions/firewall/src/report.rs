@@ -300,3 +300,123 @@ pub async fn read(
         tunnels,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::DateTime;
+    use netops_shared::store::daily::{DAY_MS, HOUR_MS};
+    use netops_shared::store::sqlite::SqliteStore;
+
+    use super::*;
+    use crate::parse::Format;
+
+    fn event(at: i64, category: Category, action: Action) -> Parsed {
+        Parsed {
+            format: Format::Kv,
+            at: DateTime::from_timestamp_millis(at).expect("time"),
+            host: None,
+            category,
+            action,
+            account: None,
+            src_ip: None,
+            src_port: None,
+            dst_ip: None,
+            dst_port: None,
+            service: None,
+            protocol: None,
+            rule: None,
+            message: String::new(),
+        }
+    }
+
+    /// Names holding `|` (an account, a service, a tunnel), a failure without source and a
+    /// window that starts within a day read back as what was counted.
+    #[tokio::test]
+    async fn the_counted_events_read_back_over_any_window() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = SqliteStore::open(dir.path().join("t.db")).expect("store");
+        let day = 20 * DAY_MS;
+        let at = |h: i64| day + h * HOUR_MS + 60_000;
+        let mut failure = event(at(10), Category::Auth, Action::Failure);
+        failure.account = Some("ad|min".into());
+        failure.src_ip = Some("203.0.113.9".into());
+        let mut no_source = event(at(11), Category::Auth, Action::Failure);
+        no_source.account = Some("ad|min".into());
+        let mut login = event(at(12), Category::Vpn, Action::Success);
+        login.account = Some("ad|min".into());
+        login.src_ip = Some("198.51.100.4".into());
+        let mut inside = event(at(12), Category::Vpn, Action::Success);
+        inside.account = Some("bob".into());
+        inside.src_ip = Some("10.0.0.5".into());
+        let mut denied = event(at(13), Category::Deny, Action::Blocked);
+        denied.src_ip = Some("203.0.113.9".into());
+        denied.service = Some("a|b".into());
+        let mut tunnel = event(at(25), Category::Tunnel, Action::Up);
+        tunnel.rule = Some("T|1".into());
+        let mut counts = Counts::default();
+        for e in [&failure, &no_source, &login, &inside, &denied, &tunnel] {
+            counts.add(7, e);
+        }
+        for (series, rows) in counts.series() {
+            store.add("t", &series, rows).await.expect("add");
+        }
+
+        // From 10:30 on the first day to the end of the second: its hours from 10:00.
+        let t = read(
+            &store,
+            "t",
+            Span::covering(at(10) + 1_800_000, day + 2 * DAY_MS),
+            20,
+        )
+        .await
+        .expect("read");
+        assert_eq!(t.summary.events, 6.0);
+        assert_eq!(t.summary.auth_failures, 2.0);
+        assert_eq!(t.summary.blocked, 1.0);
+        assert_eq!(t.per_device.get(&7), Some(&6.0));
+        let (account, tally) = &t.targeted[0];
+        assert_eq!(t.targeted.len(), 1);
+        assert_eq!(account, "ad|min");
+        assert_eq!((tally.failures, tally.successes), (2.0, 1.0));
+        let sources: Vec<&str> = tally.sources.iter().map(String::as_str).collect();
+        assert_eq!(sources, ["", "203.0.113.9"]);
+        let c = &t.connections[0];
+        assert_eq!(t.connections.len(), 1);
+        assert_eq!(
+            (
+                c.account.as_str(),
+                c.src_ip.as_str(),
+                c.category.as_str(),
+                c.count
+            ),
+            ("ad|min", "198.51.100.4", "vpn", 1.0)
+        );
+        assert_eq!(c.last_hour.timestamp_millis(), day + 12 * HOUR_MS);
+        let b = &t.blocked[0];
+        assert_eq!(
+            (b.service.as_str(), b.dst_port, b.count),
+            ("a|b", None, 1.0)
+        );
+        let a = &t.attacking[0];
+        assert_eq!(t.attacking.len(), 1);
+        assert_eq!(
+            (a.ip.as_str(), a.events, a.blocked),
+            ("203.0.113.9", 2.0, 1.0)
+        );
+        assert_eq!(a.categories, ["auth", "deny"]);
+        assert_eq!(t.tunnels.get("T|1"), Some(&(1.0, 0.0)));
+
+        // From 11:00: the first failure and its source are out.
+        let t = read(
+            &store,
+            "t",
+            Span::covering(at(11) - 60_000, day + DAY_MS),
+            20,
+        )
+        .await
+        .expect("read");
+        assert_eq!(t.targeted[0].1.failures, 1.0);
+        assert_eq!(t.targeted[0].1.sources.len(), 1);
+        assert!(t.tunnels.is_empty());
+    }
+}
