@@ -6,6 +6,7 @@ use chrono::{DateTime, Duration, DurationRound, Utc};
 use http::StatusCode;
 use netops::live::{self, Watermark};
 use netops_shared::scope::Scope;
+use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Position, SeriesQuery, Stores};
 use serde_json::{Value, json};
 
@@ -169,7 +170,7 @@ async fn the_counts_of_the_produced_hours_equal_their_records() {
     let bytes: u64 = flows.iter().filter_map(|f| f["bytes"].as_u64()).sum();
     assert_eq!(totals["bytes"].as_u64(), Some(bytes));
 
-    // The firewall report reads its summary counts from rollups by period: here they are
+    // The firewall report reads its summary counts from day rows by period: here they are
     // added up over the same hours, as the report does.
     let events = all_items(
         &app,
@@ -178,21 +179,16 @@ async fn the_counts_of_the_produced_hours_equal_their_records() {
     )
     .await;
     assert!(!events.is_empty());
-    let summed: f64 = app
-        .stores
-        .rollups
-        .rows(
-            "acme",
-            netops_firewall::model::SUMMARY,
-            from.timestamp_millis(),
-            to.timestamp_millis(),
-            &Filter::all(),
-        )
-        .await
-        .expect("rows")
-        .iter()
-        .filter_map(|r| r.measures.get("events"))
-        .sum();
+    let summed = netops_firewall::report::read(
+        app.stores.rollups.as_ref(),
+        "acme",
+        Span::covering(from.timestamp_millis(), to.timestamp_millis()),
+        20,
+    )
+    .await
+    .expect("report counts")
+    .summary
+    .events;
     assert_eq!(summed as usize, events.len());
 }
 
@@ -283,8 +279,8 @@ async fn produced(
         "flows.sum.dh",
         "dns_domains.d",
         "dns_domains.dh",
-        netops_firewall::model::SUMMARY,
-        netops_firewall::model::SOURCES,
+        "firewall_report.d",
+        "firewall_report.dh",
         "monitor_checks_hourly",
         "monitor_checks_daily",
     ] {
@@ -296,6 +292,7 @@ async fn produced(
         "siem_incidents",
         "netdiag_alerts",
         "netdiag_state",
+        netops_firewall::model::DIRECTORY_ACCOUNTS,
     ] {
         docs.push(documents(stores, name).await);
     }

@@ -203,8 +203,10 @@ const MODEL: &[(&str, Class, &str)] = &[
     ("list_firewall_threats", Flat, "R6: L+1, ≤ D+2 Queries"),
     (
         "get_firewall_report",
-        Grows,
-        "group 1: firewall_accounts and firewall_sources × H",
+        Keys,
+        "tenant-level day rows (firewall_report: accounts, sources and services in wide rows \
+         over 8 shards; firewall_connections) ·(D+2), threats ≤ D+2 Queries, the listed \
+         accounts' directory documents in one BatchGetItem",
     ),
     ("list_dns_resolutions", Flat, "R6: L+1"),
     (

@@ -1,13 +1,13 @@
 //! Firewall handlers (spec 4.11): thin, over the document, series and rollup ports.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 
 use axum::extract::State;
-use chrono::{DateTime, Duration, DurationRound, Utc};
+use chrono::{DateTime, Duration, Utc};
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::store::daily::Span;
-use netops_shared::store::{Filter, Pred, Rollup, SeriesQuery};
+use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window, ok,
 };
@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::model::*;
 use crate::parse::{Action, Category};
-use crate::traffic;
+use crate::{report, traffic};
 
 async fn check_device(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
     state
@@ -112,16 +112,6 @@ pub async fn list_events(
     Ok(Envelope::new(data, meta))
 }
 
-fn hour_floor(t: DateTime<Utc>) -> i64 {
-    t.duration_trunc(Duration::hours(1))
-        .unwrap_or(t)
-        .timestamp_millis()
-}
-
-fn measure(r: &Rollup, name: &str) -> f64 {
-    r.measures.get(name).copied().unwrap_or(0.0)
-}
-
 /// Trafic des passerelles
 ///
 /// Flux IPFIX et NetFlow v9 exportés par les pare-feu et passerelles, agrégés par heure
@@ -212,15 +202,16 @@ pub async fn list_threats(
 
 const REPORT_TOP: usize = 20;
 
-/// Failures, successes and the distinct sources of the failures of one account.
-type Tally = (f64, f64, BTreeSet<String>);
+/// The longest account name looked up in the directory (bytes): a directory's names are far
+/// shorter, and a store key holds at most 1 KB.
+const MAX_ACCOUNT_LEN: usize = 512;
 
 /// Rapport de sécurité périmétrique
 ///
 /// Synthèse sur `period` (`24h`, `7d` par défaut, `30d` ou `90d` ; toute autre valeur donne
 /// 400) : compteurs par catégorie et action, comptes visés par des échecs de connexion,
 /// adresses attaquantes, connexions réussies depuis l'extérieur, menaces, trafic bloqué,
-/// tunnels, état de la collecte et incidents SIEM. Lu dans les agrégats horaires.
+/// tunnels, état de la collecte et incidents SIEM. Lu dans les agrégats du compte par jour.
 #[utoipa::path(get, path = "/firewall/report", operation_id = "get_firewall_report", tag = "firewall",
     params(ReportQuery),
     responses((status = 200, description = "Le rapport", body = Envelope<Report>)))]
@@ -233,195 +224,60 @@ pub async fn get_report(
     let to = Utc::now();
     let from = to - Duration::seconds(period.seconds());
     let tenant = caller.tenant.as_str();
-    let (rollups, docs) = (&state.rollups, &state.docs);
-    let (lo, hi) = (hour_floor(from), to.timestamp_millis());
+    let docs = &state.docs;
     let all = Filter::all();
-    let (
-        summary_rows,
-        device_rows,
-        account_rows,
-        source_rows,
-        blocked_rows,
-        tunnel_rows,
-        devices,
-        network_tunnels,
-    ) = tokio::try_join!(
-        rollups.rows(tenant, SUMMARY, lo, hi, &all),
-        rollups.rows(tenant, DEVICE_COUNTS, lo, hi, &all),
-        rollups.rows(tenant, ACCOUNTS, lo, hi, &all),
-        rollups.rows(tenant, SOURCES, lo, hi, &all),
-        rollups.rows(tenant, BLOCKED, lo, hi, &all),
-        rollups.rows(tenant, TUNNEL_EVENTS, lo, hi, &all),
+    let span = Span::covering(from.timestamp_millis(), to.timestamp_millis());
+    let (first, end) = threat_days(from, to);
+    let (tallies, devices, network_tunnels, threats) = tokio::try_join!(
+        report::read(state.rollups.as_ref(), tenant, span, REPORT_TOP),
         docs.read_all(tenant, DEVICES, &all),
         docs.read_all(tenant, netops_shared::network::TUNNELS, &all),
+        state
+            .series
+            .read_all(tenant, THREATS, None, first, end, &all),
     )?;
-    let (first, end) = threat_days(from, to);
-    let threats: Vec<Threat> = state
-        .series
-        .read_all(tenant, THREATS, None, first, end, &all)
-        .await?
+    let threats: Vec<Threat> = threats
         .items
         .into_iter()
         .map(|r| decode(r.body))
         .collect::<Result<_, _>>()?;
-
-    let mut summary = ReportSummary::default();
-    let mut per_device: HashMap<i64, f64> = HashMap::new();
-    for r in &summary_rows {
-        let n = measure(r, "events");
-        let cat = r.dims["category"].as_str().unwrap_or("other");
-        let act = r.dims["action"].as_str().unwrap_or("info");
-        summary.events += n;
-        *summary.by_category.entry(cat.to_owned()).or_insert(0.0) += n;
-        *summary.by_action.entry(act.to_owned()).or_insert(0.0) += n;
-        match (cat, act) {
-            ("auth", "failure") => summary.auth_failures += n,
-            ("vpn", "success") => summary.vpn_logins += n,
-            _ => {}
-        }
-        if cat == "ids" {
-            summary.intrusions += n;
-        }
-        if act == "blocked" {
-            summary.blocked += n;
-        }
-    }
-    for r in &device_rows {
-        if let Some(d) = r.dims["device_id"].as_i64() {
-            *per_device.entry(d).or_insert(0.0) += measure(r, "events");
-        }
-    }
+    let report::Tallies {
+        mut summary,
+        per_device,
+        targeted,
+        attacking: attacking_addresses,
+        connections: successful_connections,
+        blocked: blocked_traffic,
+        tunnels: counted_tunnels,
+    } = tallies;
     summary.open_threats = threats
         .iter()
         .filter(|t| t.status == ThreatStatus::Open)
         .count() as u32;
 
-    // Accounts: failures and their distinct sources, successes from outside.
-    let mut targeted: HashMap<String, Tally> = HashMap::new();
-    let mut connections: HashMap<(String, String, String), (f64, i64)> = HashMap::new();
-    for r in &account_rows {
-        let n = measure(r, "events");
-        let Some(account) = r.dims["account"].as_str() else {
-            continue;
-        };
-        let src = r.dims["src_ip"].as_str().unwrap_or_default().to_owned();
-        let entry = targeted.entry(account.to_owned()).or_default();
-        match r.dims["action"].as_str() {
-            Some("failure") => {
-                entry.0 += n;
-                entry.2.insert(src);
-            }
-            Some("success") => {
-                entry.1 += n;
-                if r.dims["external"] == json!(true) {
-                    let cat = r.dims["category"].as_str().unwrap_or_default().to_owned();
-                    let c = connections
-                        .entry((account.to_owned(), src, cat))
-                        .or_insert((0.0, 0));
-                    c.0 += n;
-                    c.1 = c.1.max(r.hour);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut targeted: Vec<(String, Tally)> =
-        targeted.into_iter().filter(|(_, v)| v.0 > 0.0).collect();
-    targeted.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
-    targeted.truncate(REPORT_TOP);
-    let mut targeted_accounts = Vec::with_capacity(targeted.len());
-    for (account, (failures, successes, sources)) in targeted {
-        let known = !state
-            .series
-            .scan(&SeriesQuery {
-                tenant,
-                series: DIRECTORY,
-                partition: Some(&account),
-                from: 0,
-                to: i64::MAX,
-                filter: &all,
-                after: None,
-                limit: 1,
-            })
-            .await?
-            .records
-            .is_empty();
-        targeted_accounts.push(TargetedAccount {
+    // The accounts of the directory among the targeted ones, in one read. A name too long
+    // for a store key comes from a log line, not from the directory.
+    let names: Vec<String> = targeted
+        .iter()
+        .map(|(a, _)| a.clone())
+        .filter(|a| !a.is_empty() && a.len() <= MAX_ACCOUNT_LEN)
+        .collect();
+    let known: HashSet<String> = docs
+        .get_many(tenant, DIRECTORY_ACCOUNTS, &names)
+        .await?
+        .into_iter()
+        .map(|d| d.key)
+        .collect();
+    let targeted_accounts = targeted
+        .into_iter()
+        .map(|(account, t)| TargetedAccount {
+            known: known.contains(&account),
             account,
-            failures,
-            successes,
-            sources: sources.len() as u32,
-            known,
-        });
-    }
-    let mut successful_connections: Vec<SuccessfulConnection> = connections
-        .into_iter()
-        .filter_map(|((account, src_ip, category), (count, hour))| {
-            Some(SuccessfulConnection {
-                account,
-                src_ip,
-                category,
-                count,
-                last_hour: DateTime::from_timestamp_millis(hour)?,
-            })
+            failures: t.failures,
+            successes: t.successes,
+            sources: t.sources.len() as u32,
         })
         .collect();
-    successful_connections.sort_by(|a, b| {
-        b.last_hour
-            .cmp(&a.last_hour)
-            .then_with(|| a.account.cmp(&b.account))
-    });
-    successful_connections.truncate(50);
-
-    let mut attackers: HashMap<String, (f64, BTreeSet<String>, f64)> = HashMap::new();
-    for r in &source_rows {
-        let n = measure(r, "events");
-        let Some(ip) = r.dims["ip"].as_str() else {
-            continue;
-        };
-        let e = attackers.entry(ip.to_owned()).or_default();
-        e.0 += n;
-        if let Some(c) = r.dims["category"].as_str() {
-            e.1.insert(c.to_owned());
-        }
-        if r.dims["action"] == "blocked" {
-            e.2 += n;
-        }
-    }
-    let mut attacking_addresses: Vec<AttackingAddress> = attackers
-        .into_iter()
-        .map(|(ip, (events, cats, blocked))| AttackingAddress {
-            ip,
-            events,
-            categories: cats.into_iter().collect(),
-            blocked,
-        })
-        .collect();
-    attacking_addresses.sort_by(|a, b| b.events.total_cmp(&a.events).then_with(|| a.ip.cmp(&b.ip)));
-    attacking_addresses.truncate(REPORT_TOP);
-
-    let mut blocked: HashMap<(String, Option<u16>), f64> = HashMap::new();
-    for r in &blocked_rows {
-        let service = r.dims["service"].as_str().unwrap_or("inconnu").to_owned();
-        let port = r.dims["dst_port"]
-            .as_u64()
-            .and_then(|p| u16::try_from(p).ok());
-        *blocked.entry((service, port)).or_insert(0.0) += measure(r, "events");
-    }
-    let mut blocked_traffic: Vec<BlockedService> = blocked
-        .into_iter()
-        .map(|((service, dst_port), count)| BlockedService {
-            service,
-            dst_port,
-            count,
-        })
-        .collect();
-    blocked_traffic.sort_by(|a, b| {
-        b.count
-            .total_cmp(&a.count)
-            .then_with(|| a.service.cmp(&b.service))
-    });
-    blocked_traffic.truncate(REPORT_TOP);
 
     let status_now: HashMap<&str, LinkStatus> = network_tunnels
         .items
@@ -431,20 +287,9 @@ pub async fn get_report(
             Some((d.body["name"].as_str()?, status))
         })
         .collect();
-    let mut tunnels: BTreeMap<String, (f64, f64)> = status_now
-        .keys()
-        .map(|k| ((*k).to_owned(), (0.0, 0.0)))
-        .collect();
-    for r in &tunnel_rows {
-        let Some(name) = r.dims["tunnel"].as_str() else {
-            continue;
-        };
-        let e = tunnels.entry(name.to_owned()).or_default();
-        match r.dims["action"].as_str() {
-            Some("up") => e.0 += measure(r, "events"),
-            Some("down") => e.1 += measure(r, "events"),
-            _ => {}
-        }
+    let mut tunnels = counted_tunnels;
+    for name in status_now.keys() {
+        tunnels.entry((*name).to_owned()).or_default();
     }
     let tunnels = tunnels
         .into_iter()

@@ -7,6 +7,7 @@ pub mod correlate;
 mod handlers;
 pub mod model;
 pub mod parse;
+pub mod report;
 #[cfg(feature = "demo")]
 pub mod seed;
 pub mod traffic;

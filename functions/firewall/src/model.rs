@@ -18,20 +18,11 @@ pub const EVENTS: &str = "firewall_events";
 pub const EVENTS_RARE: &str = "firewall_events_rare";
 /// Directory-controller events collected for correlation, one partition per account.
 pub const DIRECTORY: &str = "firewall_directory_events";
+/// The accounts the directory events name, keyed by account: what the report's `known` is
+/// read from, in one request for the accounts it lists.
+pub const DIRECTORY_ACCOUNTS: &str = "firewall_directory_accounts";
 /// Threat rows, time = start of their day.
 pub const THREATS: &str = "firewall_threats";
-/// Hourly event counts by category and action.
-pub const SUMMARY: &str = "firewall_summary";
-/// Hourly event counts by device.
-pub const DEVICE_COUNTS: &str = "firewall_device_hourly";
-/// Hourly counts of authentication and VPN events by account, source and action.
-pub const ACCOUNTS: &str = "firewall_accounts";
-/// Hourly counts of hostile events by external source address.
-pub const SOURCES: &str = "firewall_sources";
-/// Hourly counts of blocked traffic by service and destination port.
-pub const BLOCKED: &str = "firewall_blocked";
-/// Hourly counts of tunnel state changes by tunnel.
-pub const TUNNEL_EVENTS: &str = "firewall_tunnels";
 
 pub fn key(id: i64) -> String {
     format!("{id:012}")

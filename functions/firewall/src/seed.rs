@@ -1,16 +1,16 @@
 //! Firewall demo data. Events are drafted, written as raw log lines in each device's own
 //! format, then read back by the real parsers (the collection path), enriched with the
-//! matching directory events, and aggregated into hourly rollups for the report route; the
+//! matching directory events, and counted into the report route's day rows ([`crate::report`]); the
 //! flows the devices export go into the traffic route's day rows ([`crate::traffic`]).
 //! Devices are the firewalls and routers of the network roster.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::network::{DeviceDetail, DeviceType};
-use netops_shared::store::{Record, Rollup, StoreResult};
+use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::correlate::DirectoryIndex;
 use crate::model::*;
 use crate::parse::{Action, Category, Format, parse_as};
+use crate::report::Counts;
 use crate::traffic::{Export, Exports};
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -840,38 +841,6 @@ struct Campaign<'a> {
     site: String,
 }
 
-#[derive(Default)]
-struct Rollups(HashMap<(i64, String), (Value, BTreeMap<String, f64>)>);
-
-impl Rollups {
-    fn add(&mut self, at: DateTime<Utc>, dims: Value, measures: &[(&str, f64)]) {
-        let hour = at
-            .duration_trunc(Duration::hours(1))
-            .unwrap_or(at)
-            .timestamp_millis();
-        let key = dims.to_string();
-        let entry = self
-            .0
-            .entry((hour, key))
-            .or_insert_with(|| (dims, BTreeMap::new()));
-        for (k, v) in measures {
-            *entry.1.entry((*k).to_owned()).or_insert(0.0) += v;
-        }
-    }
-
-    fn rows(self) -> Vec<Rollup> {
-        self.0
-            .into_iter()
-            .map(|((hour, key), (dims, measures))| Rollup {
-                hour,
-                key,
-                dims: dims.into(),
-                measures,
-            })
-            .collect()
-    }
-}
-
 /// Events per machine and day of bulk allowed/denied traffic (`NETOPS_SEED_FIREWALL_BULK`),
 /// over the last [`BULK_DAYS`] days, for benchmark databases; 0 in the demo.
 fn bulk_density() -> f64 {
@@ -906,12 +875,7 @@ fn rare_copy(r: &Record) -> Record {
 struct Collector {
     seq: u64,
     skipped: usize,
-    summary: Rollups,
-    per_device: Rollups,
-    accounts: Rollups,
-    sources: Rollups,
-    blocked: Rollups,
-    tunnels: Rollups,
+    counts: Counts,
 }
 
 impl Collector {
@@ -938,46 +902,7 @@ impl Collector {
             .as_deref()
             .map(|a| index.matches(a, p.at))
             .unwrap_or_default();
-        let (cat, act) = (p.category.as_str(), p.action.as_str());
-        self.summary.add(
-            p.at,
-            json!({"category": cat, "action": act}),
-            &[("events", 1.0)],
-        );
-        self.per_device
-            .add(p.at, json!({"device_id": dev.id}), &[("events", 1.0)]);
-        let external_src = p.src_ip.as_deref().filter(|ip| !is_internal(ip));
-        if let (Some(account), Category::Auth | Category::Vpn) = (&p.account, p.category) {
-            self.accounts.add(
-                p.at,
-                json!({"account": account, "category": cat, "action": act, "src_ip": p.src_ip, "external": external_src.is_some()}),
-                &[("events", 1.0)],
-            );
-        }
-        let hostile = matches!(p.category, Category::Ids | Category::Deny)
-            || (matches!(p.category, Category::Auth | Category::Vpn)
-                && p.action == Action::Failure);
-        if let (Some(ip), true) = (external_src, hostile) {
-            self.sources.add(
-                p.at,
-                json!({"ip": ip, "category": cat, "action": act}),
-                &[("events", 1.0)],
-            );
-        }
-        if p.category == Category::Deny {
-            self.blocked.add(
-                p.at,
-                json!({"service": p.service, "dst_port": p.dst_port}),
-                &[("events", 1.0)],
-            );
-        }
-        if p.category == Category::Tunnel {
-            self.tunnels.add(
-                p.at,
-                json!({"tunnel": p.rule, "device_id": dev.id, "action": act}),
-                &[("events", 1.0)],
-            );
-        }
+        self.counts.add(dev.id, &p);
         let event = FirewallEvent {
             id: format!("fw-{}-{}-{seq:09}", p.at.timestamp_millis(), dev.id),
             at: p.at,
@@ -1005,10 +930,6 @@ impl Collector {
             body: to_value(&StoredEvent { event, ips }),
         })
     }
-}
-
-fn is_internal(ip: &str) -> bool {
-    ip.starts_with("10.") || ip.starts_with("192.168.") || ip.starts_with("172.16.")
 }
 
 /// The devices, sites and accounts the events are drawn from.
@@ -1346,7 +1267,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                     .collect(),
             )
             .await?;
-        let dir_records = directory
+        let dir_records: Vec<Record> = directory
             .iter()
             .enumerate()
             .map(|(i, e)| Record {
@@ -1356,6 +1277,10 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 body: to_value(e),
             })
             .collect();
+        stores
+            .docs
+            .put(tenant, DIRECTORY_ACCOUNTS, directory_accounts(&dir_records))
+            .await?;
         stores
             .series_writes
             .append(tenant, DIRECTORY, dir_records)
@@ -1408,33 +1333,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .series_writes
             .append(tenant, THREATS, threats)
             .await?;
-        for (series, rows) in traffic.series() {
+        for (series, rows) in traffic.series().into_iter().chain(col.counts.series()) {
             stores.rollups.load(tenant, &series, rows).await?;
         }
-        stores
-            .rollups
-            .load(tenant, SUMMARY, col.summary.rows())
-            .await?;
-        stores
-            .rollups
-            .load(tenant, DEVICE_COUNTS, col.per_device.rows())
-            .await?;
-        stores
-            .rollups
-            .load(tenant, ACCOUNTS, col.accounts.rows())
-            .await?;
-        stores
-            .rollups
-            .load(tenant, SOURCES, col.sources.rows())
-            .await?;
-        stores
-            .rollups
-            .load(tenant, BLOCKED, col.blocked.rows())
-            .await?;
-        stores
-            .rollups
-            .load(tenant, TUNNEL_EVENTS, col.tunnels.rows())
-            .await?;
         Ok(())
     })
 }
@@ -1515,15 +1416,12 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
         }
     }
     let mut rollups = traffic.series();
-    rollups.extend([
-        (SUMMARY.to_owned(), col.summary.rows()),
-        (DEVICE_COUNTS.to_owned(), col.per_device.rows()),
-        (ACCOUNTS.to_owned(), col.accounts.rows()),
-        (SOURCES.to_owned(), col.sources.rows()),
-        (BLOCKED.to_owned(), col.blocked.rows()),
-        (TUNNEL_EVENTS.to_owned(), col.tunnels.rows()),
-    ]);
+    rollups.extend(col.counts.series());
     Produced {
+        docs: vec![(
+            DIRECTORY_ACCOUNTS.to_owned(),
+            directory_accounts(&directory),
+        )],
         records: vec![
             (EVENTS.to_owned(), events),
             (EVENTS_RARE.to_owned(), rare),
@@ -1532,6 +1430,16 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
         rollups,
         ..Produced::default()
     }
+}
+
+/// One document per account that directory records name, which the seed and the producer put
+/// beside the records (putting one again changes nothing).
+fn directory_accounts(records: &[Record]) -> Vec<(String, Value)> {
+    let accounts: BTreeSet<&str> = records.iter().map(|r| r.partition.as_str()).collect();
+    accounts
+        .into_iter()
+        .map(|a| (a.to_owned(), json!({ "account": a })))
+        .collect()
 }
 
 #[cfg(test)]
