@@ -3,7 +3,9 @@
 //! ([`ranked_collection`]), and their count per state ([`DEPLOYMENT_COUNTS`]). The demo seed
 //! is the only writer of deployments; anything else that comes to write them must do it here.
 //!
-//! It writes a profile's deployments all at once, into a tenant without any: a deployment
+//! A deployment's state is its comparison with its profile when it is written: a new version
+//! of a profile changes its deployments' states, so writing one means writing them again.
+//! And it writes a profile's deployments all at once, into a tenant without any: a deployment
 //! whose state changes moves in its ranked collection, and the document port has no delete
 //! to take its old place away.
 

@@ -201,23 +201,32 @@ async fn first_deployments(
     Ok((shown, more))
 }
 
-/// [`first_deployments`] of each of `profiles`, read together, in their order.
+/// [`first_deployments`] of each of `profiles`, in their order: read together, a few at a
+/// time, so that a tenant of many profiles neither waits for each in turn nor sends them all
+/// at once.
 async fn first_deployments_of(
     state: &AppState,
     tenant: &str,
     profiles: &[i64],
     cap: usize,
 ) -> Result<Vec<(Vec<Deployment>, bool)>, ApiError> {
+    const IN_FLIGHT: usize = 8;
     let mut reads = JoinSet::new();
-    for (at, &id) in profiles.iter().enumerate() {
-        let (docs, tenant) = (state.docs.clone(), tenant.to_owned());
-        // Counted for the request, which the spawned task is outside of.
-        reads.spawn(Usage::carried(async move {
-            (at, first_deployments(docs.as_ref(), &tenant, id, cap).await)
-        }));
-    }
+    let mut next = profiles.iter().copied().enumerate();
     let mut out: Vec<Option<(Vec<Deployment>, bool)>> = vec![None; profiles.len()];
-    while let Some(done) = reads.join_next().await {
+    loop {
+        while reads.len() < IN_FLIGHT
+            && let Some((at, id)) = next.next()
+        {
+            let (docs, tenant) = (state.docs.clone(), tenant.to_owned());
+            // Counted for the request, which the spawned task is outside of.
+            reads.spawn(Usage::carried(async move {
+                (at, first_deployments(docs.as_ref(), &tenant, id, cap).await)
+            }));
+        }
+        let Some(done) = reads.join_next().await else {
+            break;
+        };
         let (at, read) = done.map_err(|e| ApiError::internal(&e))?;
         out[at] = Some(read?);
     }
