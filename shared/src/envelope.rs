@@ -181,7 +181,7 @@ pub const META_KEYS: &[MetaKey] = &[
     MetaKey {
         name: "deployments_truncated",
         schema: r#"{"type": "boolean"}"#,
-        description: "Present and true when a profile has more deployments than the answer shows: 10 per profile in the list, 100 in the detail, problem states first; `deployment_counts` counts them all (configuration profiles).",
+        description: "Present and true when a profile has more deployments than the answer shows: 10 per profile in the list, 50 in the detail, problem states first; `deployment_counts` counts them all (configuration profiles).",
         ops: &["list_profiles", "get_profile"],
     },
     MetaKey {

@@ -157,7 +157,7 @@ const MODEL: &[(&str, Class, &str)] = &[
     (
         "get_profile",
         Flat,
-        "R1 profile ∥ R1 its counts ∥ R2 of its ranked deployments: ≤ 101",
+        "R1 profile ∥ R1 its counts ∥ R2 of its ranked deployments: ≤ 51",
     ),
     ("compare_profile_deployment", Flat, "R1 ×2"),
     ("list_logons", Flat, "R6: L+1, ≤ 8 Queries"),

@@ -81,7 +81,7 @@ pub const ANSWERS: &[(&str, &str)] = &[
     ),
     (
         "get_profile",
-        "One configuration profile in full, with its deployments counted by state and its first 100 deployments, problem states first (meta.deployments_truncated when it has more).",
+        "One configuration profile in full, with its deployments counted by state and its first 50 deployments, problem states first (meta.deployments_truncated when it has more).",
     ),
     (
         "compare_profile_deployment",

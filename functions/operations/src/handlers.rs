@@ -173,7 +173,7 @@ pub async fn list_heartbeats(
 /// comparison route then takes one by one). They are read as the ranked collection holds
 /// them, first keys first, so what either answer costs does not grow with the fleet.
 const LIST_DEPLOYMENTS: usize = 10;
-const DETAIL_DEPLOYMENTS: usize = 100;
+const DETAIL_DEPLOYMENTS: usize = 50;
 
 /// The first `cap` deployments of a profile (problem states first, then by machine name), and
 /// whether it has more: a read of `cap + 1` keys of its ranked collection.
@@ -252,7 +252,7 @@ fn deployments_meta(cut: bool) -> Meta {
 /// problèmes d'abord (`failed`, `drifted`, `unverified`, `outdated`, puis `compliant`), puis
 /// par nom de machine. `meta.deployments_truncated` vaut `true` quand un profil a plus de
 /// déploiements que sa liste n'en montre (`deployment_counts.total` les compte tous). Le
-/// document complet d'un profil et ses 100 premiers déploiements s'obtiennent par
+/// document complet d'un profil et ses 50 premiers déploiements s'obtiennent par
 /// `GET /profiles/{id}`.
 #[utoipa::path(get, path = "/profiles", operation_id = "list_profiles", tag = "operations",
     responses((status = 200, description = "Les profils, le compte de leurs déploiements par état et les premiers d'entre eux", body = Envelope<Vec<ProfileSummary>>)))]
@@ -316,7 +316,7 @@ async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<Profile
 ///
 /// Le document complet du profil, au format profile/1 : éléments attendus (type, cible,
 /// valeurs attendues, version d'ajout) et trace de vérification étape par étape, suivi du
-/// compte exact de ses déploiements par état (`deployment_counts`) et de ses 100 premiers
+/// compte exact de ses déploiements par état (`deployment_counts`) et de ses 50 premiers
 /// déploiements : les problèmes d'abord (`failed`, `drifted`, `unverified`, `outdated`, puis
 /// `compliant`), puis par nom de machine. `meta.deployments_truncated` vaut `true` quand il
 /// en a plus. 404 si le profil est inconnu dans ce compte.

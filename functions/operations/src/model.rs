@@ -371,7 +371,7 @@ pub struct ProfileDetail {
     pub profile: ProfileDoc,
     /// Its deployments counted by state, all of them.
     pub deployment_counts: DeploymentCounts,
-    /// Its first deployments: problem states first, then by machine name (at most 100;
+    /// Its first deployments: problem states first, then by machine name (at most 50;
     /// `meta.deployments_truncated` when it has more).
     pub deployments: Vec<Deployment>,
 }
