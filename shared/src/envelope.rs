@@ -179,6 +179,12 @@ pub const META_KEYS: &[MetaKey] = &[
         ops: &["get_asset"],
     },
     MetaKey {
+        name: "deployments_truncated",
+        schema: r#"{"type": "boolean"}"#,
+        description: "Present and true when a profile has more deployments than the answer shows: 10 per profile in the list, 50 in the detail, problem states first; `deployment_counts` counts them all (configuration profiles).",
+        ops: &["list_profiles", "get_profile"],
+    },
+    MetaKey {
         name: "events_truncated",
         schema: r#"{"type": "boolean"}"#,
         description: "Present and true when an incident's event list was cut (security).",

@@ -272,6 +272,137 @@ async fn deployment_comparison_gives_every_result_per_item() {
     assert_eq!(results, expected);
 }
 
+/// The states of a deployment, worst first: the order profiles show their deployments in.
+const STATES: [&str; 5] = ["failed", "drifted", "unverified", "outdated", "compliant"];
+
+fn rank(d: &Value) -> usize {
+    let state = d["state"].as_str().unwrap_or("");
+    STATES
+        .iter()
+        .position(|s| *s == state)
+        .unwrap_or_else(|| panic!("unknown state: {d}"))
+}
+
+/// Asserts that `deployments`, shown first among a profile's, are in the profile's order
+/// (problem states first, then by machine name) and are exactly the first ones its
+/// `counts` (`deployment_counts`) let come first.
+fn assert_first_of(deployments: &[Value], counts: &Value, what: &str) {
+    let order: Vec<(usize, &str)> = deployments
+        .iter()
+        .map(|d| (rank(d), d["hostname"].as_str().unwrap_or("")))
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] <= w[1]),
+        "{what}: problem states first, then by machine name: {order:?}"
+    );
+    let mut before = 0;
+    for state in STATES {
+        let count = counts[state].as_u64().unwrap_or(0) as usize;
+        let shown = deployments.iter().filter(|d| d["state"] == state).count();
+        let room = deployments.len().saturating_sub(before);
+        assert_eq!(shown, count.min(room), "{what}: {state} of {counts}");
+        before += count;
+    }
+    let total: u64 = STATES
+        .iter()
+        .map(|s| counts[*s].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(counts["total"].as_u64(), Some(total), "{what}: {counts}");
+}
+
+#[tokio::test]
+async fn profiles_show_their_first_deployments_problems_first_and_count_them_all() {
+    // 100 machines: the laptops' profile is deployed on 60 of them, more than its detail
+    // shows; the servers' on 15 and the workstations' on 25, more than the list shows.
+    let size = netops::SeedSize {
+        machines: 100,
+        days: 1,
+        seed: 42,
+    };
+    let app = TestApp::sized(size, &[netops_shared::routes::Function::Operations]).await;
+    let token = monitors_token(&app).await;
+    let list = app.get("/profiles", &token).await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.body);
+    assert_eq!(list.body["meta"]["deployments_truncated"], true);
+    let mut totals = Vec::new();
+    for p in list.items() {
+        let counts = &p["deployment_counts"];
+        let total = counts["total"].as_u64().unwrap_or(0) as usize;
+        let shown = p["deployments"].as_array().cloned().unwrap_or_default();
+        assert_eq!(shown.len(), total.min(10), "{}", p["id"]);
+        assert!(shown.iter().all(|d| d["profile_id"] == p["id"]));
+        assert_first_of(&shown, counts, "list");
+        totals.push((p["id"].as_i64().unwrap_or(0), total, shown, counts.clone()));
+    }
+    let problems = |c: &Value| -> u64 {
+        STATES[..4]
+            .iter()
+            .map(|s| c[*s].as_u64().unwrap_or(0))
+            .sum()
+    };
+    assert!(
+        totals.iter().any(|(_, _, _, c)| problems(c) > 0),
+        "the demo deploys with problems"
+    );
+    let (big, total, first, counts) = totals
+        .iter()
+        .find(|(_, total, _, _)| *total > 50)
+        .expect("a profile deployed on more than 50 machines");
+    assert_eq!(*total, 60);
+    let res = app.get(&format!("/profiles/{big}"), &token).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["meta"]["deployments_truncated"], true);
+    assert_eq!(&res.body["data"]["deployment_counts"], counts);
+    let shown = res.body["data"]["deployments"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(shown.len(), 50);
+    assert_first_of(&shown, counts, "detail");
+    assert_eq!(
+        &shown[..10],
+        &first[..],
+        "the list shows the detail's first ten"
+    );
+
+    // A profile whose detail shows every deployment: no cut, and each state is what its
+    // comparison with the profile says.
+    let (small, total, _, counts) = totals
+        .iter()
+        .find(|(_, total, _, _)| (11..=50).contains(total))
+        .expect("a profile deployed on 11 to 50 machines");
+    let res = app.get(&format!("/profiles/{small}"), &token).await;
+    assert!(res.body["meta"].get("deployments_truncated").is_none());
+    let shown = res.body["data"]["deployments"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(shown.len(), *total);
+    assert_first_of(&shown, counts, "whole detail");
+    let version = &res.body["data"]["version"];
+    for d in &shown {
+        let c = app
+            .get(
+                &format!("/profiles/deployments/{}/compare", d["id"]),
+                &token,
+            )
+            .await;
+        let n = |k: &str| c.body["data"]["summary"][k].as_u64().unwrap_or(0);
+        let expected = if d["status"] == "failed" {
+            "failed"
+        } else if n("modifie") + n("absent") > 0 {
+            "drifted"
+        } else if n("indetermine") > 0 || d["observed_at"].is_null() {
+            "unverified"
+        } else if &d["profile_version"] != version {
+            "outdated"
+        } else {
+            "compliant"
+        };
+        assert_eq!(d["state"], expected, "{d} / {}", c.body["data"]["summary"]);
+    }
+}
+
 #[tokio::test]
 async fn unknown_deployment_gives_404_and_bad_id_400() {
     let app = TestApp::shared();

@@ -151,13 +151,13 @@ const MODEL: &[(&str, Class, &str)] = &[
     ),
     (
         "list_profiles",
-        Grows,
-        "group 2: R3 profile_deployments ∝ M·profiles",
+        Flat,
+        "R3 profiles ∥ R3 their counts, then per profile R2 of its ranked deployments: ≤ 11",
     ),
     (
         "get_profile",
-        Grows,
-        "group 2: R3 profile_deployments ∝ M·profiles",
+        Flat,
+        "R1 profile ∥ R1 its counts ∥ R2 of its ranked deployments: ≤ 51",
     ),
     ("compare_profile_deployment", Flat, "R1 ×2"),
     ("list_logons", Flat, "R6: L+1, ≤ 8 Queries"),

@@ -75,10 +75,13 @@ pub const ANSWERS: &[(&str, &str)] = &[
         "list_software",
         "Software installed across the fleet, with install counts, end of life and CVE counts.",
     ),
-    ("list_profiles", "Configuration profiles."),
+    (
+        "list_profiles",
+        "Configuration profiles, each with its deployments counted by state and its first 10 deployments, problem states first (meta.deployments_truncated when a profile has more).",
+    ),
     (
         "get_profile",
-        "One configuration profile in full, with its deployments.",
+        "One configuration profile in full, with its deployments counted by state and its first 50 deployments, problem states first (meta.deployments_truncated when it has more).",
     ),
     (
         "compare_profile_deployment",

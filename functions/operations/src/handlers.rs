@@ -6,11 +6,14 @@ use std::collections::{HashMap, HashSet};
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::error::ErrorBody;
-use netops_shared::lookup::MACHINES;
-use netops_shared::store::{Filter, Pred};
-use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Path, Query, ok};
-use serde_json::{Value, json};
+use netops_shared::lookup::{MACHINES, decode};
+use netops_shared::store::{Documents, Filter};
+use netops_shared::usage::Usage;
+use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Path, Query, ok};
+use serde_json::Value;
+use tokio::task::JoinSet;
 
+use crate::compare::compare;
 use crate::model::*;
 
 /// What a maintenance window's probes are checked against: the machines among them that
@@ -166,61 +169,138 @@ pub async fn list_heartbeats(
     ok(docs.into_iter().map(|d| heartbeat(d, now)).collect())
 }
 
-fn deployment(d: DeploymentDoc) -> Deployment {
-    Deployment {
-        id: d.id,
-        profile_id: d.profile_id,
-        profile_version: d.profile_version,
-        hostname: d.hostname,
-        deployed_at: d.deployed_at,
-        deployed_by: d.deployed_by,
-        status: d.status,
-        observed_at: d.observed_at,
+/// The deployments a profile shows in the list, and in its detail (which the deployments'
+/// comparison route then takes one by one). They are read as the ranked collection holds
+/// them, first keys first, so what either answer costs does not grow with the fleet.
+const LIST_DEPLOYMENTS: usize = 10;
+const DETAIL_DEPLOYMENTS: usize = 50;
+
+/// The first `cap` deployments of a profile (problem states first, then by machine name), and
+/// whether it has more: a read of `cap + 1` keys of its ranked collection.
+async fn first_deployments(
+    docs: &dyn Documents,
+    tenant: &str,
+    profile_id: i64,
+    cap: usize,
+) -> Result<(Vec<Deployment>, bool), ApiError> {
+    let mut read = docs
+        .list(
+            tenant,
+            &ranked_collection(profile_id),
+            &Filter::all(),
+            None,
+            cap + 1,
+        )
+        .await?;
+    let more = read.len() > cap;
+    read.truncate(cap);
+    let shown = read
+        .into_iter()
+        .map(|d| decode(d.body))
+        .collect::<Result<_, _>>()?;
+    Ok((shown, more))
+}
+
+/// [`first_deployments`] of each of `profiles`, in their order: read together, a few at a
+/// time, so that a tenant of many profiles neither waits for each in turn nor sends them all
+/// at once.
+async fn first_deployments_of(
+    state: &AppState,
+    tenant: &str,
+    profiles: &[i64],
+    cap: usize,
+) -> Result<Vec<(Vec<Deployment>, bool)>, ApiError> {
+    const IN_FLIGHT: usize = 8;
+    let mut reads = JoinSet::new();
+    let mut next = profiles.iter().copied().enumerate();
+    let mut out: Vec<Option<(Vec<Deployment>, bool)>> = vec![None; profiles.len()];
+    loop {
+        while reads.len() < IN_FLIGHT
+            && let Some((at, id)) = next.next()
+        {
+            let (docs, tenant) = (state.docs.clone(), tenant.to_owned());
+            // Counted for the request, which the spawned task is outside of.
+            reads.spawn(Usage::carried(async move {
+                (at, first_deployments(docs.as_ref(), &tenant, id, cap).await)
+            }));
+        }
+        let Some(done) = reads.join_next().await else {
+            break;
+        };
+        let (at, read) = done.map_err(|e| ApiError::internal(&e))?;
+        out[at] = Some(read?);
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// The `meta` of an answer showing deployments: whether some profile's were cut.
+fn deployments_meta(cut: bool) -> Meta {
+    let meta = Meta::new();
+    if cut {
+        meta.with("deployments_truncated", true)
+    } else {
+        meta
     }
 }
 
 /// Profils de configuration
 ///
 /// Les profils du compte (format profile/1), triés par id, chacun avec son nombre d'éléments,
-/// le résultat de sa dernière vérification et ses déploiements (machine, version déployée,
-/// état). Le document complet d'un profil s'obtient par `GET /profiles/{id}`.
+/// le résultat de sa dernière vérification, le compte exact de ses déploiements par état
+/// (`deployment_counts` : `total`, `failed`, `drifted`, `unverified`, `outdated`,
+/// `compliant`) et ses 10 premiers déploiements (machine, version déployée, état) : les
+/// problèmes d'abord (`failed`, `drifted`, `unverified`, `outdated`, puis `compliant`), puis
+/// par nom de machine. `meta.deployments_truncated` vaut `true` quand un profil a plus de
+/// déploiements que sa liste n'en montre (`deployment_counts.total` les compte tous). Le
+/// document complet d'un profil et ses 50 premiers déploiements s'obtiennent par
+/// `GET /profiles/{id}`.
 #[utoipa::path(get, path = "/profiles", operation_id = "list_profiles", tag = "operations",
-    responses((status = 200, description = "Les profils et leurs déploiements", body = Envelope<Vec<ProfileSummary>>)))]
+    responses((status = 200, description = "Les profils, le compte de leurs déploiements par état et les premiers d'entre eux", body = Envelope<Vec<ProfileSummary>>)))]
 pub async fn list_profiles(
     State(state): State<AppState>,
     caller: Caller,
 ) -> ApiResult<Vec<ProfileSummary>> {
     let everything = Filter::all();
-    let (profiles, deployments) = tokio::try_join!(
+    let (profiles, counts) = tokio::try_join!(
         state
             .docs
             .all_as::<ProfileDoc>(&caller.tenant, PROFILES, &everything),
-        state
-            .docs
-            .all_as::<DeploymentDoc>(&caller.tenant, DEPLOYMENTS, &everything),
+        async {
+            let all = state
+                .docs
+                .read_all(&caller.tenant, DEPLOYMENT_COUNTS, &everything)
+                .await?;
+            Ok::<_, ApiError>(all.items)
+        },
     )?;
-    let mut by_profile: HashMap<i64, Vec<Deployment>> = HashMap::new();
-    for d in deployments {
-        by_profile
-            .entry(d.profile_id)
-            .or_default()
-            .push(deployment(d));
-    }
-    ok(profiles
+    let mut counts: HashMap<String, Value> = counts.into_iter().map(|d| (d.key, d.body)).collect();
+    let ids: Vec<i64> = profiles.iter().map(|p| p.id).collect();
+    let shown = first_deployments_of(&state, &caller.tenant, &ids, LIST_DEPLOYMENTS).await?;
+    let cut = shown.iter().any(|(_, more)| *more);
+    let items = profiles
         .into_iter()
-        .map(|p| ProfileSummary {
-            deployments: by_profile.remove(&p.id).unwrap_or_default(),
-            item_count: p.items.len(),
-            verification: p.verification.result,
-            id: p.id,
-            format: p.format,
-            name: p.name,
-            description: p.description,
-            os: p.os,
-            version: p.version,
-            updated_at: p.updated_at,
+        .zip(shown)
+        .map(|(p, (deployments, _))| {
+            Ok(ProfileSummary {
+                deployment_counts: counts
+                    .remove(&num_key(p.id))
+                    .map(decode)
+                    .transpose()?
+                    .unwrap_or_default(),
+                deployments,
+                item_count: p.items.len(),
+                verification: p.verification.result,
+                id: p.id,
+                format: p.format,
+                name: p.name,
+                description: p.description,
+                os: p.os,
+                version: p.version,
+                updated_at: p.updated_at,
+            })
         })
-        .collect())
+        .collect::<Result<_, ApiError>>()?;
+    Ok(Envelope::new(items, deployments_meta(cut)))
 }
 
 async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<ProfileDoc, ApiError> {
@@ -235,12 +315,15 @@ async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<Profile
 /// Détail d'un profil
 ///
 /// Le document complet du profil, au format profile/1 : éléments attendus (type, cible,
-/// valeurs attendues, version d'ajout) et trace de vérification étape par étape, suivi de ses
-/// déploiements. 404 si le profil est inconnu dans ce compte.
+/// valeurs attendues, version d'ajout) et trace de vérification étape par étape, suivi du
+/// compte exact de ses déploiements par état (`deployment_counts`) et de ses 50 premiers
+/// déploiements : les problèmes d'abord (`failed`, `drifted`, `unverified`, `outdated`, puis
+/// `compliant`), puis par nom de machine. `meta.deployments_truncated` vaut `true` quand il
+/// en a plus. 404 si le profil est inconnu dans ce compte.
 #[utoipa::path(get, path = "/profiles/{id}", operation_id = "get_profile", tag = "operations",
     params(("id" = i64, Path, description = "Id du profil")),
     responses(
-        (status = 200, description = "Le profil", body = Envelope<ProfileDetail>),
+        (status = 200, description = "Le profil, le compte de ses déploiements par état et les premiers d'entre eux", body = Envelope<ProfileDetail>),
         (status = 404, description = "Profil inconnu dans ce compte", body = ErrorBody),
     ))]
 pub async fn get_profile(
@@ -248,93 +331,22 @@ pub async fn get_profile(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> ApiResult<ProfileDetail> {
-    let profile = find_profile(&state, &caller.tenant, id).await?;
-    let filter = Filter::all().and(Pred::Eq("profile_id", json!(id)));
-    let deployments: Vec<DeploymentDoc> = state
-        .docs
-        .all_as(&caller.tenant, DEPLOYMENTS, &filter)
-        .await?;
-    ok(ProfileDetail {
+    // The three reads go together: the counts and the deployments of a profile that does
+    // not exist are none, and the answer is then the profile's 404.
+    let key = num_key(id);
+    let (profile, counts, (deployments, cut)) = tokio::try_join!(
+        find_profile(&state, &caller.tenant, id),
+        state
+            .docs
+            .get_as::<DeploymentCounts>(&caller.tenant, DEPLOYMENT_COUNTS, &key),
+        first_deployments(state.docs.as_ref(), &caller.tenant, id, DETAIL_DEPLOYMENTS),
+    )?;
+    let detail = ProfileDetail {
         profile,
-        deployments: deployments.into_iter().map(deployment).collect(),
-    })
-}
-
-/// Compares one item of the profile with what the agent observed.
-fn compare_item(item: &ProfileItem, d: &DeploymentDoc) -> ItemComparison {
-    let mut out = ItemComparison {
-        key: item.key.clone(),
-        kind: item.kind,
-        target: item.target.clone(),
-        // Every path below sets the result.
-        result: CompareResult::Indetermine,
-        field: None,
-        expected: None,
-        actual: None,
-        differences: Vec::new(),
-        detail: None,
+        deployment_counts: counts.unwrap_or_default(),
+        deployments,
     };
-    let verdict = |o: &mut ItemComparison, r: CompareResult, detail: Option<String>| {
-        o.result = r;
-        o.detail = detail;
-    };
-    if item.since_version > d.profile_version {
-        verdict(
-            &mut out,
-            CompareResult::NonDeploye,
-            Some(format!(
-                "ajouté en version {} ; version {} déployée",
-                item.since_version, d.profile_version
-            )),
-        );
-        return out;
-    }
-    let observed: Option<Observed> = d
-        .observed
-        .get(&item.key)
-        .and_then(|v| serde_json::from_value(v.clone()).ok());
-    let Some(observed) = observed else {
-        let why = if d.observed_at.is_none() {
-            "aucun relevé de l'agent pour ce déploiement"
-        } else {
-            "élément absent du dernier relevé de l'agent"
-        };
-        verdict(&mut out, CompareResult::Indetermine, Some(why.into()));
-        return out;
-    };
-    if let Some(err) = observed.error {
-        verdict(&mut out, CompareResult::Indetermine, Some(err));
-        return out;
-    }
-    match observed.present {
-        Some(false) => verdict(&mut out, CompareResult::Absent, None),
-        None => verdict(
-            &mut out,
-            CompareResult::Indetermine,
-            Some("présence non rapportée".into()),
-        ),
-        Some(true) => {
-            for (field, expected) in &item.expected {
-                let actual = observed.fields.get(field).cloned().unwrap_or(Value::Null);
-                if &actual != expected {
-                    out.differences.push(Difference {
-                        field: field.clone(),
-                        expected: expected.clone(),
-                        actual,
-                    });
-                }
-            }
-            if let Some(first) = out.differences.first() {
-                out.field = Some(first.field.clone());
-                out.expected = Some(first.expected.clone());
-                out.actual = Some(first.actual.clone());
-                out.result = CompareResult::Modifie;
-            } else {
-                out.result = CompareResult::Conforme;
-            }
-        }
-    }
-    out
+    Ok(Envelope::new(detail, deployments_meta(cut)))
 }
 
 /// Comparer un déploiement à son profil
@@ -363,17 +375,7 @@ pub async fn compare_profile_deployment(
         })
         .await?;
     let profile = find_profile(&state, &caller.tenant, d.profile_id).await?;
-    let items: Vec<ItemComparison> = profile.items.iter().map(|i| compare_item(i, &d)).collect();
-    let mut summary = CompareSummary::default();
-    for i in &items {
-        match i.result {
-            CompareResult::Conforme => summary.conforme += 1,
-            CompareResult::Modifie => summary.modifie += 1,
-            CompareResult::Absent => summary.absent += 1,
-            CompareResult::NonDeploye => summary.non_deploye += 1,
-            CompareResult::Indetermine => summary.indetermine += 1,
-        }
-    }
+    let (items, summary) = compare(&profile, &d);
     ok(Comparison {
         deployment_id: d.id,
         profile_id: profile.id,
@@ -463,63 +465,5 @@ mod tests {
         let ended = window(w(&[]), &probes, now);
         assert!(!ended.active_now, "ends_at is exclusive");
         assert_eq!(ended.state, WindowState::Ended);
-    }
-
-    #[test]
-    fn items_compare_to_every_result() {
-        let item = |key: &str, since: u32| ProfileItem {
-            key: key.into(),
-            kind: ItemType::Service,
-            target: "svc".into(),
-            since_version: since,
-            expected: json!({"state": "running", "start_mode": "auto"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        };
-        let dep = DeploymentDoc {
-            id: 1,
-            profile_id: 1,
-            profile_version: 2,
-            hostname: "h".into(),
-            deployed_at: at("2026-11-01T00:00:00Z"),
-            deployed_by: "x".into(),
-            status: DeploymentStatus::Deployed,
-            observed_at: Some(at("2026-11-22T00:00:00Z")),
-            observed: json!({
-                "ok": {"present": true, "fields": {"state": "running", "start_mode": "auto"}},
-                "changed": {"present": true, "fields": {"state": "stopped", "start_mode": "auto"}},
-                "gone": {"present": false},
-                "err": {"error": "accès refusé"},
-            })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        };
-        assert_eq!(
-            compare_item(&item("ok", 1), &dep).result,
-            CompareResult::Conforme
-        );
-        let changed = compare_item(&item("changed", 1), &dep);
-        assert_eq!(changed.result, CompareResult::Modifie);
-        assert_eq!(changed.field.as_deref(), Some("state"));
-        assert_eq!(changed.expected, Some(json!("running")));
-        assert_eq!(changed.actual, Some(json!("stopped")));
-        assert_eq!(
-            compare_item(&item("gone", 1), &dep).result,
-            CompareResult::Absent
-        );
-        assert_eq!(
-            compare_item(&item("err", 1), &dep).result,
-            CompareResult::Indetermine
-        );
-        assert_eq!(
-            compare_item(&item("unreported", 1), &dep).result,
-            CompareResult::Indetermine
-        );
-        assert_eq!(
-            compare_item(&item("ok", 3), &dep).result,
-            CompareResult::NonDeploye
-        );
     }
 }

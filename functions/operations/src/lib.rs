@@ -1,6 +1,9 @@
 //! Operations module (spec 4.8): maintenance windows, heartbeats, configuration profiles
 //! (format profile/1) and the comparison of their deployments.
 
+mod compare;
+#[cfg(feature = "demo")]
+mod deployments;
 mod handlers;
 mod model;
 #[cfg(feature = "demo")]

@@ -14,9 +14,20 @@ pub const HEARTBEATS: &str = "heartbeats";
 pub const PROFILES: &str = "profiles";
 /// Profile deployments with the state last observed on the machine, keyed by zero-padded id.
 pub const DEPLOYMENTS: &str = "profile_deployments";
+/// How many deployments each profile has in each [`DeploymentState`], keyed by the profile's
+/// zero-padded id: written with the deployments, so that no answer counts them by reading
+/// them.
+pub const DEPLOYMENT_COUNTS: &str = "profile_deployments.counts";
 
 pub fn num_key(n: i64) -> String {
     format!("{n:010}")
+}
+
+/// The collection of one profile's deployments as the answers show them (without what the
+/// agent observed), keyed in the order they are shown (`deployments::ranked_key`): a read of its first
+/// keys is the answer's first deployments, whatever the size of the fleet.
+pub fn ranked_collection(profile_id: i64) -> String {
+    format!("profile_deployments.ranked/{}", num_key(profile_id))
 }
 
 /// A maintenance window as stored.
@@ -280,8 +291,38 @@ pub enum DeploymentStatus {
     Failed,
 }
 
-/// A deployment of a profile on a machine.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// Where a deployment stands, worst first: the declaration order is the order the answers
+/// list deployments in (and the rank in their ranked keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeploymentState {
+    /// The deployment failed.
+    Failed = 0,
+    /// An item is modified or absent on the machine.
+    Drifted = 1,
+    /// An item could not be read by the agent, or the agent never reported.
+    Unverified = 2,
+    /// Conform as far as it goes, but an older version of the profile is deployed.
+    Outdated = 3,
+    /// Every item as the profile expects.
+    Compliant = 4,
+}
+
+/// A profile's deployments counted by state: all of them, whether the answer lists them all or
+/// not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DeploymentCounts {
+    /// Every deployment of the profile.
+    pub total: usize,
+    pub failed: usize,
+    pub drifted: usize,
+    pub unverified: usize,
+    pub outdated: usize,
+    pub compliant: usize,
+}
+
+/// A deployment of a profile on a machine (stored as such in its profile's ranked collection).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Deployment {
     #[schema(example = 10001)]
     pub id: i64,
@@ -295,6 +336,12 @@ pub struct Deployment {
     pub status: DeploymentStatus,
     /// When the agent last reported the state of the items; null if never.
     pub observed_at: Option<DateTime<Utc>>,
+    /// `failed`, `drifted` (an item modified or absent), `unverified` (an item unreadable, or
+    /// no report), `outdated` (an older version of the profile deployed) or `compliant`: the
+    /// comparison with the profile (`GET /profiles/deployments/{id}/compare`) as of the
+    /// agent's last report.
+    #[schema(example = "drifted")]
+    pub state: DeploymentState,
 }
 
 /// A profile in the list, with its deployments.
@@ -310,6 +357,10 @@ pub struct ProfileSummary {
     pub item_count: usize,
     /// Result of the last verification.
     pub verification: VerificationResult,
+    /// Its deployments counted by state, all of them.
+    pub deployment_counts: DeploymentCounts,
+    /// Its first deployments: problem states first, then by machine name (at most 10;
+    /// `meta.deployments_truncated` when a profile has more).
     pub deployments: Vec<Deployment>,
 }
 
@@ -318,6 +369,10 @@ pub struct ProfileSummary {
 pub struct ProfileDetail {
     #[serde(flatten)]
     pub profile: ProfileDoc,
+    /// Its deployments counted by state, all of them.
+    pub deployment_counts: DeploymentCounts,
+    /// Its first deployments: problem states first, then by machine name (at most 50;
+    /// `meta.deployments_truncated` when it has more).
     pub deployments: Vec<Deployment>,
 }
 

@@ -34,8 +34,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .await?;
         ctx.stores.docs.put(t, HEARTBEATS, heartbeats(ctx)).await?;
         let (profiles, deployments) = profiles(ctx);
-        ctx.stores.docs.put(t, PROFILES, profiles).await?;
-        ctx.stores.docs.put(t, DEPLOYMENTS, deployments).await
+        let docs = profiles.iter().map(|p| doc(p.id, p)).collect();
+        ctx.stores.docs.put(t, PROFILES, docs).await?;
+        crate::deployments::put(ctx.stores.docs.as_ref(), t, &profiles, deployments).await
     })
 }
 
@@ -446,7 +447,7 @@ fn profile_defs(ctx: &SeedCtx) -> Vec<ProfileDef> {
     ]
 }
 
-fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
+fn profiles(ctx: &SeedCtx) -> (Vec<ProfileDoc>, Vec<DeploymentDoc>) {
     let mut rng = ctx.rng("profiles");
     let now = ctx.now;
     let author = ctx
@@ -511,13 +512,9 @@ fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
             },
             items,
         };
-        // Deployments on the machines of the profile's kind (at most 25 per profile).
-        let targets: Vec<_> = ctx
-            .machines
-            .iter()
-            .filter(|m| m.kind == kind)
-            .take(25)
-            .collect();
+        // Deployments on every machine of the profile's kind: as many as the fleet has, which
+        // the answers show a page of (`handlers::list_profiles`).
+        let targets: Vec<_> = ctx.machines.iter().filter(|m| m.kind == kind).collect();
         for (k, m) in targets.iter().enumerate() {
             dep_no += 1;
             let dep_id = ctx.tenant.id_base * 10 + dep_no;
@@ -560,28 +557,25 @@ fn profiles(ctx: &SeedCtx) -> (Docs, Docs) {
                     observed.insert(it.key.clone(), entry);
                 }
             }
-            deployments.push(doc(
-                dep_id,
-                &DeploymentDoc {
-                    id: dep_id,
-                    profile_id: id,
-                    profile_version: deployed_version,
-                    hostname: m.hostname.clone(),
-                    deployed_at: updated_at
-                        - Duration::days(if deployed_version < version { 20 } else { 0 })
-                        + Duration::hours(rng.random_range(1..48)),
-                    deployed_by: author.clone(),
-                    status: if failed {
-                        DeploymentStatus::Failed
-                    } else {
-                        DeploymentStatus::Deployed
-                    },
-                    observed_at,
-                    observed,
+            deployments.push(DeploymentDoc {
+                id: dep_id,
+                profile_id: id,
+                profile_version: deployed_version,
+                hostname: m.hostname.clone(),
+                deployed_at: updated_at
+                    - Duration::days(if deployed_version < version { 20 } else { 0 })
+                    + Duration::hours(rng.random_range(1..48)),
+                deployed_by: author.clone(),
+                status: if failed {
+                    DeploymentStatus::Failed
+                } else {
+                    DeploymentStatus::Deployed
                 },
-            ));
+                observed_at,
+                observed,
+            });
         }
-        profiles.push(doc(id, &profile));
+        profiles.push(profile);
     }
     (profiles, deployments)
 }
