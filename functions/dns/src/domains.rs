@@ -18,6 +18,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use netops_shared::store::daily::{self, DAY_MS, DayRows, Span};
 use netops_shared::store::{Filter, Rollup, Rollups, StoreError, StoreResult};
+use netops_shared::usage::Usage;
 use serde_json::json;
 use tokio::task::JoinSet;
 
@@ -167,12 +168,13 @@ async fn last_hours<'r>(
         {
             let (rollups, tenant, packed) =
                 (rollups.clone(), tenant.to_owned(), daily::packed(base));
-            reads.spawn(async move {
+            // Carried: the request's usage counts the reads of its spawned tasks too.
+            reads.spawn(Usage::carried(async move {
                 rollups
                     .rows(&tenant, &packed, day, day + DAY_MS, &Filter::all())
                     .await
                     .map(|rows| (day, rows))
-            });
+            }));
         }
         let Some(done) = reads.join_next().await else {
             break;
