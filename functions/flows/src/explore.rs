@@ -2,11 +2,12 @@
 //! into a stacked series, Sankey links and a top N.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use netops_shared::ApiError;
 use netops_shared::store::daily::{self, DAY_MS, HOUR_MS, floor_to, packed, totals};
-use netops_shared::store::{Filter, Pred, Rollup};
+use netops_shared::store::{Filter, KeepMeasure, Pred, Rollup};
 use serde_json::{Value, json};
 
 use crate::cube::{self, Family};
@@ -306,6 +307,16 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
 }
 
 impl Plan {
+    /// The measures of the rows read that the answer adds up: the plan's measure within its
+    /// window. A day row holds both measures of every hour of its day, of which a 24-hour
+    /// window wants about a quarter: the store copies only these.
+    pub fn keep(&self) -> KeepMeasure {
+        let plan = self.clone();
+        Arc::new(move |row_hour, name| {
+            placed(&plan, row_hour, name).is_some_and(|(b, _)| b >= plan.from && b < plan.to)
+        })
+    }
+
     /// The series to read and the start of its rows: at day steps the day totals where they
     /// exist (the families always, the external side on the totals tier, `fast`), else the
     /// packed rows of every day the window's hours touch.
@@ -327,20 +338,28 @@ pub struct Entry<'a> {
     pub value: f64,
 }
 
+/// Where a measure of a row read for a plan counts: the bucket of its hour (hour steps, in
+/// packed rows) or of its day (day steps, day totals), and the internal values its name holds;
+/// `None` for another measure, or an hour a packed row holds and the plan's steps do not
+/// count.
+fn placed<'n>(plan: &Plan, row_hour: i64, name: &'n str) -> Option<(i64, Option<&'n str>)> {
+    let (code, hour, entity) = daily::parts(name)?;
+    if code != plan.key {
+        return None;
+    }
+    match (plan.step_ms == DAY_MS, hour) {
+        (true, None) => Some((row_hour, entity)),
+        (false, Some(h)) => Some((row_hour + h * HOUR_MS, entity)),
+        _ => None,
+    }
+}
+
 /// The plan's measure in `rows` (read as [`Plan::rows_to_read`] says): at hour steps the
 /// hours of packed rows, at day steps the day totals (a packed row holds both).
 pub fn entries<'a>(plan: &'a Plan, rows: &'a [Rollup]) -> impl Iterator<Item = Entry<'a>> + 'a {
     rows.iter().flat_map(move |r| {
         r.measures.iter().filter_map(move |(name, v)| {
-            let (code, hour, entity) = daily::parts(name)?;
-            if code != plan.key {
-                return None;
-            }
-            let bucket = match (plan.step_ms == DAY_MS, hour) {
-                (true, None) => r.hour,
-                (false, Some(h)) => r.hour + h * HOUR_MS,
-                _ => return None,
-            };
+            let (bucket, entity) = placed(plan, r.hour, name)?;
             Some(Entry {
                 bucket,
                 dims: &r.dims,
@@ -675,7 +694,12 @@ mod tests {
                     }),
             );
             let (name, from) = p.rows_to_read(false);
-            let rows = stored(&series, &name, from, p.to, &p.filter);
+            // As the store reads them: only the measures the plan keeps.
+            let mut rows = stored(&series, &name, from, p.to, &p.filter);
+            let keep = p.keep();
+            for r in &mut rows {
+                r.measures.retain(|m, _| keep(r.hour, m));
+            }
             let got = aggregate(&p, entries(&p, &rows));
             let (want, got) = (
                 serde_json::to_value(want).expect("json"),

@@ -480,7 +480,14 @@ pub async fn explore_flows(
     let (series, from) = plan.rows_to_read(fast);
     let rows = state
         .rollups
-        .rows(&caller.tenant, &series, from, plan.to, &plan.filter)
+        .rows_keeping(
+            &caller.tenant,
+            &series,
+            from,
+            plan.to,
+            &plan.filter,
+            plan.keep(),
+        )
         .await?;
     let data = explore::aggregate(&plan, explore::entries(&plan, &rows));
     let window = Window {

@@ -38,7 +38,7 @@ pub use ports::all::{All, READ_ALL};
 pub use ports::counters::{COUNTER_GRACE_SECS, Counters};
 pub use ports::deployment::Deployment;
 pub use ports::docs::{Doc, Documents, doc_time};
-pub use ports::rollups::{BATCHES, Rollup, RollupGroup, Rollups};
+pub use ports::rollups::{BATCHES, KeepMeasure, Rollup, RollupGroup, Rollups};
 pub use ports::series::{Position, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite};
 pub use ports::tokens::{TokenRecord, Tokens};
 pub use ports::writes::{

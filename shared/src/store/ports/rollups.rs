@@ -27,6 +27,10 @@ pub struct Rollup {
     pub measures: BTreeMap<String, f64>,
 }
 
+/// Which measures of a row [`Rollups::rows_keeping`] keeps, given the row's hour and the
+/// measure's name; shared, as an adapter may apply it on another thread.
+pub type KeepMeasure = Arc<dyn Fn(i64, &str) -> bool + Send + Sync>;
+
 /// Adds `measures` into `sums`, name by name.
 pub(crate) fn add_into(sums: &mut BTreeMap<String, f64>, measures: BTreeMap<String, f64>) {
     for (name, v) in measures {
@@ -226,6 +230,27 @@ pub trait Rollups: Send + Sync + 'static {
         to: i64,
         filter: &Filter,
     ) -> StoreResult<Vec<Rollup>>;
+
+    /// [`Rollups::rows`] holding only the measures `keep` accepts (given the row's hour and
+    /// the measure's name), for reads of wide rows that want few of their measures (one
+    /// measure of a window's hours among a day's). The same items are read; an adapter that
+    /// decodes measures one at a time copies only those kept, the default drops the others
+    /// after the read.
+    async fn rows_keeping(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+        keep: KeepMeasure,
+    ) -> StoreResult<Vec<Rollup>> {
+        let mut rows = self.rows(tenant, series, from, to, filter).await?;
+        for row in &mut rows {
+            row.measures.retain(|name, _| keep(row.hour, name));
+        }
+        Ok(rows)
+    }
 
     /// [`Rollups::rows`] added up per dimension key: one row per key, holding the hour of its
     /// latest aggregate, the dimensions of its first and the sums of its measures, in key

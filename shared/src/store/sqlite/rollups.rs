@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::SqliteStore;
 use super::conn::backend;
 use super::sql::{filter_sql, json_text, parse_json, text};
-use crate::store::ports::rollups::{BATCHES, Groups, KeySums, add_into, pick};
+use crate::store::ports::rollups::{BATCHES, Groups, KeepMeasure, KeySums, add_into, pick};
 use crate::store::{Filter, Rollup, RollupGroup, Rollups, StoreError, StoreResult};
 
 /// Adds the stored measures `text` (a JSON object of numbers) into `sums`, reading the
@@ -45,12 +45,13 @@ fn add_measures(text: &str, sums: &mut BTreeMap<String, f64>) -> StoreResult<()>
     from_json_text(text, AddInto(sums))
 }
 
-/// The stored measures `text` (a JSON object of numbers) as a map, built at once from the
-/// names as read: they are stored in order (written from a map), so the build is one pass,
-/// where an insertion per name would search the map each time (a wide row holds hundreds).
-fn measures(text: &str) -> StoreResult<BTreeMap<String, f64>> {
-    struct Pairs;
-    impl<'de> serde::de::Visitor<'de> for Pairs {
+/// The stored measures `text` (a JSON object of numbers) that `keep` accepts, as a map built
+/// at once from the names as read: they are stored in order (written from a map), so the
+/// build is one pass, where an insertion per name would search the map each time (a wide row
+/// holds hundreds). A name is copied only when kept.
+fn measures(text: &str, keep: impl Fn(&str) -> bool) -> StoreResult<BTreeMap<String, f64>> {
+    struct Pairs<K>(K);
+    impl<'de, K: Fn(&str) -> bool> serde::de::Visitor<'de> for Pairs<K> {
         type Value = Vec<(String, f64)>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("an object of measures")
@@ -60,13 +61,23 @@ fn measures(text: &str) -> StoreResult<BTreeMap<String, f64>> {
             mut map: A,
         ) -> Result<Self::Value, A::Error> {
             let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
-            while let Some(name) = map.next_key::<String>()? {
-                out.push((name, map.next_value()?));
+            while let Some(name) = map.next_key::<&'de str>()? {
+                let v: f64 = map.next_value()?;
+                if (self.0)(name) {
+                    out.push((name.to_owned(), v));
+                }
             }
             Ok(out)
         }
     }
-    Ok(from_json_text(text, Pairs)?.into_iter().collect())
+    if text.contains('\\') {
+        // An escaped name cannot be read in place.
+        let mut all: BTreeMap<String, f64> =
+            serde_json::from_str(text).map_err(|e| StoreError::Data(e.to_string()))?;
+        all.retain(|name, _| keep(name));
+        return Ok(all);
+    }
+    Ok(from_json_text(text, Pairs(keep))?.into_iter().collect())
 }
 
 /// The values of the `by` dimensions in the stored dimensions `text` (a JSON object), null
@@ -194,6 +205,50 @@ fn add_rows(
     Ok(())
 }
 
+impl SqliteStore {
+    /// [`Rollups::rows`], with only the measures `keep` accepts when given.
+    async fn read_rows(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+        keep: Option<KeepMeasure>,
+    ) -> StoreResult<Vec<Rollup>> {
+        let (sql, args) = rollup_query(tenant, series, from, to, filter)?;
+        self.with(move |c| {
+            let mut out = Vec::new();
+            // One combination's rows repeat its dimensions: each distinct text is decoded once.
+            let mut decoded: HashMap<String, Arc<Value>> = HashMap::new();
+            each_rollup(c, &sql, args, |hour, key, r| {
+                let dims = text(r, 2)?;
+                let dims = match decoded.get(dims) {
+                    Some(d) => d.clone(),
+                    None => {
+                        let d = Arc::new(parse_json(dims)?);
+                        decoded.insert(dims.to_owned(), d.clone());
+                        d
+                    }
+                };
+                let measures = match &keep {
+                    Some(keep) => measures(text(r, 3)?, |name| keep(hour, name))?,
+                    None => measures(text(r, 3)?, |_| true)?,
+                };
+                out.push(Rollup {
+                    hour,
+                    key: key.to_owned(),
+                    dims,
+                    measures,
+                });
+                Ok(())
+            })?;
+            Ok(out)
+        })
+        .await
+    }
+}
+
 #[async_trait]
 impl Rollups for SqliteStore {
     async fn add(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
@@ -240,32 +295,20 @@ impl Rollups for SqliteStore {
         to: i64,
         filter: &Filter,
     ) -> StoreResult<Vec<Rollup>> {
-        let (sql, args) = rollup_query(tenant, series, from, to, filter)?;
-        self.with(move |c| {
-            let mut out = Vec::new();
-            // One combination's rows repeat its dimensions: each distinct text is decoded once.
-            let mut decoded: HashMap<String, Arc<Value>> = HashMap::new();
-            each_rollup(c, &sql, args, |hour, key, r| {
-                let dims = text(r, 2)?;
-                let dims = match decoded.get(dims) {
-                    Some(d) => d.clone(),
-                    None => {
-                        let d = Arc::new(parse_json(dims)?);
-                        decoded.insert(dims.to_owned(), d.clone());
-                        d
-                    }
-                };
-                out.push(Rollup {
-                    hour,
-                    key: key.to_owned(),
-                    dims,
-                    measures: measures(text(r, 3)?)?,
-                });
-                Ok(())
-            })?;
-            Ok(out)
-        })
-        .await
+        self.read_rows(tenant, series, from, to, filter, None).await
+    }
+
+    async fn rows_keeping(
+        &self,
+        tenant: &str,
+        series: &str,
+        from: i64,
+        to: i64,
+        filter: &Filter,
+        keep: KeepMeasure,
+    ) -> StoreResult<Vec<Rollup>> {
+        self.read_rows(tenant, series, from, to, filter, Some(keep))
+            .await
     }
 
     async fn sums_per_key(
@@ -354,6 +397,30 @@ mod tests {
             .expect("read");
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].measures["bytes"], 5.0);
+        s.add(
+            "a",
+            "f",
+            vec![Rollup {
+                measures: [("flows".to_string(), 1.0)].into(),
+                ..row(0.0)
+            }],
+        )
+        .await
+        .expect("add");
+        let kept = s
+            .rows_keeping(
+                "a",
+                "f",
+                0,
+                i64::MAX,
+                &Filter::all(),
+                Arc::new(|hour, name| hour == 3_600_000 && name == "flows"),
+            )
+            .await
+            .expect("read");
+        let want: BTreeMap<String, f64> = [("flows".to_string(), 1.0)].into();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].measures, want);
     }
 
     #[test]
@@ -381,12 +448,23 @@ mod tests {
         ]
         .into();
         assert_eq!(
-            measures(r#"{"q\"x": 4, "f": 3, "b@07|PC-1": 2}"#).expect("read"),
+            measures(r#"{"q\"x": 4, "f": 3, "b@07|PC-1": 2}"#, |_| true).expect("read"),
             want
         );
-        assert_eq!(measures("{}").expect("empty"), BTreeMap::new());
-        assert!(measures(r#"{"b": "x"}"#).is_err());
-        assert!(measures(r#"{"b": 1} trailing"#).is_err());
+        assert_eq!(measures("{}", |_| true).expect("empty"), BTreeMap::new());
+        assert!(measures(r#"{"b": "x"}"#, |_| true).is_err());
+        assert!(measures(r#"{"b": 1} trailing"#, |_| true).is_err());
+        // Only the kept names, whether read in place or escaped.
+        let kept = |name: &str| name.starts_with('b');
+        let want: BTreeMap<String, f64> = [("b@07|PC-1".to_string(), 2.0)].into();
+        assert_eq!(
+            measures(r#"{"b@07|PC-1": 2, "f@07|PC-1": 3}"#, kept).expect("read"),
+            want
+        );
+        assert_eq!(
+            measures(r#"{"b@07|PC-1": 2, "q\"x": 4}"#, kept).expect("escaped"),
+            want
+        );
     }
 
     #[tokio::test]
