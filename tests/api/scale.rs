@@ -274,7 +274,15 @@ const MORE_ASKS: &[(&str, &str, &str, Class, &str)] = &[
         "dims=processus,externe&period=30d",
         "30d: processus, externe",
         Keys,
-        "group 1: flows.xp.pr.d rows (external keys × ≤64 shards) ·(D+1), no machine in them",
+        "group 1: flows.xp.pr.d rows (external keys × ≤8 shards) ·(D+1), no machine in them",
+    ),
+    (
+        "explore_flows",
+        "dims=interne&period=30d",
+        "30d: interne",
+        Grows,
+        "group 1: flows.xp.i.d rows (external keys × ≤8 shards) ·(D+1), no key per machine, \
+         but a ranking of the machines reads every machine with traffic, a day total each",
     ),
     (
         "explore_flows",

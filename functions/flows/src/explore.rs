@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use netops_shared::ApiError;
 use netops_shared::store::daily::{self, DAY_MS, HOUR_MS, floor_to, packed, totals};
-use netops_shared::store::{Filter, KeepMeasure, Pred, Rollup};
+use netops_shared::store::{Filter, KeepMeasure, Pred, Rollup, Rollups, StoreResult};
 use serde_json::{Value, json};
 
 use crate::cube::{self, Family};
@@ -327,6 +327,38 @@ impl Plan {
             (packed(self.series), floor_to(self.from, DAY_MS))
         }
     }
+
+    /// The rows the plan adds up ([`Plan::rows_to_read`], only the measures [`Plan::keep`]
+    /// keeps), read as [`SPANS`] spans of whole days at once, in order.
+    pub async fn rows(
+        &self,
+        rollups: &dyn Rollups,
+        tenant: &str,
+        fast: bool,
+    ) -> StoreResult<Vec<Rollup>> {
+        let (series, from) = self.rows_to_read(fast);
+        let keep = self.keep();
+        let reads = spans(from, self.to)
+            .map(|(a, b)| rollups.rows_keeping(tenant, &series, a, b, &self.filter, keep.clone()));
+        let parts = futures_util::future::try_join_all(reads).await?;
+        Ok(parts.into_iter().flatten().collect())
+    }
+}
+
+/// The reads of one exploration in flight at once: its window's days are split into this
+/// many spans, each read by its own store call (on the embedded store, its own connection
+/// and thread; on DynamoDB, its own Query). Measured on the reference tenant (30 days by
+/// machine, 2 cores): one span 192 ms, two 129 ms, four 132 ms for 10% more CPU than two.
+pub const SPANS: i64 = 2;
+
+/// `[from, to)` (`from` at the start of a day) split into at most [`SPANS`] spans of whole
+/// days, in order.
+fn spans(from: i64, to: i64) -> impl Iterator<Item = (i64, i64)> {
+    let days = (to - from).max(0) / DAY_MS + 1;
+    let step = (days + SPANS - 1) / SPANS * DAY_MS;
+    (0..SPANS)
+        .map(move |i| (from + i * step, (from + (i + 1) * step).min(to)))
+        .filter(|(a, b)| a < b)
 }
 
 /// One measure read for a plan: its bucket, its row's dimensions, the internal values its
@@ -404,18 +436,116 @@ fn row_value<'a>(plan: &Plan, dims: &'a Value, key: &str) -> &'a str {
         .unwrap_or(crate::model::UNKNOWN)
 }
 
-/// Aggregates the entries read for the plan. The values stay borrowed from the rows read
-/// (a query by machine adds up hundreds of thousands of entries): only those the answer
-/// names are copied.
+/// A map with a fast hash: its keys are the data's own names or numbers of them, not a
+/// caller's choosing.
+type Fast<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// The distinct values met, numbered in the order met. Each is copied once, next to the
+/// others: an entry's value is looked up among a few thousand names close together, where a
+/// map of borrowed names would compare it with the row it was first read from, long gone
+/// from the caches (a query over 30 days reads hundreds of thousands of entries).
+#[derive(Default)]
+struct Names {
+    index: Fast<Box<str>, u32>,
+}
+
+impl Names {
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.index.get(name) {
+            return id;
+        }
+        let id = self.index.len() as u32;
+        self.index.insert(name.into(), id);
+        id
+    }
+
+    /// The names by number.
+    fn into_vec(self) -> Vec<Box<str>> {
+        let mut named: Vec<(u32, Box<str>)> =
+            self.index.into_iter().map(|(n, id)| (id, n)).collect();
+        named.sort_unstable_by_key(|(id, _)| *id);
+        named.into_iter().map(|(_, n)| n).collect()
+    }
+}
+
+/// The measure of one combination of asked values (by number; those beyond the plan's
+/// dimensions are the empty name).
+struct Combo {
+    vals: [u32; 3],
+    /// Its first value's row in [`Combos::by_bucket`].
+    first: usize,
+    sum: f64,
+}
+
+/// What the entries of a plan add up to: per combination of asked values, and per bucket of
+/// each first value (the stacked series). An entry costs one lookup of its combination; the
+/// totals per value are added up from the combinations afterwards.
+struct Combos {
+    index: Fast<[u32; 3], usize>,
+    combos: Vec<Combo>,
+    /// The first values met, by number, and their row in `by_bucket`.
+    firsts: Fast<u32, usize>,
+    /// The measure of the first value of row `n` in bucket `b` at `n * buckets + b`.
+    by_bucket: Vec<f64>,
+    buckets: usize,
+}
+
+impl Combos {
+    fn new(buckets: usize) -> Self {
+        Combos {
+            index: Fast::default(),
+            combos: Vec::new(),
+            firsts: Fast::default(),
+            by_bucket: Vec::new(),
+            buckets,
+        }
+    }
+
+    fn add(&mut self, vals: [u32; 3], bucket: usize, value: f64) {
+        let slot = match self.index.get(&vals) {
+            Some(&slot) => slot,
+            None => {
+                let next = self.firsts.len();
+                let first = *self.firsts.entry(vals[0]).or_insert(next);
+                if first == next {
+                    self.by_bucket.resize((next + 1) * self.buckets, 0.0);
+                }
+                self.combos.push(Combo {
+                    vals,
+                    first,
+                    sum: 0.0,
+                });
+                self.index.insert(vals, self.combos.len() - 1);
+                self.combos.len() - 1
+            }
+        };
+        let combo = &mut self.combos[slot];
+        combo.sum += value;
+        self.by_bucket[combo.first * self.buckets + bucket] += value;
+    }
+
+    /// The total of each value of dimension `i`, by name.
+    fn per_value<'n>(&self, i: usize, names: &'n [Box<str>]) -> HashMap<&'n str, f64> {
+        let mut sums = HashMap::new();
+        for c in &self.combos {
+            *sums.entry(&*names[c.vals[i] as usize]).or_default() += c.sum;
+        }
+        sums
+    }
+}
+
+/// Aggregates the entries read for the plan. Each value met is copied once ([`Names`]), and
+/// only those the answer names are copied again.
 pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> Exploration {
     let k = plan.dims.len();
-    let mut per_dim: Vec<HashMap<&'a str, f64>> = vec![HashMap::new(); k];
-    // The asked values of a combination; those beyond `k` stay empty.
-    let mut tuples: HashMap<[&'a str; 3], f64> = HashMap::new();
-    // (bucket, first value) -> measure
-    let mut by_bucket: HashMap<(i64, &'a str), f64> = HashMap::new();
+    let buckets = (plan.to - plan.from)
+        .max(0)
+        .unsigned_abs()
+        .div_ceil(plan.step_ms.unsigned_abs()) as usize;
+    let mut names = Names::default();
+    let mut combos = Combos::new(buckets);
     let mut total = 0.0;
-    let mut row: Option<(&'a Value, [&'a str; 3])> = None;
+    let mut row: Option<(&'a Value, [u32; 3])> = None;
     for e in entries {
         if e.value == 0.0 || e.bucket < plan.from || e.bucket >= plan.to {
             continue;
@@ -432,9 +562,9 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         let mut vals = match row {
             Some((dims, vals)) if std::ptr::eq(dims, e.dims) => vals,
             _ => {
-                let mut vals = [""; 3];
+                let mut vals = [names.id(""); 3];
                 for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
-                    vals[i] = row_value(plan, e.dims, key);
+                    vals[i] = names.id(row_value(plan, e.dims, key));
                 }
                 row = Some((e.dims, vals));
                 vals
@@ -442,42 +572,45 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         };
         for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
             if let Some(v) = entity_value(plan, &e, key) {
-                vals[i] = v;
+                vals[i] = names.id(v);
             }
         }
-        for (sums, v) in per_dim.iter_mut().zip(vals) {
-            *sums.entry(v).or_default() += e.value;
-        }
-        let bucket = e.bucket.div_euclid(plan.step_ms) * plan.step_ms;
-        *by_bucket.entry((bucket, vals[0])).or_default() += e.value;
-        *tuples.entry(vals).or_default() += e.value;
+        let bucket = ((e.bucket - plan.from) / plan.step_ms) as usize;
+        combos.add(vals, bucket, e.value);
         total += e.value;
     }
+    let names = names.into_vec();
+    let name = |id: u32| -> &str { &names[id as usize] };
+    let per_dim: Vec<HashMap<&str, f64>> = (0..k).map(|i| combos.per_value(i, &names)).collect();
     let kept: Vec<Vec<&str>> = per_dim.iter().map(|t| top_values(t, plan.limit)).collect();
     let kept_sets: Vec<HashSet<&str>> = kept.iter().map(|v| v.iter().copied().collect()).collect();
-    let map =
-        |i: usize, v: &'a str| -> &'a str { if kept_sets[i].contains(v) { v } else { OTHERS } };
+    let map = |i: usize, id: u32| -> &str {
+        let v = name(id);
+        if kept_sets[i].contains(v) { v } else { OTHERS }
+    };
     // Stacked series by the first dimension.
     let mut keys: Vec<String> = kept[0].iter().map(|v| (*v).to_owned()).collect();
     let has_others = per_dim[0].len() > kept[0].len();
     if has_others {
         keys.push(OTHERS.into());
     }
-    let mut points = Vec::new();
-    let mut t = plan.from;
-    while t < plan.to {
-        let values: BTreeMap<String, f64> = keys.iter().map(|k| (k.clone(), 0.0)).collect();
-        points.push((t, values));
-        t += plan.step_ms;
-    }
-    for ((bucket, v), m) in &by_bucket {
-        let idx = ((bucket - plan.from) / plan.step_ms) as usize;
-        // Every value maps to a key of the series: a kept one, or `autres` when some remain.
-        if let Some(sum) = points
-            .get_mut(idx)
-            .and_then(|(_, values)| values.get_mut(map(0, v)))
-        {
-            *sum += m;
+    let mut points: Vec<(i64, BTreeMap<String, f64>)> = (0..buckets)
+        .map(|b| {
+            let values = keys.iter().map(|k| (k.clone(), 0.0)).collect();
+            (plan.from + b as i64 * plan.step_ms, values)
+        })
+        .collect();
+    for (id, n) in &combos.firsts {
+        let key = map(0, *id);
+        let cells = &combos.by_bucket[n * buckets..(n + 1) * buckets];
+        for ((_, values), m) in points.iter_mut().zip(cells) {
+            // Every value maps to a key of the series: a kept one, or `autres` when some
+            // remain.
+            if *m != 0.0
+                && let Some(sum) = values.get_mut(key)
+            {
+                *sum += m;
+            }
         }
     }
     let points = points
@@ -489,11 +622,11 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         .collect();
     // Links between consecutive dimensions.
     let mut link_sums: BTreeMap<(&str, &str, usize), f64> = BTreeMap::new();
-    for (vals, m) in &tuples {
+    for Combo { vals, sum, .. } in &combos.combos {
         for i in 0..k.saturating_sub(1) {
             *link_sums
                 .entry((map(i, vals[i]), map(i + 1, vals[i + 1]), i))
-                .or_default() += m;
+                .or_default() += sum;
         }
     }
     let mut links: Vec<Link> = link_sums
@@ -517,7 +650,11 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
             .then_with(|| a.to.cmp(&b.to))
     });
     // Top N combinations.
-    let mut top: Vec<([&str; 3], f64)> = tuples.into_iter().collect();
+    let mut top: Vec<([&str; 3], f64)> = combos
+        .combos
+        .iter()
+        .map(|c| (c.vals.map(name), c.sum))
+        .collect();
     top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let top = top
         .into_iter()
@@ -621,6 +758,38 @@ mod tests {
             .filter(|r| r.hour >= from && r.hour < to && f.matches(&r.dims))
             .cloned()
             .collect()
+    }
+
+    #[test]
+    fn a_window_is_read_as_a_few_spans_of_whole_days_in_order() {
+        let day = 20_000 * DAY_MS;
+        for (to, want) in [
+            (day + HOUR_MS, vec![(day, day + HOUR_MS)]),
+            (
+                day + DAY_MS + 5 * HOUR_MS,
+                vec![
+                    (day, day + DAY_MS),
+                    (day + DAY_MS, day + DAY_MS + 5 * HOUR_MS),
+                ],
+            ),
+            (
+                day + 30 * DAY_MS + 7 * HOUR_MS,
+                vec![
+                    (day, day + 16 * DAY_MS),
+                    (day + 16 * DAY_MS, day + 30 * DAY_MS + 7 * HOUR_MS),
+                ],
+            ),
+            (
+                day + 7 * DAY_MS,
+                vec![
+                    (day, day + 4 * DAY_MS),
+                    (day + 4 * DAY_MS, day + 7 * DAY_MS),
+                ],
+            ),
+            (day, vec![]),
+        ] {
+            assert_eq!(spans(day, to).collect::<Vec<_>>(), want);
+        }
     }
 
     #[test]

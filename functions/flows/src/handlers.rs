@@ -477,17 +477,8 @@ pub async fn explore_flows(
         ));
     }
     let fast = collected.get("totals_tier") == Some(&json!(true));
-    let (series, from) = plan.rows_to_read(fast);
-    let rows = state
-        .rollups
-        .rows_keeping(
-            &caller.tenant,
-            &series,
-            from,
-            plan.to,
-            &plan.filter,
-            plan.keep(),
-        )
+    let rows = plan
+        .rows(state.rollups.as_ref(), &caller.tenant, fast)
         .await?;
     let data = explore::aggregate(&plan, explore::entries(&plan, &rows));
     let window = Window {

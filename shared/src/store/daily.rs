@@ -111,6 +111,18 @@ pub fn shard(group: &str, entity: &str, shards: u32) -> String {
     format!("{group}#{}", h % shards.max(1))
 }
 
+/// The key of the shard `n % shards` of a [`shard`] key `<group>#<n>`; another key is
+/// unchanged.
+fn fold(key: &str, shards: u32) -> String {
+    match key.rsplit_once('#') {
+        Some((group, n)) => match n.parse::<u32>() {
+            Ok(n) => format!("{group}#{}", n % shards),
+            Err(_) => key.to_owned(),
+        },
+        None => key.to_owned(),
+    }
+}
+
 /// The hours a window covers, `[a, b)`, and the whole UTC days among them, `[d0, d1)`
 /// (empty when `d0 >= d1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,6 +188,9 @@ impl Span {
 pub struct DayRows {
     /// (day, key) -> (dimensions, measures).
     rows: HashMap<DayKey, (Arc<Value>, BTreeMap<String, f64>)>,
+    /// The shards of a group the day totals keep, when fewer than the packed rows'
+    /// ([`DayRows::fold_totals`]).
+    totals_shards: Option<u32>,
 }
 
 /// The start of a day (ms) and a key.
@@ -215,21 +230,43 @@ impl DayRows {
         }
     }
 
+    /// Keeps the day totals of each group of wide rows ([`shard`]) in `shards` rows, fewer
+    /// than its packed rows: the shard `n` of the packed rows is the shard `n % shards` of
+    /// the totals. An entity's day total is a measure or two where its packed row holds one
+    /// per hour (up to 24 times as many), so fewer rows hold the same entities within an
+    /// item's size, and a long window, read from the totals, reads fewer rows. `shards`
+    /// must divide the packed rows' shards, so that an entity's totals row is fixed too. The
+    /// totals rows then no longer share their packed rows' keys: such a series is read per
+    /// entity, not through [`sums`], which matches the two by key.
+    pub fn fold_totals(mut self, shards: u32) -> Self {
+        self.totals_shards = Some(shards.max(1));
+        self
+    }
+
     /// The rows of `<base>.dh` and, with `with_totals`, of `<base>.d`, as (series, rows).
     pub fn series(self, base: &str, with_totals: bool) -> Vec<(String, Vec<Rollup>)> {
         let mut packed_rows = Vec::with_capacity(self.rows.len());
-        let mut total_rows = Vec::new();
+        let mut total_rows: HashMap<DayKey, Rollup> = HashMap::new();
         for ((day, key), (dims, measures)) in self.rows {
-            let (hours, day_totals) = measures
+            let (hours, day_totals): (BTreeMap<_, _>, BTreeMap<_, _>) = measures
                 .into_iter()
                 .partition(|(name, _)| split_hour(name).is_some());
             if with_totals {
-                total_rows.push(Rollup {
-                    hour: day,
-                    key: key.clone(),
-                    dims: dims.clone(),
-                    measures: day_totals,
-                });
+                let totals_key = match self.totals_shards {
+                    Some(shards) => fold(&key, shards),
+                    None => key.clone(),
+                };
+                let row = total_rows
+                    .entry((day, totals_key.clone()))
+                    .or_insert_with(|| Rollup {
+                        hour: day,
+                        key: totals_key,
+                        dims: dims.clone(),
+                        measures: BTreeMap::new(),
+                    });
+                for (name, v) in day_totals {
+                    *row.measures.entry(name).or_insert(0.0) += v;
+                }
             }
             packed_rows.push(Rollup {
                 hour: day,
@@ -240,7 +277,7 @@ impl DayRows {
         }
         let mut out = vec![(packed(base), packed_rows)];
         if with_totals {
-            out.push((totals(base), total_rows));
+            out.push((totals(base), total_rows.into_values().collect()));
         }
         out
     }
@@ -470,5 +507,66 @@ mod tests {
         );
         let hours: Vec<_> = hours_within(day1, 0, DAY_MS + 4 * HOUR_MS).collect();
         assert_eq!(hours, vec![("n".to_owned(), DAY_MS + 3 * HOUR_MS, 2.0)]);
+    }
+
+    #[test]
+    fn folded_totals_keep_each_entity_on_a_fixed_row_of_fewer() {
+        let mut rows = DayRows::default();
+        let users = [
+            "julie",
+            "marc",
+            "léa",
+            "SYSTEM",
+            "svc-backup",
+            "émilie",
+            "a",
+            "b",
+        ];
+        for (i, u) in users.iter().enumerate() {
+            let name = of("b", u);
+            let at = DAY_MS + i as i64 * HOUR_MS;
+            rows.add(
+                at,
+                &shard("g", u, 64),
+                || json!({"e": "x"}),
+                &name,
+                1.0 + i as f64,
+            );
+            rows.add(
+                at + DAY_MS,
+                &shard("g", u, 64),
+                || json!({"e": "x"}),
+                &name,
+                10.0,
+            );
+        }
+        let series = rows.fold_totals(4).series("s", true);
+        let (packed_rows, totals_rows) = (&series[0].1, &series[1].1);
+        // The packed rows keep their shards; each entity's day total sits in the row of its
+        // shard modulo 4, whatever the batch that brought it.
+        for r in packed_rows {
+            for name in r.measures.keys() {
+                let (_, _, user) = parts(name).expect("a measure");
+                assert_eq!(r.key, shard("g", user.expect("an entity"), 64));
+            }
+        }
+        assert!(totals_rows.len() <= 2 * 4);
+        assert!(totals_rows.len() < packed_rows.len(), "{totals_rows:?}");
+        for r in totals_rows {
+            for name in r.measures.keys() {
+                let (_, _, user) = parts(name).expect("a measure");
+                assert_eq!(r.key, shard("g", user.expect("an entity"), 4));
+                assert_eq!(*r.dims, json!({"e": "x"}));
+            }
+        }
+        let day_total = |day: i64| -> f64 {
+            totals_rows
+                .iter()
+                .filter(|r| r.hour == day)
+                .flat_map(|r| r.measures.values())
+                .sum()
+        };
+        assert_eq!(day_total(DAY_MS), (1..=8).sum::<i32>() as f64);
+        assert_eq!(day_total(2 * DAY_MS), 80.0);
     }
 }
