@@ -16,11 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use futures_util::stream::{self, StreamExt};
 use netops_shared::store::daily::{self, DAY_MS, DayRows, Span};
-use netops_shared::store::{Filter, Rollup, Rollups, StoreError, StoreResult};
-use netops_shared::usage::Usage;
+use netops_shared::store::{Filter, Rollup, Rollups, StoreResult};
 use serde_json::json;
-use tokio::task::JoinSet;
 
 use crate::model::TopDomain;
 
@@ -159,27 +158,21 @@ async fn last_hours<'r>(
     for r in rows.filter(|r| span.d0 <= r.hour && r.hour < span.d1) {
         by_day.entry(r.hour).or_default().push(&r.key);
     }
-    let mut days = by_day.keys().copied();
-    let mut reads = JoinSet::new();
-    let mut out = HashMap::new();
-    loop {
-        while reads.len() < IN_FLIGHT
-            && let Some(day) = days.next()
-        {
-            let (rollups, tenant, packed) =
-                (rollups.clone(), tenant.to_owned(), daily::packed(base));
-            // Carried: the request's usage counts the reads of its spawned tasks too.
-            reads.spawn(Usage::carried(async move {
+    let packed = daily::packed(base);
+    let mut reads = stream::iter(by_day.keys().copied())
+        .map(|day| {
+            let packed = &packed;
+            async move {
                 rollups
-                    .rows(&tenant, &packed, day, day + DAY_MS, &Filter::all())
+                    .rows(tenant, packed, day, day + DAY_MS, &Filter::all())
                     .await
                     .map(|rows| (day, rows))
-            }));
-        }
-        let Some(done) = reads.join_next().await else {
-            break;
-        };
-        let (day, rows) = done.map_err(|e| StoreError::Backend(e.to_string()))??;
+            }
+        })
+        .buffer_unordered(IN_FLIGHT);
+    let mut out = HashMap::new();
+    while let Some(read) = reads.next().await {
+        let (day, rows) = read?;
         for key in by_day.get(&day).into_iter().flatten() {
             let latest = rows
                 .iter()

@@ -5,13 +5,12 @@ use std::collections::{HashMap, HashSet};
 
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
 use netops_shared::error::ErrorBody;
 use netops_shared::lookup::{MACHINES, decode};
 use netops_shared::store::{Documents, Filter};
-use netops_shared::usage::Usage;
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Path, Query, ok};
 use serde_json::Value;
-use tokio::task::JoinSet;
 
 use crate::compare::compare;
 use crate::model::*;
@@ -211,26 +210,12 @@ async fn first_deployments_of(
     cap: usize,
 ) -> Result<Vec<(Vec<Deployment>, bool)>, ApiError> {
     const IN_FLIGHT: usize = 8;
-    let mut reads = JoinSet::new();
-    let mut next = profiles.iter().copied().enumerate();
-    let mut out: Vec<Option<(Vec<Deployment>, bool)>> = vec![None; profiles.len()];
-    loop {
-        while reads.len() < IN_FLIGHT
-            && let Some((at, id)) = next.next()
-        {
-            let (docs, tenant) = (state.docs.clone(), tenant.to_owned());
-            // Counted for the request, which the spawned task is outside of.
-            reads.spawn(Usage::carried(async move {
-                (at, first_deployments(docs.as_ref(), &tenant, id, cap).await)
-            }));
-        }
-        let Some(done) = reads.join_next().await else {
-            break;
-        };
-        let (at, read) = done.map_err(|e| ApiError::internal(&e))?;
-        out[at] = Some(read?);
-    }
-    Ok(out.into_iter().flatten().collect())
+    let docs = state.docs.as_ref();
+    stream::iter(profiles.iter().copied())
+        .map(|id| first_deployments(docs, tenant, id, cap))
+        .buffered(IN_FLIGHT)
+        .try_collect()
+        .await
 }
 
 /// The `meta` of an answer showing deployments: whether some profile's were cut.
