@@ -347,8 +347,9 @@ impl Plan {
 
 /// The reads of one exploration in flight at once: its window's days are split into this
 /// many spans, each read by its own store call (on the embedded store, its own connection
-/// and thread; on DynamoDB, its own Query). Measured on the reference tenant (30 days by
-/// machine, 2 cores): one span 192 ms, two 129 ms, four 132 ms for 10% more CPU than two.
+/// and thread; on DynamoDB, its own Query). On the reference tenant (30 days by machine, 2
+/// cores), two spans answer about a third sooner than one, four no sooner than two for 10%
+/// more CPU (`bench/windows-results.md`).
 pub const SPANS: i64 = 2;
 
 /// `[from, to)` (`from` at the start of a day) split into at most [`SPANS`] spans of whole
