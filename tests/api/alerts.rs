@@ -1128,7 +1128,7 @@ fn the_siem_queue_always_holds_an_incident_in_progress_and_the_seeds_are_resolve
             Some(doc) => {
                 let opened = time(&doc["opened_at"]);
                 assert!(seeded <= opened && opened < now, "{doc}");
-                assert_eq!(resolved.is_some(), doc["status"] == "resolved", "{doc}");
+                assert_eq!(resolved.is_some(), doc["status"] == "RESOLVED", "{doc}");
                 spans.push((opened, resolved));
             }
         }
