@@ -544,6 +544,9 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         .unsigned_abs()
         .div_ceil(plan.step_ms.unsigned_abs()) as usize;
     let mut names = Names::default();
+    // The numbers of the asked values each entity names (the internal values of a family's
+    // measure: `PC-1|chrome.exe|julie`).
+    let mut entities: Fast<Box<str>, [Option<u32>; 3]> = Fast::default();
     let mut combos = Combos::new(buckets);
     let mut total = 0.0;
     let mut row: Option<(&'a Value, [u32; 3])> = None;
@@ -571,9 +574,23 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
                 vals
             }
         };
-        for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
-            if let Some(v) = entity_value(plan, &e, key) {
-                vals[i] = names.id(v);
+        // An entity names the same values wherever it is met: split and numbered once.
+        if let Some(entity) = e.entity {
+            let asked = match entities.get(entity) {
+                Some(asked) => *asked,
+                None => {
+                    let mut asked = [None; 3];
+                    for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
+                        asked[i] = entity_value(plan, &e, key).map(|v| names.id(v));
+                    }
+                    entities.insert(entity.into(), asked);
+                    asked
+                }
+            };
+            for (val, id) in vals.iter_mut().zip(asked) {
+                if let Some(id) = id {
+                    *val = id;
+                }
             }
         }
         let bucket = ((e.bucket - plan.from) / plan.step_ms) as usize;
