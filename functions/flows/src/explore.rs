@@ -544,6 +544,8 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         .unsigned_abs()
         .div_ceil(plan.step_ms.unsigned_abs()) as usize;
     let mut names = Names::default();
+    // The value of the dimensions a plan does not ask.
+    let unasked = names.id("");
     // The numbers of the asked values each entity names (the internal values of a family's
     // measure: `PC-1|chrome.exe|julie`).
     let mut entities: Fast<Box<str>, [Option<u32>; 3]> = Fast::default();
@@ -566,7 +568,7 @@ pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> E
         let mut vals = match row {
             Some((dims, vals)) if std::ptr::eq(dims, e.dims) => vals,
             _ => {
-                let mut vals = [names.id(""); 3];
+                let mut vals = [unasked; 3];
                 for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
                     vals[i] = names.id(row_value(plan, e.dims, key));
                 }
