@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use futures_util::TryStreamExt;
+use futures_util::stream::FuturesOrdered;
 use netops_shared::ApiError;
 use netops_shared::store::daily::{self, DAY_MS, HOUR_MS, floor_to, packed, totals};
 use netops_shared::store::{Filter, KeepMeasure, Pred, Rollup, Rollups, StoreResult};
@@ -328,20 +330,26 @@ impl Plan {
         }
     }
 
-    /// The rows the plan adds up ([`Plan::rows_to_read`], only the measures [`Plan::keep`]
-    /// keeps), read as [`SPANS`] spans of whole days at once, in order.
-    pub async fn rows(
+    /// The exploration of the rows the plan adds up ([`Plan::rows_to_read`], only the
+    /// measures [`Plan::keep`] keeps), read as [`SPANS`] spans of whole days at once: each
+    /// span is added up as soon as it and those before it are read, while the next is still
+    /// being read, and its rows are dropped then.
+    pub async fn explore(
         &self,
         rollups: &dyn Rollups,
         tenant: &str,
         fast: bool,
-    ) -> StoreResult<Vec<Rollup>> {
+    ) -> StoreResult<Exploration> {
         let (series, from) = self.rows_to_read(fast);
         let keep = self.keep();
-        let reads = spans(from, self.to)
-            .map(|(a, b)| rollups.rows_keeping(tenant, &series, a, b, &self.filter, keep.clone()));
-        let parts = futures_util::future::try_join_all(reads).await?;
-        Ok(parts.into_iter().flatten().collect())
+        let mut reads: FuturesOrdered<_> = spans(from, self.to)
+            .map(|(a, b)| rollups.rows_keeping(tenant, &series, a, b, &self.filter, keep.clone()))
+            .collect();
+        let mut aggregation = Aggregation::new(self);
+        while let Some(rows) = reads.try_next().await? {
+            aggregation.add(entries(self, &rows));
+        }
+        Ok(aggregation.finish())
     }
 }
 
@@ -535,175 +543,212 @@ impl Combos {
     }
 }
 
-/// Aggregates the entries read for the plan. Each value met is copied once ([`Names`]), and
-/// only those the answer names are copied again.
-pub fn aggregate<'a>(plan: &Plan, entries: impl Iterator<Item = Entry<'a>>) -> Exploration {
-    let k = plan.dims.len();
-    let buckets = (plan.to - plan.from)
-        .max(0)
-        .unsigned_abs()
-        .div_ceil(plan.step_ms.unsigned_abs()) as usize;
-    let mut names = Names::default();
-    // The value of the dimensions a plan does not ask.
-    let unasked = names.id("");
-    // The numbers of the asked values each entity names (the internal values of a family's
-    // measure: `PC-1|chrome.exe|julie`).
-    let mut entities: Fast<Box<str>, [Option<u32>; 3]> = Fast::default();
-    let mut combos = Combos::new(buckets);
-    let mut total = 0.0;
-    let mut row: Option<(&'a Value, [u32; 3])> = None;
-    for e in entries {
-        if e.value == 0.0 || e.bucket < plan.from || e.bucket >= plan.to {
-            continue;
+/// The exploration of a plan, added up as its entries come. Each value met is copied once
+/// ([`Names`]), and only those the answer names are copied again.
+pub struct Aggregation<'p> {
+    plan: &'p Plan,
+    buckets: usize,
+    names: Names,
+    /// The value of the dimensions a plan does not ask.
+    unasked: u32,
+    /// The numbers of the asked values each entity names (the internal values of a family's
+    /// measure: `PC-1|chrome.exe|julie`).
+    entities: Fast<Box<str>, [Option<u32>; 3]>,
+    combos: Combos,
+    total: f64,
+}
+
+impl<'p> Aggregation<'p> {
+    pub fn new(plan: &'p Plan) -> Self {
+        let buckets = (plan.to - plan.from)
+            .max(0)
+            .unsigned_abs()
+            .div_ceil(plan.step_ms.unsigned_abs()) as usize;
+        let mut names = Names::default();
+        let unasked = names.id("");
+        Aggregation {
+            plan,
+            buckets,
+            names,
+            unasked,
+            entities: Fast::default(),
+            combos: Combos::new(buckets),
+            total: 0.0,
         }
-        if !plan
-            .post
-            .iter()
-            .all(|(key, negated, v)| (dim_value(plan, &e, key) == v) != *negated)
-        {
-            continue;
-        }
-        // A row's measures share its dimensions (rows of one combination share them too):
-        // their values are looked up once, not for every measure.
-        let mut vals = match row {
-            Some((dims, vals)) if std::ptr::eq(dims, e.dims) => vals,
-            _ => {
-                let mut vals = [unasked; 3];
-                for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
-                    vals[i] = names.id(row_value(plan, e.dims, key));
-                }
-                row = Some((e.dims, vals));
-                vals
+    }
+
+    /// Adds up entries read for the plan.
+    pub fn add<'a>(&mut self, entries: impl Iterator<Item = Entry<'a>>) {
+        let plan = self.plan;
+        let mut row: Option<(&'a Value, [u32; 3])> = None;
+        for e in entries {
+            if e.value == 0.0 || e.bucket < plan.from || e.bucket >= plan.to {
+                continue;
             }
-        };
-        // An entity names the same values wherever it is met: split and numbered once.
-        if let Some(entity) = e.entity {
-            let asked = match entities.get(entity) {
-                Some(asked) => *asked,
-                None => {
-                    let mut asked = [None; 3];
+            if !plan
+                .post
+                .iter()
+                .all(|(key, negated, v)| (dim_value(plan, &e, key) == v) != *negated)
+            {
+                continue;
+            }
+            // A row's measures share its dimensions (rows of one combination share them
+            // too): their values are looked up once, not for every measure.
+            let mut vals = match row {
+                Some((dims, vals)) if std::ptr::eq(dims, e.dims) => vals,
+                _ => {
+                    let mut vals = [self.unasked; 3];
                     for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
-                        asked[i] = entity_value(plan, &e, key).map(|v| names.id(v));
+                        vals[i] = self.names.id(row_value(plan, e.dims, key));
                     }
-                    entities.insert(entity.into(), asked);
-                    asked
+                    row = Some((e.dims, vals));
+                    vals
                 }
             };
-            for (val, id) in vals.iter_mut().zip(asked) {
-                if let Some(id) = id {
-                    *val = id;
+            // An entity names the same values wherever it is met: split and numbered once.
+            if let Some(entity) = e.entity {
+                let asked = match self.entities.get(entity) {
+                    Some(asked) => *asked,
+                    None => {
+                        let mut asked = [None; 3];
+                        for (i, (_, key)) in plan.dims.iter().enumerate().take(3) {
+                            asked[i] = entity_value(plan, &e, key).map(|v| self.names.id(v));
+                        }
+                        self.entities.insert(entity.into(), asked);
+                        asked
+                    }
+                };
+                for (val, id) in vals.iter_mut().zip(asked) {
+                    if let Some(id) = id {
+                        *val = id;
+                    }
+                }
+            }
+            let bucket = ((e.bucket - plan.from) / plan.step_ms) as usize;
+            self.combos.add(vals, bucket, e.value);
+            self.total += e.value;
+        }
+    }
+
+    /// The answer: the stacked series, the links and the top.
+    pub fn finish(self) -> Exploration {
+        let Aggregation {
+            plan,
+            buckets,
+            names,
+            combos,
+            total,
+            ..
+        } = self;
+        let k = plan.dims.len();
+        let names = names.into_vec();
+        let name = |id: u32| -> &str { &names[id as usize] };
+        let per_dim: Vec<HashMap<&str, f64>> =
+            (0..k).map(|i| combos.per_value(i, &names)).collect();
+        let kept: Vec<Vec<&str>> = per_dim.iter().map(|t| top_values(t, plan.limit)).collect();
+        let kept_sets: Vec<HashSet<&str>> =
+            kept.iter().map(|v| v.iter().copied().collect()).collect();
+        let map = |i: usize, id: u32| -> &str {
+            let v = name(id);
+            if kept_sets[i].contains(v) { v } else { OTHERS }
+        };
+        // Stacked series by the first dimension.
+        let mut keys: Vec<String> = kept[0].iter().map(|v| (*v).to_owned()).collect();
+        let has_others = per_dim[0].len() > kept[0].len();
+        if has_others {
+            keys.push(OTHERS.into());
+        }
+        let mut points: Vec<(i64, BTreeMap<String, f64>)> = (0..buckets)
+            .map(|b| {
+                let values = keys.iter().map(|k| (k.clone(), 0.0)).collect();
+                (plan.from + b as i64 * plan.step_ms, values)
+            })
+            .collect();
+        for (id, n) in &combos.firsts {
+            let key = map(0, *id);
+            let cells = &combos.by_bucket[n * buckets..(n + 1) * buckets];
+            for ((_, values), m) in points.iter_mut().zip(cells) {
+                // Every value maps to a key of the series: a kept one, or `autres` when some
+                // remain.
+                if *m != 0.0
+                    && let Some(sum) = values.get_mut(key)
+                {
+                    *sum += m;
                 }
             }
         }
-        let bucket = ((e.bucket - plan.from) / plan.step_ms) as usize;
-        combos.add(vals, bucket, e.value);
-        total += e.value;
-    }
-    let names = names.into_vec();
-    let name = |id: u32| -> &str { &names[id as usize] };
-    let per_dim: Vec<HashMap<&str, f64>> = (0..k).map(|i| combos.per_value(i, &names)).collect();
-    let kept: Vec<Vec<&str>> = per_dim.iter().map(|t| top_values(t, plan.limit)).collect();
-    let kept_sets: Vec<HashSet<&str>> = kept.iter().map(|v| v.iter().copied().collect()).collect();
-    let map = |i: usize, id: u32| -> &str {
-        let v = name(id);
-        if kept_sets[i].contains(v) { v } else { OTHERS }
-    };
-    // Stacked series by the first dimension.
-    let mut keys: Vec<String> = kept[0].iter().map(|v| (*v).to_owned()).collect();
-    let has_others = per_dim[0].len() > kept[0].len();
-    if has_others {
-        keys.push(OTHERS.into());
-    }
-    let mut points: Vec<(i64, BTreeMap<String, f64>)> = (0..buckets)
-        .map(|b| {
-            let values = keys.iter().map(|k| (k.clone(), 0.0)).collect();
-            (plan.from + b as i64 * plan.step_ms, values)
-        })
-        .collect();
-    for (id, n) in &combos.firsts {
-        let key = map(0, *id);
-        let cells = &combos.by_bucket[n * buckets..(n + 1) * buckets];
-        for ((_, values), m) in points.iter_mut().zip(cells) {
-            // Every value maps to a key of the series: a kept one, or `autres` when some
-            // remain.
-            if *m != 0.0
-                && let Some(sum) = values.get_mut(key)
-            {
-                *sum += m;
+        let points = points
+            .into_iter()
+            .map(|(t, values)| StackedPoint {
+                time: DateTime::from_timestamp_millis(t).unwrap_or_default(),
+                values,
+            })
+            .collect();
+        // Links between consecutive dimensions.
+        let mut link_sums: BTreeMap<(&str, &str, usize), f64> = BTreeMap::new();
+        for Combo { vals, sum, .. } in &combos.combos {
+            for i in 0..k.saturating_sub(1) {
+                *link_sums
+                    .entry((map(i, vals[i]), map(i + 1, vals[i + 1]), i))
+                    .or_default() += sum;
             }
         }
-    }
-    let points = points
-        .into_iter()
-        .map(|(t, values)| StackedPoint {
-            time: DateTime::from_timestamp_millis(t).unwrap_or_default(),
-            values,
-        })
-        .collect();
-    // Links between consecutive dimensions.
-    let mut link_sums: BTreeMap<(&str, &str, usize), f64> = BTreeMap::new();
-    for Combo { vals, sum, .. } in &combos.combos {
-        for i in 0..k.saturating_sub(1) {
-            *link_sums
-                .entry((map(i, vals[i]), map(i + 1, vals[i + 1]), i))
-                .or_default() += sum;
+        let mut links: Vec<Link> = link_sums
+            .into_iter()
+            .map(|((a, b, i), value)| Link {
+                from: Node {
+                    dim: plan.dims[i].0.into(),
+                    value: a.into(),
+                },
+                to: Node {
+                    dim: plan.dims[i + 1].0.into(),
+                    value: b.into(),
+                },
+                value,
+            })
+            .collect();
+        links.sort_by(|a, b| {
+            b.value
+                .total_cmp(&a.value)
+                .then_with(|| a.from.cmp(&b.from))
+                .then_with(|| a.to.cmp(&b.to))
+        });
+        // Top N combinations.
+        let mut top: Vec<([&str; 3], f64)> = combos
+            .combos
+            .iter()
+            .map(|c| (c.vals.map(name), c.sum))
+            .collect();
+        top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let top = top
+            .into_iter()
+            .take(plan.limit)
+            .map(|(vals, value)| TopItem {
+                values: plan
+                    .dims
+                    .iter()
+                    .zip(vals)
+                    .map(|((n, _), v)| ((*n).to_owned(), v.to_owned()))
+                    .collect(),
+                value,
+                share: if total > 0.0 {
+                    (value / total * 10_000.0).round() / 10_000.0
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        Exploration {
+            dims: plan.dims.iter().map(|d| d.0.to_owned()).collect(),
+            source: plan.source.as_str().into(),
+            period: plan.period.into(),
+            measure: plan.measure.into(),
+            step: if plan.step_ms == DAY_MS { "1d" } else { "1h" }.into(),
+            total,
+            series: StackedSeries { keys, points },
+            links,
+            top,
         }
-    }
-    let mut links: Vec<Link> = link_sums
-        .into_iter()
-        .map(|((a, b, i), value)| Link {
-            from: Node {
-                dim: plan.dims[i].0.into(),
-                value: a.into(),
-            },
-            to: Node {
-                dim: plan.dims[i + 1].0.into(),
-                value: b.into(),
-            },
-            value,
-        })
-        .collect();
-    links.sort_by(|a, b| {
-        b.value
-            .total_cmp(&a.value)
-            .then_with(|| a.from.cmp(&b.from))
-            .then_with(|| a.to.cmp(&b.to))
-    });
-    // Top N combinations.
-    let mut top: Vec<([&str; 3], f64)> = combos
-        .combos
-        .iter()
-        .map(|c| (c.vals.map(name), c.sum))
-        .collect();
-    top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let top = top
-        .into_iter()
-        .take(plan.limit)
-        .map(|(vals, value)| TopItem {
-            values: plan
-                .dims
-                .iter()
-                .zip(vals)
-                .map(|((n, _), v)| ((*n).to_owned(), v.to_owned()))
-                .collect(),
-            value,
-            share: if total > 0.0 {
-                (value / total * 10_000.0).round() / 10_000.0
-            } else {
-                0.0
-            },
-        })
-        .collect();
-    Exploration {
-        dims: plan.dims.iter().map(|d| d.0.to_owned()).collect(),
-        source: plan.source.as_str().into(),
-        period: plan.period.into(),
-        measure: plan.measure.into(),
-        step: if plan.step_ms == DAY_MS { "1d" } else { "1h" }.into(),
-        total,
-        series: StackedSeries { keys, points },
-        links,
-        top,
     }
 }
 
@@ -870,8 +915,8 @@ mod tests {
             };
             let p = plan(&q, at).expect("a valid query");
             assert!(p.family.is_some(), "{dims} {filter}");
-            let want = aggregate(
-                &p,
+            let mut want = Aggregation::new(&p);
+            want.add(
                 detailed
                     .iter()
                     .filter(|(_, d, _, _)| p.filter.matches(d))
@@ -882,6 +927,7 @@ mod tests {
                         value: if metric == "bytes" { *b } else { *f },
                     }),
             );
+            let want = want.finish();
             let (name, from) = p.rows_to_read(false);
             // As the store reads them: only the measures the plan keeps.
             let mut rows = stored(&series, &name, from, p.to, &p.filter);
@@ -889,7 +935,12 @@ mod tests {
             for r in &mut rows {
                 r.measures.retain(|m, _| keep(r.hour, m));
             }
-            let got = aggregate(&p, entries(&p, &rows));
+            // Added up in two parts, as the spans come.
+            let mut got = Aggregation::new(&p);
+            let (first, second) = rows.split_at(rows.len() / 2);
+            got.add(entries(&p, first));
+            got.add(entries(&p, second));
+            let got = got.finish();
             let (want, got) = (
                 serde_json::to_value(want).expect("json"),
                 serde_json::to_value(got).expect("json"),

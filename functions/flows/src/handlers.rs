@@ -477,10 +477,9 @@ pub async fn explore_flows(
         ));
     }
     let fast = collected.get("totals_tier") == Some(&json!(true));
-    let rows = plan
-        .rows(state.rollups.as_ref(), &caller.tenant, fast)
+    let data = plan
+        .explore(state.rollups.as_ref(), &caller.tenant, fast)
         .await?;
-    let data = explore::aggregate(&plan, explore::entries(&plan, &rows));
     let window = Window {
         from: time(plan.from),
         to: time(plan.to),
