@@ -14,6 +14,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 use netops_shared::routes::Function;
+use netops_shared::scope::Scope;
 use serde_json::{Value, json};
 
 use crate::helpers::TestApp;
@@ -349,4 +350,33 @@ async fn a_dynamodb_that_does_not_answer_gives_503_within_seconds_not_a_hang() {
             "{path} answered in {took:?}"
         );
     }
+}
+
+/// A call whose count reached the store but whose answer was lost on the way back is counted
+/// once: the SDK retries the counter's change, and the retry finds it made.
+#[tokio::test]
+async fn a_call_whose_count_was_retried_after_a_lost_answer_is_counted_once() {
+    let Some(upstream) = crate::aws::endpoint() else {
+        return;
+    };
+    let proxy = FaultyDynamo::start(&upstream, |op, n| {
+        (op == "UpdateItem" && n % 2 == 0).then_some(Fault::LoseAnswer)
+    })
+    .await;
+    proxy.faults(false);
+    let app = TestApp::over_dynamodb(&proxy.endpoint, &[Function::Fleet]).await;
+    let token = app.token("acme", &[Scope::ReadMachines]).await;
+    proxy.faults(true);
+    let before = proxy.calls("UpdateItem");
+    for i in 1..=10u32 {
+        let res = app.get("/me", &token).await;
+        assert_eq!(res.status, StatusCode::OK, "call {i}: {}", res.body);
+        assert_eq!(
+            res.header("x-ratelimit-remaining"),
+            Some((600 - i).to_string().as_str()),
+            "call {i}"
+        );
+    }
+    // Each count lost its first answer and was retried.
+    assert!(proxy.calls("UpdateItem") - before >= 20);
 }

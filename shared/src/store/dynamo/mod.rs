@@ -24,6 +24,7 @@ mod counters;
 mod deployment;
 mod docs;
 mod item;
+mod once;
 #[cfg(test)]
 mod read_costs;
 mod requests;

@@ -11,8 +11,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use tokio::task::JoinSet;
 
 use super::DynamoStore;
-use super::client::backend;
+use super::client::{backend, is_condition_failed};
 use super::item::{MEASURE, get_json, get_n, get_s, n, rollup_pk, s, ts_key, ts_key_last};
+use super::once::{NOT_MADE, SET_ONCE, once};
 use super::requests::each_item;
 use crate::store::ports::rollups::add_into;
 use crate::store::{Filter, Rollup, Rollups, StoreError, StoreResult};
@@ -69,13 +70,23 @@ impl Rollups for DynamoStore {
                     .expression_attribute_values(format!(":m{i}"), n(value));
                 adds.push(format!("#m{i} :m{i}"));
             }
-            let mut expr = String::from("SET d = :d, hr = :h, rk = :k, #ttl = :ttl");
+            let mut expr = format!("SET d = :d, hr = :h, rk = :k, #ttl = :ttl, {SET_ONCE}");
             if !adds.is_empty() {
                 expr.push_str(" ADD ");
                 expr.push_str(&adds.join(", "));
             }
-            let update = update.update_expression(expr);
-            tasks.spawn(async move { update.send().await.map(|_| ()).map_err(backend) });
+            // Added once whatever the SDK retries.
+            let update = once(
+                update
+                    .update_expression(expr)
+                    .condition_expression(NOT_MADE),
+            );
+            tasks.spawn(async move {
+                match update.send().await {
+                    Err(e) if !is_condition_failed(&e) => Err(backend(e)),
+                    _ => Ok(()),
+                }
+            });
         }
         while let Some(done) = tasks.join_next().await {
             done.map_err(|e| StoreError::Backend(e.to_string()))??;

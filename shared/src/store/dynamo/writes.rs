@@ -12,6 +12,7 @@ use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
 use super::item::{Item, get_n, get_s, idempotency_pk, log_pk, n, s, ts_key};
+use super::once::{NOT_MADE, SET_ONCE, once};
 use super::requests::{each_item, tx_put};
 use crate::store::{
     ABANDONED_AFTER_SECS, Change, HeldKey, KeptAnswer, KeyClaim, StoreError, StoreResult, WriteLog,
@@ -105,7 +106,8 @@ impl WriteLog for DynamoStore {
         log: WriteLogEntry,
     ) -> StoreResult<()> {
         let entry = serde_json::to_string(&log).map_err(|e| StoreError::Data(e.to_string()))?;
-        self.client
+        let update = self
+            .client
             .update_item()
             .table_name(self.data.as_ref())
             .key("pk", s(log_pk(&log.tenant)))
@@ -113,16 +115,20 @@ impl WriteLog for DynamoStore {
                 "sk",
                 s(format!("{}|~{key}", ts_key(since.timestamp_micros()))),
             )
-            .update_expression("SET e = if_not_exists(e, :e), la = :la, #ttl = :ttl ADD c :one")
+            .update_expression(format!(
+                "SET e = if_not_exists(e, :e), la = :la, #ttl = :ttl, {SET_ONCE} ADD c :one"
+            ))
+            .condition_expression(NOT_MADE)
             .expression_attribute_names("#ttl", "ttl")
             .expression_attribute_values(":e", s(entry))
             .expression_attribute_values(":la", s(log.at.to_rfc3339()))
             .expression_attribute_values(":ttl", n(log.expires_at))
-            .expression_attribute_values(":one", n(1))
-            .send()
-            .await
-            .map_err(backend)?;
-        Ok(())
+            .expression_attribute_values(":one", n(1));
+        // Counted once whatever the SDK retries.
+        match once(update).send().await {
+            Err(e) if !is_condition_failed(&e) => Err(backend(e)),
+            _ => Ok(()),
+        }
     }
 
     /// Entries whose TTL has passed are left out: DynamoDB deletes them some time later.
