@@ -7,9 +7,10 @@ use netops_shared::config::{Config, StoreKind};
 use netops_shared::demo::{SeedCtx, TENANTS, Tenant};
 use netops_shared::module::BoxFuture;
 use netops_shared::routes::Function;
-use netops_shared::store::dynamo::DynamoStore;
 use netops_shared::store::{StoreResult, Stores};
 use netops_shared::{AppState, Module};
+use netops_store_dynamodb::DynamoStore;
+use netops_store_sqlite::SqliteStore;
 
 pub mod live;
 pub mod server;
@@ -155,30 +156,33 @@ pub async fn seed_demo_modules(
 
 /// The stores of an embedded file.
 pub fn open_store(path: &std::path::Path) -> StoreResult<Stores> {
-    Ok(Stores::of(netops_shared::store::sqlite::SqliteStore::open(
-        path,
-    )?))
+    Ok(Stores::of(SqliteStore::open(path)?))
 }
 
 /// Seeds the store the configuration names ([`seed_demo`]). The embedded file is opened
 /// for a bulk load, unsynced, and synced once when the seed is done.
 pub async fn seed_configured(config: &Config, size: SeedSize) -> StoreResult<()> {
     if config.store == StoreKind::Embedded {
-        let file = netops_shared::store::sqlite::SqliteStore::open_for_load(&config.db_path)?;
+        let file = SqliteStore::open_for_load(&config.db_path)?;
         seed_demo(&Stores::of(file.clone()), size).await?;
         return file.settle().await;
     }
     seed_demo(&open_configured(config).await?, size).await
 }
 
-/// The store the configuration names. DynamoDB tables are created when missing, so a fresh
-/// account can be tried at once with `netops seed --store dynamodb`.
+/// The store the configuration names: the embedded file, or DynamoDB tables, created when
+/// missing, so a fresh account can be tried at once with `netops seed --store dynamodb`.
+/// (Timestream series reads are an option of the Lambda functions, netops-lambda.)
 pub async fn open_configured(config: &Config) -> StoreResult<Stores> {
-    if config.store == StoreKind::Dynamodb {
-        DynamoStore::connect(&config.dynamodb, config.retention_days())
-            .await?
-            .ensure_tables()
-            .await?;
+    match config.store {
+        StoreKind::Embedded => Ok(Stores::of(SqliteStore::open_retaining(
+            &config.db_path,
+            config.retention_days(),
+        )?)),
+        StoreKind::Dynamodb => {
+            let tables = DynamoStore::connect(&config.dynamodb, config.retention_days()).await?;
+            tables.ensure_tables().await?;
+            Ok(Stores::of(tables))
+        }
     }
-    netops_shared::state::open_configured(config).await
 }

@@ -266,7 +266,7 @@ async fn admit(
         }
         None => {
             let token = match authenticate(
-                state.tokens.as_ref(),
+                state.stores.tokens.as_ref(),
                 req.headers().get(http::header::AUTHORIZATION),
                 now.timestamp(),
             )
@@ -416,7 +416,7 @@ fn counter(state: &AppState, bucket: &str, now: i64) -> (String, i64) {
 async fn consume(state: &AppState, bucket: &str, now: i64) -> Result<Quota, ApiError> {
     let window = state.config.rate_window_secs;
     let (key, start) = counter(state, bucket, now);
-    let count = state.counters.incr(&key, start + window).await?;
+    let count = state.stores.counters.incr(&key, start + window).await?;
     let limit = state.config.rate_limit;
     Ok(Quota {
         limit,
@@ -430,7 +430,7 @@ async fn consume(state: &AppState, bucket: &str, now: i64) -> Result<Quota, ApiE
 /// since).
 async fn refund(state: &AppState, bucket: &str, now: i64) -> crate::store::StoreResult<()> {
     let (key, _) = counter(state, bucket, now);
-    state.counters.refund(&key).await
+    state.stores.counters.refund(&key).await
 }
 
 /// Reads a write's body for the log and puts it back; past [`BODY_LIMIT`] bytes it stops

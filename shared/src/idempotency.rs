@@ -106,7 +106,7 @@ pub async fn replay(State(state): State<AppState>, mut req: Request, next: Next)
         at: now,
         expires_at: now + KEPT_SECS,
     };
-    match state.writes.claim_key(&tenant, &claim).await {
+    match state.stores.writes.claim_key(&tenant, &claim).await {
         Err(e) => ApiError::unavailable(&e).into_response(),
         Ok(Some(held)) => answer_held(held, &claim.fingerprint, &key),
         Ok(None) => {
@@ -119,6 +119,7 @@ pub async fn replay(State(state): State<AppState>, mut req: Request, next: Next)
             let res = next.run(req).await;
             if res.extensions().get::<Logged>().is_none()
                 && let Err(e) = state
+                    .stores
                     .writes
                     .release_key(&tenant, &claim.key, &claim.claim)
                     .await

@@ -1,6 +1,8 @@
-//! netops-shared: what every module function and the local process have in common —
-//! envelope, error codes, auth and scopes, rate limit, windows, paging and cursors, the route
-//! table, configuration, telemetry, and the storage ports with their adapters.
+//! netops-shared, the HTTP contract kit: what every module function and the local process
+//! have in common — envelope, error codes, auth and scopes, rate limit, windows, paging and
+//! cursors, extractors, the HTTP conventions, exports, idempotency, metrics, configuration and
+//! telemetry. The storage ports are a crate of their own (netops-store), re-exported here as
+//! [`store`]; no adapter is linked here.
 
 pub mod auth;
 pub mod config;
@@ -13,7 +15,6 @@ pub mod export;
 pub mod extract;
 pub mod http;
 pub mod idempotency;
-pub mod lambda;
 pub mod lang;
 pub mod lookup;
 pub mod metrics;
@@ -23,9 +24,7 @@ pub mod paging;
 pub mod request;
 pub mod state;
 pub mod states;
-pub mod store;
 pub mod telemetry;
-pub mod usage;
 pub mod window;
 pub mod write;
 
@@ -33,6 +32,8 @@ pub mod write;
 // list generator reads without this crate's dependencies; here they keep their paths.
 pub use netops_routes as routes;
 pub use netops_routes::scope;
+// The storage ports, which the state and the handlers' reads are written against.
+pub use netops_store as store;
 
 pub use auth::Caller;
 pub use envelope::{ApiResult, Envelope, Meta, ok};

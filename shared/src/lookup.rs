@@ -31,15 +31,21 @@ pub struct Versioned<T> {
     pub version: u64,
 }
 
-impl dyn Documents {
+/// The typed reads, on the documents port (in scope with `use netops_shared::lookup::Lookup`).
+#[async_trait::async_trait]
+pub trait Lookup {
+    /// The port read.
+    fn documents(&self) -> &dyn Documents;
+
     /// The document `key` of a collection as its type, with its version; `None` when absent.
-    pub async fn get_versioned<T: DeserializeOwned>(
+    async fn get_versioned<T: DeserializeOwned + Send>(
         &self,
         tenant: &str,
         collection: &str,
         key: &str,
     ) -> Result<Option<Versioned<T>>, ApiError> {
-        self.get(tenant, collection, key)
+        self.documents()
+            .get(tenant, collection, key)
             .await?
             .map(|d| {
                 Ok(Versioned {
@@ -51,7 +57,7 @@ impl dyn Documents {
     }
 
     /// The document `key` of a collection as its type; `None` when absent.
-    pub async fn get_as<T: DeserializeOwned>(
+    async fn get_as<T: DeserializeOwned + Send>(
         &self,
         tenant: &str,
         collection: &str,
@@ -64,12 +70,12 @@ impl dyn Documents {
     }
 
     /// The document `key` of a collection as its type, or the 404 `missing` makes.
-    pub async fn get_or_404<T: DeserializeOwned>(
+    async fn get_or_404<T: DeserializeOwned + Send>(
         &self,
         tenant: &str,
         collection: &str,
         key: &str,
-        missing: impl FnOnce() -> ApiError,
+        missing: impl FnOnce() -> ApiError + Send,
     ) -> Result<T, ApiError> {
         self.get_as(tenant, collection, key)
             .await?
@@ -78,13 +84,14 @@ impl dyn Documents {
 
     /// Every document of a collection matching `filter`, in key order, as its type (a read of
     /// everything, [`crate::store::READ_ALL`] at most).
-    pub async fn all_as<T: DeserializeOwned>(
+    async fn all_as<T: DeserializeOwned + Send>(
         &self,
         tenant: &str,
         collection: &str,
         filter: &Filter,
     ) -> Result<Vec<T>, ApiError> {
-        self.read_all(tenant, collection, filter)
+        self.documents()
+            .read_all(tenant, collection, filter)
             .await?
             .items
             .into_iter()
@@ -94,14 +101,15 @@ impl dyn Documents {
 
     /// The documents of a collection that ages out in progress, or ended since `since`
     /// ([`Documents::live_since`]), that match `filter`, decoded as `T`.
-    pub async fn live_as<T: DeserializeOwned>(
+    async fn live_as<T: DeserializeOwned + Send>(
         &self,
         tenant: &str,
         collection: &str,
         since: Option<DateTime<Utc>>,
         filter: &Filter,
     ) -> Result<Vec<T>, ApiError> {
-        self.live_since(tenant, collection, since)
+        self.documents()
+            .live_since(tenant, collection, since)
             .await?
             .items
             .into_iter()
@@ -111,8 +119,9 @@ impl dyn Documents {
     }
 
     /// How many machines the tenant's fleet has (0 when no count was written).
-    pub async fn machine_count(&self, tenant: &str) -> Result<usize, ApiError> {
+    async fn machine_count(&self, tenant: &str) -> Result<usize, ApiError> {
         Ok(self
+            .documents()
             .get(tenant, MACHINE_COUNT, MACHINE_COUNT_KEY)
             .await?
             .and_then(|d| d.body["machines"].as_u64())
@@ -120,13 +129,20 @@ impl dyn Documents {
     }
 
     /// The fleet document of the machine, or 404 in the caller's tenant.
-    pub async fn machine(&self, tenant: &str, hostname: &str) -> Result<Value, ApiError> {
+    async fn machine(&self, tenant: &str, hostname: &str) -> Result<Value, ApiError> {
         self.get_or_404(tenant, MACHINES, hostname, || unknown_machine(hostname))
             .await
     }
 }
 
 /// The 404 of a host name unknown in the caller's tenant.
+#[async_trait::async_trait]
+impl Lookup for dyn Documents {
+    fn documents(&self) -> &dyn Documents {
+        self
+    }
+}
+
 pub fn unknown_machine(hostname: &str) -> ApiError {
     ApiError::not_found(
         format!("Machine « {hostname} »"),
@@ -134,7 +150,7 @@ pub fn unknown_machine(hostname: &str) -> ApiError {
     )
 }
 
-#[cfg(all(test, feature = "embedded"))]
+#[cfg(test)]
 mod tests {
     use serde::Deserialize;
     use serde_json::json;
@@ -142,7 +158,7 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
     use crate::store::Stores;
-    use crate::store::sqlite::SqliteStore;
+    use netops_store_sqlite::SqliteStore;
 
     #[derive(Debug, Deserialize, PartialEq)]
     struct Site {

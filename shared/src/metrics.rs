@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::http::X_REQUEST_ID;
 use crate::routes::{self, BASE_PATH, Match};
-use crate::usage::{Counted, Usage};
+use crate::store::usage::{Counted, Usage};
 
 /// The CloudWatch namespace of the metrics.
 pub const NAMESPACE: &str = "netops";

@@ -187,6 +187,7 @@ pub async fn series_page(
         applied.to = chrono::DateTime::from_timestamp_millis(c.w.1).unwrap_or(window.to);
     }
     let result = state
+        .stores
         .series
         .scan_bounded(&spec.query(
             &caller.tenant,
@@ -218,6 +219,7 @@ pub async fn series_list(
     spec: SeriesSpec<'_>,
 ) -> Result<(Vec<Record>, Meta), ApiError> {
     let result = state
+        .stores
         .series
         .scan_bounded(&spec.query(
             &caller.tenant,
@@ -242,6 +244,7 @@ pub async fn docs_page(
 ) -> Result<(Vec<Doc>, Meta), ApiError> {
     let after: Option<String> = page.resume(filters)?;
     let (mut docs, stopped) = state
+        .stores
         .docs
         .list_bounded(
             &caller.tenant,

@@ -182,6 +182,7 @@ pub async fn commit<T: Serialize>(
         });
     }
     match state
+        .stores
         .writes
         .commit(entry(state, caller, request, answer.0), changes)
         .await
@@ -290,7 +291,7 @@ pub async fn log_refusal(
         };
         let since = DateTime::from_timestamp(start, 0).unwrap_or(at);
         let key = format!("{source}|{start}|{}", status.as_u16());
-        state.writes.coalesce(since, &key, entry).await
+        state.stores.writes.coalesce(since, &key, entry).await
     } else {
         if let Some(body) = body {
             let kept = body.kept();
@@ -298,7 +299,7 @@ pub async fn log_refusal(
             entry.body_length = kept.length;
             entry.body_sha256 = kept.sha256;
         }
-        state.writes.commit(entry, Vec::new()).await
+        state.stores.writes.commit(entry, Vec::new()).await
     };
     if let Err(e) = logged {
         tracing::error!(cause = %e, request_id = sender.request_id, "write log unavailable for a refused write");

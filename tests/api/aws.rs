@@ -11,10 +11,10 @@ use http::StatusCode;
 use netops_shared::AppState;
 use netops_shared::config::{Config, DEFAULT_RETENTION_DAYS, StoreKind};
 use netops_shared::scope::Scope;
-use netops_shared::store::dynamo::{DynamoConfig, DynamoStore};
-use netops_shared::store::sqlite::SqliteStore;
-use netops_shared::store::timestream::{TimestreamConfig, TimestreamSeries};
 use netops_shared::store::*;
+use netops_store_dynamodb::{DynamoConfig, DynamoStore};
+use netops_store_sqlite::SqliteStore;
+use netops_store_timestream::{TimestreamConfig, TimestreamSeries};
 use serde_json::{Value, json};
 
 use crate::helpers::{into_test_response, rand_u64};
@@ -800,7 +800,7 @@ async fn timestream_reads_follow_next_token_and_parse_typed_rows_from_recorded_r
         after: None,
         limit: 2,
     };
-    let sql = netops_shared::store::timestream::series_sql("netops", &q);
+    let sql = netops_store_timestream::series_sql("netops", &q);
     // Three recorded pages: the first empty (the query still running), as Timestream does.
     queue_results(
         &ep,
@@ -846,7 +846,7 @@ async fn timestream_reads_follow_next_token_and_parse_typed_rows_from_recorded_r
 #[tokio::test]
 async fn timestream_columns_of_every_kind_parse_through_their_column_info() {
     let Some(ep) = endpoint() else { return };
-    use netops_shared::store::timestream::{Cell, parse_rows};
+    use netops_store_timestream::{Cell, parse_rows};
     let sdk = aws_config_for(&ep).await;
     let client = aws_sdk_timestreamquery::Client::new(&sdk);
     let sql = format!("SELECT kinds FROM shapes WHERE run = '{:016x}'", rand_u64());
@@ -924,7 +924,7 @@ async fn aws_config_for(ep: &str) -> aws_config::SdkConfig {
         .credentials_provider(aws_sdk_timestreamquery::config::Credentials::new(
             "testing", "testing", None, None, "test",
         ))
-        .http_client(netops_shared::store::dynamo::http_client())
+        .http_client(netops_store_dynamodb::http_client())
         .load()
         .await
 }

@@ -16,7 +16,7 @@ use netops_shared::demo::{ACME, SeedCtx};
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use netops_shared::store::Stores;
-use netops_shared::store::dynamo::DynamoConfig;
+use netops_store_dynamodb::DynamoConfig;
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -492,7 +492,7 @@ pub fn acme_ctx_of(now: DateTime<Utc>, machines: usize) -> (SeedCtx, tempfile::T
     let size = SeedSize::default();
     let dir = tempfile::tempdir().expect("dir");
     let stores = Stores::of(
-        netops_shared::store::sqlite::SqliteStore::open(dir.path().join("ctx.db")).expect("store"),
+        netops_store_sqlite::SqliteStore::open(dir.path().join("ctx.db")).expect("store"),
     );
     let ctx = SeedCtx::new(stores, &ACME, now, machines, size.days, size.seed);
     (ctx, dir)

@@ -753,7 +753,7 @@ const EXTRA_READS: &[(&str, &str)] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
     use netops_shared::config::{Config, StoreKind};
-    use netops_shared::store::dynamo::DynamoConfig;
+    use netops_store_dynamodb::DynamoConfig;
     use tower::ServiceExt;
 
     let Some(endpoint) = crate::aws::endpoint() else {
@@ -799,7 +799,8 @@ async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
             },
             ..Config::default()
         };
-        let state = netops_shared::AppState::from_config(config)
+        let stores = netops_lambda::open(&config).await.expect("stores");
+        let state = netops_shared::AppState::new(&stores, config)
             .await
             .expect("state");
         let (router, _) = utoipa_axum::router::OpenApiRouter::new()

@@ -29,7 +29,7 @@ use netops::SeedSize;
 use netops_shared::config::DEFAULT_RETENTION_DAYS;
 use netops_shared::routes::{Function, ROUTES, Route};
 use netops_shared::scope::Scope;
-use netops_shared::usage::{Counted, Usage};
+use netops_shared::store::usage::{Counted, Usage};
 use serde_json::Value;
 
 use crate::helpers::TestApp;

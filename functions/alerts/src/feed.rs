@@ -188,6 +188,7 @@ async fn candidates(
     // the window is among them.
     let since = (!open_only).then_some(window.from);
     let docs = state
+        .stores
         .docs
         .live_since(tenant, collection, since)
         .await?

@@ -6,6 +6,7 @@ use chrono::Utc;
 use http::StatusCode;
 use netops_shared::RequestCtx;
 use netops_shared::error::ErrorBody;
+use netops_shared::lookup::Lookup;
 use netops_shared::store::{Change, Expect, Filter, Pred};
 use netops_shared::write::{CommitError, Committed, commit};
 use netops_shared::{
@@ -224,6 +225,7 @@ pub async fn acknowledge_alert(
         AckTarget::Monitor(n) => {
             let key = num_key(n);
             let stored = state
+                .stores
                 .docs
                 .get_versioned::<MonitorIncident>(&caller.tenant, MONITOR_INCIDENTS, &key)
                 .await?
@@ -250,6 +252,7 @@ pub async fn acknowledge_alert(
         }
         AckTarget::Siem(sid) => {
             let stored = state
+                .stores
                 .docs
                 .get_versioned::<SiemIncident>(&caller.tenant, SIEM_INCIDENTS, &sid)
                 .await?
@@ -314,12 +317,17 @@ pub async fn list_monitors(
     let filter = Filter::all()
         .and_some(q.status.clone(), |s| Pred::Eq("status", json!(s)))
         .and_some(active, |a| Pred::Eq("active", json!(a)));
-    let docs: Vec<MonitorDoc> = state.docs.all_as(&caller.tenant, MONITORS, &filter).await?;
+    let docs: Vec<MonitorDoc> = state
+        .stores
+        .docs
+        .all_as(&caller.tenant, MONITORS, &filter)
+        .await?;
     ok(monitors::with_state(&state, &caller.tenant, docs, None, Utc::now()).await?)
 }
 
 async fn find_monitor(state: &AppState, caller: &Caller, id: i64) -> Result<MonitorDoc, ApiError> {
     state
+        .stores
         .docs
         .get_or_404(&caller.tenant, MONITORS, &num_key(id), || {
             ApiError::not_found(format!("Moniteur {id}"), format!("Monitor {id}"))
@@ -375,6 +383,7 @@ pub async fn list_monitor_incidents(
     let now = Utc::now();
     // What is in progress, and what was resolved since the window's start.
     let stored: Vec<MonitorIncident> = state
+        .stores
         .docs
         .live_as(
             &caller.tenant,

@@ -1,6 +1,6 @@
 //! The alerts Lambda function.
 
 #[tokio::main]
-async fn main() -> Result<(), netops_shared::lambda::Error> {
-    netops_shared::lambda::run(netops_alerts::routes()).await
+async fn main() -> Result<(), netops_lambda::Error> {
+    netops_lambda::run(netops_alerts::routes()).await
 }

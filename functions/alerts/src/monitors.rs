@@ -75,14 +75,14 @@ async fn availability(
     let day = floor_day(now);
     let all = Filter::all();
     let (hourly, daily) = tokio::try_join!(
-        state.rollups.rows(
+        state.stores.rollups.rows(
             tenant,
             CHECKS_HOURLY,
             (hour - Duration::hours(23)).timestamp_millis(),
             (hour + Duration::hours(1)).timestamp_millis(),
             &all,
         ),
-        state.rollups.rows(
+        state.stores.rollups.rows(
             tenant,
             CHECKS_DAILY,
             (day - Duration::days(29)).timestamp_millis(),
@@ -117,6 +117,7 @@ async fn availability(
 /// Ongoing incident (alert id) per monitor id.
 async fn ongoing(state: &AppState, tenant: &str) -> Result<HashMap<i64, String>, ApiError> {
     let docs = state
+        .stores
         .docs
         .live_since(tenant, MONITOR_INCIDENTS, None)
         .await?

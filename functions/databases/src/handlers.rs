@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
+use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::store::{Filter, Pred, Record, SeriesQuery};
@@ -23,6 +24,7 @@ fn parse_all<T: DeserializeOwned>(records: Vec<Record>) -> Result<Vec<T>, ApiErr
 /// The instance, or 404 in the caller's tenant.
 async fn instance(state: &AppState, caller: &Caller, id: i64) -> Result<Instance, ApiError> {
     state
+        .stores
         .docs
         .get_or_404(&caller.tenant, INSTANCES, &key(id), || {
             ApiError::not_found(format!("Instance {id}"), format!("Instance {id}"))
@@ -44,6 +46,7 @@ async fn scan(
     limit: usize,
 ) -> Result<(Vec<Record>, bool), ApiError> {
     let page = state
+        .stores
         .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
@@ -71,6 +74,7 @@ pub async fn list_database_instances(
     caller: Caller,
 ) -> ApiResult<Vec<Instance>> {
     let data = state
+        .stores
         .docs
         .all_as(&caller.tenant, INSTANCES, &Filter::all())
         .await?;
@@ -140,6 +144,7 @@ pub async fn get_database_metrics(
     let bucket_ms = |b: i64| b * 1000;
     if raw {
         let records = state
+            .stores
             .series
             .read_all(
                 &caller.tenant,
@@ -164,6 +169,7 @@ pub async fn get_database_metrics(
         bucket = bucket.max(3600);
         let from_hour = window.from_ms() - window.from_ms().rem_euclid(3_600_000);
         let rows = state
+            .stores
             .rollups
             .rows(
                 &caller.tenant,
@@ -290,6 +296,7 @@ pub async fn list_top_queries(
     let by = q.by.unwrap_or_default();
     let from_hour = window.from_ms() - window.from_ms().rem_euclid(3_600_000);
     let rows = state
+        .stores
         .rollups
         .rows(
             &caller.tenant,
@@ -448,6 +455,7 @@ pub async fn list_database_alerts(
     let (records, more) = match status {
         AlertStatus::Open => {
             state
+                .stores
                 .docs
                 .open_alerts(&caller.tenant, ALERTS, UNPAGED_MAX)
                 .await?
@@ -484,6 +492,7 @@ pub async fn list_database_checks(
     caller: Caller,
 ) -> ApiResult<Vec<Check>> {
     let data = state
+        .stores
         .docs
         .all_as(&caller.tenant, CHECKS, &Filter::all())
         .await?;
@@ -507,6 +516,7 @@ pub async fn list_database_check_results(
     Path(id): Path<i64>,
 ) -> ApiResult<Vec<CheckResult>> {
     state
+        .stores
         .docs
         .get_or_404::<Check>(&caller.tenant, CHECKS, &key(id), || {
             ApiError::not_found(format!("Contrôle {id}"), format!("Check {id}"))

@@ -1,6 +1,7 @@
 //! DNS handlers (spec 4.12): thin, over the series, rollup and document primitives.
 
 use axum::extract::State;
+use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::store::daily::Span;
@@ -35,7 +36,7 @@ pub async fn list_resolutions(
     Query(q): Query<ResolutionsQuery>,
 ) -> ApiResult<Vec<Resolution>> {
     if let Some(m) = &q.machine {
-        state.docs.machine(&caller.tenant, m).await?;
+        state.stores.docs.machine(&caller.tenant, m).await?;
     }
     let filter = Filter::all().and_some(q.domain.clone(), |d| Pred::Contains(vec!["domain"], d));
     let spec = SeriesSpec {
@@ -73,11 +74,11 @@ pub async fn list_top_domains(
     Query(q): Query<TopDomainsQuery>,
 ) -> ApiResult<Vec<TopDomain>> {
     if let Some(m) = &q.machine {
-        state.docs.machine(&caller.tenant, m).await?;
+        state.stores.docs.machine(&caller.tenant, m).await?;
     }
     let span = Span::covering(window.from_ms(), window.to_ms());
     let (data, more) = domains::top(
-        &state.rollups,
+        &state.stores.rollups,
         &caller.tenant,
         span,
         q.machine.as_deref(),
@@ -125,7 +126,7 @@ pub async fn list_threats(
             after.as_ref(),
             LIST_CAP + 1,
         );
-        let page = state.series.scan(&query).await?;
+        let page = state.stores.series.scan(&query).await?;
         for record in page.records {
             let threat: DnsThreat = decode(record.body)?;
             if threat.first_seen_at < window.to {
@@ -163,6 +164,7 @@ pub async fn list_server_queries(
     Query(q): Query<ServerQueriesQuery>,
 ) -> ApiResult<Vec<ServerQuery>> {
     let collection = match state
+        .stores
         .docs
         .get_as::<Collection>(&caller.tenant, COLLECTION, "servers")
         .await?
@@ -187,6 +189,7 @@ pub async fn list_server_queries(
             Pred::Eq("suspicious", json!(true))
         });
     let result = state
+        .stores
         .series
         .scan_bounded(&SeriesQuery {
             tenant: &caller.tenant,

@@ -60,6 +60,6 @@ pub async fn get_summary(
     window: Window,
 ) -> ApiResult<FileSummary> {
     let span = Span::covering(window.from_ms(), window.to_ms());
-    let data = activity::summary(state.rollups.as_ref(), &caller.tenant, span).await?;
+    let data = activity::summary(state.stores.rollups.as_ref(), &caller.tenant, span).await?;
     Ok(Envelope::new(data, Meta::new().window(&window)))
 }

@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
+use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::store::daily::Span;
@@ -20,6 +21,7 @@ use crate::{report, traffic};
 
 async fn check_device(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
     state
+        .stores
         .docs
         .get_or_404::<FirewallDevice>(&caller.tenant, DEVICES, &key(id), || {
             ApiError::not_found(format!("Pare-feu {id}"), format!("Firewall device {id}"))
@@ -40,6 +42,7 @@ pub async fn list_devices(
     caller: Caller,
 ) -> ApiResult<Vec<FirewallDevice>> {
     ok(state
+        .stores
         .docs
         .all_as(&caller.tenant, DEVICES, &Filter::all())
         .await?)
@@ -138,7 +141,7 @@ pub async fn get_traffic(
     }
     let span = Span::covering(window.from_ms(), window.to_ms());
     let data = traffic::read(
-        state.rollups.as_ref(),
+        state.stores.rollups.as_ref(),
         &caller.tenant,
         span,
         q.device_id,
@@ -179,6 +182,7 @@ pub async fn list_threats(
     let filter = Filter::all().and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
     let (first, end) = threat_days(window.from, window.to);
     let result = state
+        .stores
         .series
         .scan_bounded(&SeriesQuery {
             tenant: &caller.tenant,
@@ -224,15 +228,16 @@ pub async fn get_report(
     let to = Utc::now();
     let from = to - Duration::seconds(period.seconds());
     let tenant = caller.tenant.as_str();
-    let docs = &state.docs;
+    let docs = &state.stores.docs;
     let all = Filter::all();
     let span = Span::covering(from.timestamp_millis(), to.timestamp_millis());
     let (first, end) = threat_days(from, to);
     let (tallies, devices, network_tunnels, threats) = tokio::try_join!(
-        report::read(state.rollups.as_ref(), tenant, span, REPORT_TOP),
+        report::read(state.stores.rollups.as_ref(), tenant, span, REPORT_TOP),
         docs.read_all(tenant, DEVICES, &all),
         docs.read_all(tenant, netops_shared::network::TUNNELS, &all),
         state
+            .stores
             .series
             .read_all(tenant, THREATS, None, first, end, &all),
     )?;

@@ -305,7 +305,7 @@ pub async fn read(
 mod tests {
     use chrono::DateTime;
     use netops_shared::store::daily::{DAY_MS, HOUR_MS};
-    use netops_shared::store::sqlite::SqliteStore;
+    use netops_store_sqlite::SqliteStore;
 
     use super::*;
     use crate::parse::Format;

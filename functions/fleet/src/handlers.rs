@@ -1,6 +1,7 @@
 //! Fleet handlers: thin, over the document primitives.
 
 use axum::extract::State;
+use netops_shared::lookup::Lookup;
 use netops_shared::paging::docs_page;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Page, Path, Query, ok};
@@ -68,6 +69,6 @@ pub async fn get_machine(
     caller: Caller,
     Path(hostname): Path<String>,
 ) -> ApiResult<Machine> {
-    let doc = state.docs.machine(&caller.tenant, &hostname).await?;
+    let doc = state.stores.docs.machine(&caller.tenant, &hostname).await?;
     ok(machine(doc)?)
 }

@@ -1,6 +1,6 @@
 //! The fleet Lambda function.
 
 #[tokio::main]
-async fn main() -> Result<(), netops_shared::lambda::Error> {
-    netops_shared::lambda::run(netops_fleet::routes()).await
+async fn main() -> Result<(), netops_lambda::Error> {
+    netops_lambda::run(netops_fleet::routes()).await
 }

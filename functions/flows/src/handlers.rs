@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use axum::extract::State;
 use chrono::{DateTime, Utc};
+use netops_shared::lookup::Lookup;
 use netops_shared::paging::{SeriesSpec, series_list, series_page};
 use netops_shared::store::daily::{DAY_MS, HOUR_MS, Span, floor_to, packed};
 use netops_shared::store::{Filter, Pred, Record, Rollup};
@@ -44,6 +45,7 @@ fn flow(r: Record) -> Result<FlowRecord, ApiError> {
 /// The tenant's collection settings (which sources exist).
 async fn sources(state: &AppState, tenant: &str) -> Result<Value, ApiError> {
     Ok(state
+        .stores
         .docs
         .get(tenant, SOURCES, "config")
         .await?
@@ -152,7 +154,7 @@ pub async fn list_destinations(
 ) -> ApiResult<Vec<Destination>> {
     let source = q.source.unwrap_or_default();
     let (from, to) = (window.from_ms(), window.to_ms());
-    let rollups = state.rollups.as_ref();
+    let rollups = state.stores.rollups.as_ref();
     let tenant = &caller.tenant;
     let fast = totals_tier(&state, tenant).await?;
     let mut acc: HashMap<String, DestAcc> = HashMap::new();
@@ -285,6 +287,7 @@ pub async fn get_summary(
         None => SUM.to_owned(),
     };
     let rows = state
+        .stores
         .rollups
         .rows(
             &caller.tenant,
@@ -374,7 +377,7 @@ pub async fn list_talkers(
 ) -> ApiResult<Vec<Talker>> {
     let span = Span::starting(window.from_ms(), window.to_ms());
     let (data, more) = talkers::top(
-        state.rollups.as_ref(),
+        state.stores.rollups.as_ref(),
         &caller.tenant,
         span,
         page.limit as usize,
@@ -406,7 +409,7 @@ pub async fn list_blocked(
     Query(q): Query<BlockedQuery>,
 ) -> ApiResult<Vec<BlockedFlow>> {
     if let Some(host) = &q.machine {
-        state.docs.machine(&caller.tenant, host).await?;
+        state.stores.docs.machine(&caller.tenant, host).await?;
     }
     let filter = Filter::all().and_some(q.kind, |k| Pred::Eq("type", json!(k)));
     let spec = SeriesSpec {
@@ -478,7 +481,7 @@ pub async fn explore_flows(
     }
     let fast = collected.get("totals_tier") == Some(&json!(true));
     let data = plan
-        .explore(state.rollups.as_ref(), &caller.tenant, fast)
+        .explore(state.stores.rollups.as_ref(), &caller.tenant, fast)
         .await?;
     let window = Window {
         from: time(plan.from),

@@ -1,6 +1,7 @@
 //! Inventory handlers (spec 4.7): thin, over the document primitives.
 
 use axum::extract::State;
+use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::docs_page;
 use netops_shared::store::{Filter, Pred};
@@ -66,12 +67,14 @@ pub async fn get_asset(
 ) -> ApiResult<AssetDetail> {
     let key = asset_key(id);
     let asset: Asset = state
+        .stores
         .docs
         .get_or_404(&caller.tenant, ASSETS, &key, || {
             ApiError::not_found(format!("Actif {id}"), format!("Asset {id}"))
         })
         .await?;
     let mut software = state
+        .stores
         .docs
         .get_as::<AssetSoftwareDoc>(&caller.tenant, ASSET_SOFTWARE, &key)
         .await?

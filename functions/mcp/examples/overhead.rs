@@ -27,7 +27,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(20_000);
-    let stores = Stores::of(netops_shared::store::sqlite::SqliteStore::open(&db)?);
+    let stores = Stores::of(netops_store_sqlite::SqliteStore::open(&db)?);
     let config = Config {
         rate_limit: u64::MAX / 2,
         ..Config::default()

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
 use netops_shared::RequestCtx;
 use netops_shared::envelope::Meta;
+use netops_shared::lookup::Lookup;
 use netops_shared::paging::{SeriesSpec, series_page};
 use netops_shared::store::{Change, Expect, Filter, Pred};
 use netops_shared::write::{CommitError, Committed, commit};
@@ -31,7 +32,7 @@ pub async fn list_netdiag_machines(
     State(state): State<AppState>,
     caller: Caller,
 ) -> ApiResult<Vec<DiagMachine>> {
-    let (docs, tenant) = (&state.docs, &caller.tenant);
+    let (docs, tenant) = (&state.stores.docs, &caller.tenant);
     // The machines under diagnosis are those with a NetDiag state: their roster documents are
     // read by key, not the whole fleet.
     let states: HashMap<String, crate::model::State> = docs
@@ -181,7 +182,7 @@ pub async fn list_netdiag_events(
     };
     if sources.is_empty() {
         // Only hidden sources were asked for: nothing is ever returned.
-        state.docs.machine(&caller.tenant, &hostname).await?;
+        state.stores.docs.machine(&caller.tenant, &hostname).await?;
         page.resume::<Value>(&filters)?;
         return Ok(Envelope::new(
             Vec::new(),
@@ -191,7 +192,7 @@ pub async fn list_netdiag_events(
     let filter = service::events_filter(&sources, q);
     // The machine check and the page are independent: read side by side.
     let (_, (records, meta)) = tokio::try_join!(
-        state.docs.machine(&caller.tenant, &hostname),
+        state.stores.docs.machine(&caller.tenant, &hostname),
         series_page(
             &state,
             &caller,
@@ -310,13 +311,14 @@ pub async fn update_netdiag_settings(
     Json(body): Json<Map<String, Value>>,
 ) -> Result<Committed<Settings>, ApiError> {
     settings::merge(&Settings::default(), &body)?;
-    state.docs.machine(&caller.tenant, &hostname).await?;
+    state.stores.docs.machine(&caller.tenant, &hostname).await?;
     // Partial updates of one machine never conflict (DECISIONS "Writes"): on a version
     // conflict the change is merged again into the latest settings, after a short random
     // pause so that concurrent writers spread out.
     let deadline = tokio::time::Instant::now() + SETTINGS_RETRY_FOR;
     loop {
         let current = state
+            .stores
             .docs
             .get_versioned::<Settings>(&caller.tenant, SETTINGS, &hostname)
             .await?;
@@ -369,7 +371,7 @@ pub async fn start_netdiag_action(
     Json(body): Json<Map<String, Value>>,
 ) -> Result<Committed<Action>, ApiError> {
     let request = actions::parse(&body)?;
-    state.docs.machine(&caller.tenant, &hostname).await?;
+    state.stores.docs.machine(&caller.tenant, &hostname).await?;
     let action = Action {
         action_id: actions::new_id(),
         action: request.action,

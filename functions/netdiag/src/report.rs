@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use netops_shared::lookup::Lookup;
 use netops_shared::{ApiError, AppState, Window};
 use serde::Deserialize;
 use serde_json::Value;
@@ -141,7 +142,7 @@ pub async fn build(
     opt: &Options,
 ) -> Result<Vec<u8>, ApiError> {
     let (machine, state, latest, events) = tokio::try_join!(
-        app.docs.machine(tenant, hostname),
+        app.stores.docs.machine(tenant, hostname),
         service::state(app, tenant, hostname),
         service::latest(app, tenant, hostname, w.to),
         service::notable_events(app, tenant, hostname, w, 14),

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_shared::lookup::Lookup;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{ApiError, AppState, Window};
 use serde_json::json;
@@ -19,6 +20,7 @@ pub async fn latest(
     to: DateTime<Utc>,
 ) -> Result<Option<Measurement>, ApiError> {
     let page = app
+        .stores
         .series
         .scan(&SeriesQuery {
             tenant,
@@ -43,7 +45,7 @@ pub async fn state(
     tenant: &str,
     hostname: &str,
 ) -> Result<Option<State>, ApiError> {
-    app.docs.get_as(tenant, STATES, hostname).await
+    app.stores.docs.get_as(tenant, STATES, hostname).await
 }
 
 pub async fn alert(
@@ -52,7 +54,7 @@ pub async fn alert(
     id: Option<&str>,
 ) -> Result<Option<Alert>, ApiError> {
     let Some(id) = id else { return Ok(None) };
-    app.docs.get_as(tenant, ALERTS, id).await
+    app.stores.docs.get_as(tenant, ALERTS, id).await
 }
 
 /// Start of the hour holding `t`.
@@ -77,6 +79,7 @@ pub async fn periods(
     to: DateTime<Utc>,
 ) -> Result<Vec<Period>, ApiError> {
     let all = app
+        .stores
         .series
         .read_all(
             tenant,
@@ -228,7 +231,7 @@ pub async fn summary(
     // The state exists for every measured machine: without it, the machine is unknown
     // (404 naming the machine) or has never been measured.
     let Some(st) = state(app, tenant, hostname).await? else {
-        app.docs.machine(tenant, hostname).await?;
+        app.stores.docs.machine(tenant, hostname).await?;
         return Err(no_measurement());
     };
     // Independent reads, run side by side.
@@ -284,6 +287,7 @@ pub async fn notable_events(
         ],
     ));
     let page = app
+        .stores
         .series
         .scan(&SeriesQuery {
             tenant,
@@ -314,8 +318,13 @@ pub async fn apps(
     hostname: &str,
     w: &Window,
 ) -> Result<Vec<App>, ApiError> {
-    app.docs.machine(tenant, hostname).await?;
-    let defs: Vec<AppDef> = match app.docs.get_as::<AppsDoc>(tenant, APPS, hostname).await? {
+    app.stores.docs.machine(tenant, hostname).await?;
+    let defs: Vec<AppDef> = match app
+        .stores
+        .docs
+        .get_as::<AppsDoc>(tenant, APPS, hostname)
+        .await?
+    {
         Some(d) => d.apps,
         None => return Ok(Vec::new()),
     };

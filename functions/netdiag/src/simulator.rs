@@ -38,7 +38,11 @@ pub fn worker(state: AppState) -> BoxFuture<'static, ()> {
 /// Completes the due actions of online machines of one tenant; returns how many.
 pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, ApiError> {
     let filter = Filter::all().and(Pred::Eq("status", json!(ActionStatus::Queued)));
-    let queued = state.docs.list(tenant, ACTIONS, &filter, None, 200).await?;
+    let queued = state
+        .stores
+        .docs
+        .list(tenant, ACTIONS, &filter, None, 200)
+        .await?;
     let now = Utc::now();
     let mut done = 0;
     for doc in queued {
@@ -48,7 +52,12 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
         if now - action.requested_at < Duration::seconds(AGENT_DELAY) {
             continue;
         }
-        let Some(machine) = state.docs.get(tenant, MACHINES, &action.hostname).await? else {
+        let Some(machine) = state
+            .stores
+            .docs
+            .get(tenant, MACHINES, &action.hostname)
+            .await?
+        else {
             continue;
         };
         if machine.body["status"] != json!(AgentStatus::Online) {
@@ -66,6 +75,7 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
             "message": message, "details": details,
         });
         state
+            .stores
             .series_writes
             .append(
                 tenant,
@@ -83,6 +93,7 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
         action.event_id = Some(event_id);
         let value = serde_json::to_value(&action).map_err(|e| ApiError::internal(&e))?;
         state
+            .stores
             .docs
             .put(tenant, ACTIONS, vec![(doc.key, value)])
             .await?;

@@ -2,6 +2,7 @@
 //! primitives.
 
 use axum::extract::State;
+use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::docs_page;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
@@ -30,7 +31,11 @@ pub async fn list_sites(
     Query(q): Query<SitesQuery>,
 ) -> ApiResult<Vec<Site>> {
     let filter = Filter::all().and_some(q.q, |t| Pred::Contains(vec!["name", "city"], t));
-    ok(state.docs.all_as(&caller.tenant, SITES, &filter).await?)
+    ok(state
+        .stores
+        .docs
+        .all_as(&caller.tenant, SITES, &filter)
+        .await?)
 }
 
 /// Équipements réseau
@@ -64,6 +69,7 @@ pub async fn list_devices(
 
 async fn device(state: &AppState, caller: &Caller, id: i64) -> Result<DeviceDetail, ApiError> {
     state
+        .stores
         .docs
         .get_or_404(&caller.tenant, DEVICES, &key(id), || {
             ApiError::not_found(format!("Équipement {id}"), format!("Device {id}"))
@@ -111,6 +117,7 @@ pub async fn get_device_metrics(
     let step_hours = ((hours + MAX_POINTS - 1) / MAX_POINTS).max(1);
     let step_ms = step_hours * 3_600_000;
     let page = state
+        .stores
         .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
@@ -182,7 +189,11 @@ pub async fn list_tunnels(
     Query(q): Query<TunnelsQuery>,
 ) -> ApiResult<Vec<Tunnel>> {
     let filter = Filter::all().and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
-    let tunnels: Vec<Tunnel> = state.docs.all_as(&caller.tenant, TUNNELS, &filter).await?;
+    let tunnels: Vec<Tunnel> = state
+        .stores
+        .docs
+        .all_as(&caller.tenant, TUNNELS, &filter)
+        .await?;
     ok(tunnels
         .into_iter()
         .filter(|t| {
@@ -208,11 +219,13 @@ pub async fn list_alerts(
 ) -> ApiResult<Vec<NetworkAlert>> {
     let (records, more) = if q.status == Some(AlertStatus::Open) {
         state
+            .stores
             .docs
             .open_alerts(&caller.tenant, ALERTS, LIST_CAP)
             .await?
     } else {
         let page = state
+            .stores
             .series
             .scan(&SeriesQuery {
                 tenant: &caller.tenant,
@@ -258,6 +271,7 @@ pub async fn list_ports(
     // One more than the page, to know whether the list was cut; a read stopped by its
     // budget (DynamoDB) is cut too.
     let (docs, stopped) = state
+        .stores
         .docs
         .list_bounded(
             &caller.tenant,

@@ -7,6 +7,7 @@ use axum::extract::State;
 use chrono::{DateTime, Duration, Utc};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use netops_shared::error::ErrorBody;
+use netops_shared::lookup::Lookup;
 use netops_shared::lookup::{MACHINES, decode};
 use netops_shared::store::{Documents, Filter};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Path, Query, ok};
@@ -34,10 +35,14 @@ async fn fleet_of(
     probes.dedup();
     let (known, machines) = tokio::try_join!(
         async {
-            let docs = state.docs.get_many(tenant, MACHINES, &probes).await?;
+            let docs = state
+                .stores
+                .docs
+                .get_many(tenant, MACHINES, &probes)
+                .await?;
             Ok::<_, ApiError>(docs)
         },
-        state.docs.machine_count(tenant),
+        state.stores.docs.machine_count(tenant),
     )?;
     Ok(Fleet {
         known: known.into_iter().map(|d| d.key).collect(),
@@ -109,6 +114,7 @@ pub async fn list_maintenance_windows(
     let now = Utc::now();
     let everything = Filter::all();
     let docs = state
+        .stores
         .docs
         .all_as::<MaintenanceDoc>(&caller.tenant, MAINTENANCE, &everything)
         .await?;
@@ -162,6 +168,7 @@ pub async fn list_heartbeats(
 ) -> ApiResult<Vec<Heartbeat>> {
     let now = Utc::now();
     let docs: Vec<HeartbeatDoc> = state
+        .stores
         .docs
         .all_as(&caller.tenant, HEARTBEATS, &Filter::all())
         .await?;
@@ -210,7 +217,7 @@ async fn first_deployments_of(
     cap: usize,
 ) -> Result<Vec<(Vec<Deployment>, bool)>, ApiError> {
     const IN_FLIGHT: usize = 8;
-    let docs = state.docs.as_ref();
+    let docs = state.stores.docs.as_ref();
     stream::iter(profiles.iter().copied())
         .map(|id| first_deployments(docs, tenant, id, cap))
         .buffered(IN_FLIGHT)
@@ -248,10 +255,12 @@ pub async fn list_profiles(
     let everything = Filter::all();
     let (profiles, counts) = tokio::try_join!(
         state
+            .stores
             .docs
             .all_as::<ProfileDoc>(&caller.tenant, PROFILES, &everything),
         async {
             let all = state
+                .stores
                 .docs
                 .read_all(&caller.tenant, DEPLOYMENT_COUNTS, &everything)
                 .await?;
@@ -290,6 +299,7 @@ pub async fn list_profiles(
 
 async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<ProfileDoc, ApiError> {
     state
+        .stores
         .docs
         .get_or_404(tenant, PROFILES, &num_key(id), || {
             ApiError::not_found(format!("Profil {id}"), format!("Profile {id}"))
@@ -322,9 +332,15 @@ pub async fn get_profile(
     let (profile, counts, (deployments, cut)) = tokio::try_join!(
         find_profile(&state, &caller.tenant, id),
         state
+            .stores
             .docs
             .get_as::<DeploymentCounts>(&caller.tenant, DEPLOYMENT_COUNTS, &key),
-        first_deployments(state.docs.as_ref(), &caller.tenant, id, DETAIL_DEPLOYMENTS),
+        first_deployments(
+            state.stores.docs.as_ref(),
+            &caller.tenant,
+            id,
+            DETAIL_DEPLOYMENTS
+        ),
     )?;
     let detail = ProfileDetail {
         profile,
@@ -354,6 +370,7 @@ pub async fn compare_profile_deployment(
     Path(id): Path<i64>,
 ) -> ApiResult<Comparison> {
     let d: DeploymentDoc = state
+        .stores
         .docs
         .get_or_404(&caller.tenant, DEPLOYMENTS, &num_key(id), || {
             ApiError::not_found(format!("Déploiement {id}"), format!("Deployment {id}"))

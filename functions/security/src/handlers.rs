@@ -2,6 +2,7 @@
 
 use axum::extract::State;
 use chrono::DateTime;
+use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_page};
 use netops_shared::store::{Filter, Pred, Record, SeriesQuery};
@@ -36,6 +37,7 @@ async fn unpaged(
     filter: &Filter,
 ) -> Result<(Vec<Record>, Meta), ApiError> {
     let page = state
+        .stores
         .series
         .scan_bounded(&SeriesQuery {
             tenant: &caller.tenant,
@@ -163,6 +165,7 @@ pub async fn list_risky_accounts(
     // The ranking made when the graph was collected, in rank order; one more than the page,
     // to know whether the list was cut.
     let docs = state
+        .stores
         .docs
         .list(
             &caller.tenant,
@@ -255,6 +258,7 @@ pub async fn list_security_incidents(
     // What is in progress, and what was closed since the window's start.
     let since = (!in_progress).then_some(window.from);
     let mut incidents: Vec<Incident> = state
+        .stores
         .docs
         .live_as(&caller.tenant, INCIDENTS, since, &filter)
         .await?;
@@ -291,18 +295,24 @@ pub async fn get_security_incident(
     Path(id): Path<String>,
 ) -> ApiResult<IncidentDetail> {
     let mut incident = state
+        .stores
         .docs
         .get_as::<Incident>(&caller.tenant, INCIDENTS, &id)
         .await?;
     if incident.is_none()
         && let Some(bare) = id.strip_prefix("siem-")
     {
-        incident = state.docs.get_as(&caller.tenant, INCIDENTS, bare).await?;
+        incident = state
+            .stores
+            .docs
+            .get_as(&caller.tenant, INCIDENTS, bare)
+            .await?;
     }
     let incident = incident.ok_or_else(|| {
         ApiError::not_found(format!("Incident « {id} »"), format!("Incident '{id}'"))
     })?;
     let page = state
+        .stores
         .series
         .scan(&SeriesQuery {
             tenant: &caller.tenant,
@@ -355,6 +365,7 @@ pub async fn list_security_rules(
     let mut rules = global_rules();
     rules.extend(
         state
+            .stores
             .docs
             .all_as::<Rule>(&caller.tenant, RULES, &Filter::all())
             .await?,

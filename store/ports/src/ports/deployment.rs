@@ -1,0 +1,16 @@
+//! The deployment port: what belongs to the deployment itself rather than to a tenant.
+
+use async_trait::async_trait;
+
+use crate::StoreResult;
+
+/// Settings and upkeep of the deployment.
+#[async_trait]
+pub trait Deployment: Send + Sync + 'static {
+    /// A random secret of 32 bytes created on first use and kept (cursor signing).
+    async fn secret(&self, name: &str) -> StoreResult<Vec<u8>>;
+    /// True when the store holds no tenant data yet.
+    async fn is_empty(&self) -> StoreResult<bool>;
+    /// Removes a tenant's data (documents, series, rollups); tokens and the write log stay.
+    async fn clear_tenant(&self, tenant: &str) -> StoreResult<()>;
+}

@@ -1,0 +1,89 @@
+//! Tokens in the embedded store: the `tokens` table, keyed by hash.
+
+use async_trait::async_trait;
+use rusqlite::{OptionalExtension, params};
+
+use super::SqliteStore;
+use super::conn::backend;
+use netops_routes::scope::Scope;
+use netops_store::{StoreError, StoreResult, TokenRecord, Tokens};
+
+fn token_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TokenRecord> {
+    let scopes: String = row.get(3)?;
+    Ok(TokenRecord {
+        hash: row.get(0)?,
+        tenant: row.get(1)?,
+        name: row.get(2)?,
+        scopes: scopes.split(',').filter_map(Scope::parse).collect(),
+        created_at: row.get(4)?,
+        expires_at: row.get(5)?,
+        revoked_at: row.get(6)?,
+    })
+}
+
+const TOKEN_COLS: &str = "hash, tenant, name, scopes, created_at, expires_at, revoked_at";
+
+#[async_trait]
+impl Tokens for SqliteStore {
+    async fn by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
+        let hash = hash.to_owned();
+        self.inline(move |c| {
+            c.prepare_cached(&format!("SELECT {TOKEN_COLS} FROM tokens WHERE hash = ?1"))
+                .and_then(|mut s| s.query_row([hash], token_row).optional())
+                .map_err(backend)
+        })
+        .await
+    }
+
+    async fn insert(&self, token: &TokenRecord) -> StoreResult<()> {
+        let t = token.clone();
+        self.with_write(move |tx| {
+            let active: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM tokens WHERE tenant = ?1 AND name = ?2 AND revoked_at IS NULL AND expires_at > ?3)",
+                    params![t.tenant, t.name, t.created_at],
+                    |r| r.get(0),
+                )
+                .map_err(backend)?;
+            if active {
+                return Err(StoreError::Exists);
+            }
+            let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
+            tx.execute(
+                &format!("INSERT INTO tokens ({TOKEN_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+                params![t.hash, t.tenant, t.name, scopes.join(","), t.created_at, t.expires_at, t.revoked_at],
+            )
+            .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn revoke(&self, tenant: &str, name: &str, at: i64) -> StoreResult<bool> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.with_write(move |c| {
+            let n = c
+                .execute(
+                    "UPDATE tokens SET revoked_at = ?3 WHERE tenant = ?1 AND name = ?2 AND revoked_at IS NULL",
+                    params![tenant, name, at],
+                )
+                .map_err(backend)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn list(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>> {
+        let tenant = tenant.to_owned();
+        self.with(move |c| {
+            let mut s = c
+                .prepare(&format!(
+                    "SELECT {TOKEN_COLS} FROM tokens WHERE tenant = ?1 ORDER BY created_at, name"
+                ))
+                .map_err(backend)?;
+            let rows = s.query_map([tenant], token_row).map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        })
+        .await
+    }
+}
