@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks of the flows routes (issue 4, spec 4.4): seed a big tenant, serve it from the
-# release build, measure each route with wrk (2 threads, 8 connections), report p50/p99
+# Benchmarks of the flows routes (issue 4, docs/modules.md#flows): seed a big tenant, serve
+# it from the release build, measure each route with wrk (2 threads, 8 connections), report p50/p99
 # and the server's peak memory (VmHWM).
 #
 #   MACHINES=1000 DAYS=31 bench/flows.sh          # seed + measure

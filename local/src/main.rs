@@ -1,4 +1,4 @@
-//! `netops`: serve, token, seed, writes (DECISIONS "The local process").
+//! `netops`: serve, token, seed, writes (docs/cli.md).
 
 mod cli;
 

@@ -1,4 +1,4 @@
-//! The route table, declared once (spec 4, DECISIONS "Shape").
+//! The route table, declared once (docs/modules.md#route-table).
 //!
 //! Every route's method, path, Lambda function, scope, paging rule and window rule live
 //! here. The auth layer enforces scopes from it, the paging and window extractors read
@@ -139,9 +139,10 @@ impl Route {
 
 /// MCP protocol versions `POST /mcp` speaks, newest first.
 pub const MCP_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
-/// At most this many messages in an MCP batch (DECISIONS "MCP").
+/// At most this many messages in an MCP batch (docs/mcp.md#batches-and-answer-size).
 pub const MCP_MAX_BATCH: usize = 20;
-/// At most this many bytes in the answer to one `POST /mcp`, batch or not (DECISIONS "MCP").
+/// At most this many bytes in the answer to one `POST /mcp`, batch or not
+/// (docs/mcp.md#batches-and-answer-size).
 pub const MCP_MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 
 /// The versioned base every route sits under.
@@ -195,18 +196,18 @@ const fn s(scope: Scope) -> Access {
 use Scope::*;
 
 routes! {
-    // Token (4.2) and fleet (4.3)
+    // Token and fleet (docs/modules.md#fleet)
     get_me GET "/me" Fleet Token, Read, None, None;
     list_machines GET "/machines" Fleet s(ReadMachines), Read, cursor(100, 500), None;
     get_machine GET "/machines/{hostname}" Fleet s(ReadMachines), Read, None, None;
-    // Network flows (4.4)
+    // Network flows (docs/modules.md#flows)
     list_flows GET "/flows" Flows s(ReadFlows), Read, cursor(100, 500), win(24 * H, Some(7 * D));
     list_flow_destinations GET "/flows/destinations" Flows s(ReadFlows), Read, page(100, 500), win(24 * H, Some(31 * D));
     get_flow_summary GET "/flows/summary" Flows s(ReadFlows), Read, None, win(24 * H, Some(31 * D));
     list_flow_talkers GET "/flows/talkers" Flows s(ReadFlows), Read, page(50, 200), win(24 * H, Some(31 * D));
     list_blocked_flows GET "/flows/blocked" Flows s(ReadFlows), Read, page(100, 1000), W24;
     explore_flows GET "/flows/explore" Flows s(ReadFlows), Read, None, None;
-    // NetDiag (4.5)
+    // NetDiag (docs/modules.md#netdiag)
     list_netdiag_machines GET "/netdiag/machines" Netdiag s(ReadNetdiag), Read, None, None;
     get_netdiag_summary GET "/netdiag/machines/{hostname}/summary" Netdiag s(ReadNetdiag), Read, None, W24;
     list_netdiag_events GET "/netdiag/machines/{hostname}/events" Netdiag s(ReadNetdiag), Read, cursor(200, 1000), W24;
@@ -214,24 +215,24 @@ routes! {
     get_netdiag_report GET "/netdiag/machines/{hostname}/report.pdf" Netdiag s(ReportPdf), Document, None, W24;
     update_netdiag_settings PUT "/netdiag/machines/{hostname}/settings" Netdiag s(WriteNetdiag), Write, None, None;
     start_netdiag_action POST "/netdiag/machines/{hostname}/actions" Netdiag s(WriteNetdiag), Write, None, None;
-    // Alerts and availability (4.6)
+    // Alerts and availability (docs/modules.md#alerts-and-availability)
     list_alerts GET "/alerts" Alerts s(ReadAlerts), Read, page(200, 500), W24;
     acknowledge_alert POST "/alerts/{id}/ack" Alerts s(WriteAlerts), Write, None, None;
     list_monitors GET "/monitors" Alerts s(ReadMonitors), Read, None, None;
     get_monitor GET "/monitors/{id}" Alerts s(ReadMonitors), Read, None, None;
     list_monitor_incidents GET "/monitors/{id}/incidents" Alerts s(ReadMonitors), Read, page(100, 500), win(30 * D, None);
-    // Inventory (4.7)
+    // Inventory (docs/modules.md#inventory)
     list_assets GET "/inventory/assets" Inventory s(ReadInventory), Read, cursor(100, 500), None;
     get_asset GET "/inventory/assets/{id}" Inventory s(ReadInventory), Read, None, None;
     list_software GET "/inventory/software" Inventory s(ReadInventory), Read, cursor(200, 1000), None;
     list_cves GET "/inventory/cves" Inventory s(ReadInventory), Read, cursor(200, 1000), None;
-    // Operations (4.8)
+    // Operations (docs/modules.md#operations)
     list_maintenance_windows GET "/maintenance" Operations s(ReadMonitors), Read, None, None;
     list_heartbeats GET "/heartbeats" Operations s(ReadMonitors), Read, None, None;
     list_profiles GET "/profiles" Operations s(ReadMonitors), Read, None, None;
     get_profile GET "/profiles/{id}" Operations s(ReadMonitors), Read, None, None;
     compare_profile_deployment GET "/profiles/deployments/{id}/compare" Operations s(ReadMonitors), Read, None, None;
-    // Security (4.9)
+    // Security (docs/modules.md#security)
     list_logons GET "/security/logons" Security s(ReadSecurity), Read, cursor(100, 500), win(24 * H, Some(7 * D));
     list_lockouts GET "/security/lockouts" Security s(ReadSecurity), Read, None, win(7 * D, Some(90 * D));
     list_account_changes GET "/security/account-changes" Security s(ReadSecurity), Read, cursor(100, 500), win(7 * D, Some(90 * D));
@@ -240,7 +241,7 @@ routes! {
     list_security_incidents GET "/security/incidents" Security s(ReadSecurity), Read, page(100, 500), W24;
     get_security_incident GET "/security/incidents/{id}" Security s(ReadSecurity), Read, None, None;
     list_security_rules GET "/security/rules" Security s(ReadSecurity), Read, None, None;
-    // Databases (4.10)
+    // Databases (docs/modules.md#databases)
     list_database_instances GET "/databases/instances" Databases s(ReadDatabases), Read, None, None;
     get_database_metrics GET "/databases/instances/{id}/metrics" Databases s(ReadDatabases), Read, None, win(24 * H, Some(31 * D));
     list_slow_queries GET "/databases/instances/{id}/slow-queries" Databases s(ReadDatabases), Read, page(50, 500), W24;
@@ -250,21 +251,21 @@ routes! {
     list_database_alerts GET "/databases/alerts" Databases s(ReadDatabases), Read, None, W24;
     list_database_checks GET "/databases/checks" Databases s(ReadDatabases), Read, None, None;
     list_database_check_results GET "/databases/checks/{id}/results" Databases s(ReadDatabases), Read, None, W24;
-    // Firewall (4.11)
+    // Firewall (docs/modules.md#firewall)
     list_firewall_devices GET "/firewall/devices" Firewall s(ReadFirewall), Read, None, None;
     list_firewall_events GET "/firewall/events" Firewall s(ReadFirewall), Read, page(100, 1000), win(24 * H, Some(7 * D));
     get_firewall_traffic GET "/firewall/traffic" Firewall s(ReadFirewall), Read, page(20, 200), win(24 * H, Some(31 * D));
     list_firewall_threats GET "/firewall/threats" Firewall s(ReadFirewall), Read, page(100, 500), win(30 * D, None);
     get_firewall_report GET "/firewall/report" Firewall s(ReadFirewall), Read, None, None;
-    // DNS (4.12)
+    // DNS (docs/modules.md#dns)
     list_dns_resolutions GET "/dns/resolutions" Dns s(ReadDns), Read, page(100, 1000), win(24 * H, Some(7 * D));
     list_dns_top_domains GET "/dns/top-domains" Dns s(ReadDns), Read, page(50, 500), W24;
     list_dns_threats GET "/dns/threats" Dns s(ReadDns), Read, None, W24;
     list_dns_server_queries GET "/dns/server-queries" Dns s(ReadDns), Read, None, W24;
-    // Files (4.13)
+    // Files (docs/modules.md#files)
     list_file_events GET "/files/events" Files s(ReadFiles), Read, cursor(100, 1000), win(24 * H, Some(31 * D));
     get_file_summary GET "/files/summary" Files s(ReadFiles), Read, None, W24;
-    // Network infrastructure (4.14)
+    // Network infrastructure (docs/modules.md#network-infrastructure)
     list_sites GET "/network/sites" Network s(ReadNetwork), Read, None, None;
     list_network_devices GET "/network/devices" Network s(ReadNetwork), Read, cursor(100, 500), None;
     get_network_device GET "/network/devices/{id}" Network s(ReadNetwork), Read, None, None;
@@ -272,7 +273,8 @@ routes! {
     list_tunnels GET "/network/tunnels" Network s(ReadNetwork), Read, None, None;
     list_network_alerts GET "/network/alerts" Network s(ReadNetwork), Read, None, W24;
     list_network_ports GET "/network/ports" Network s(ReadNetwork), Read, page(200, 1000), None;
-    // AI-assistant entry point (4.15) and self-description (4.16)
+    // AI-assistant entry point (docs/mcp.md) and self-description
+    // (docs/modules.md#self-description)
     mcp POST "/mcp" Mcp Token, Service, None, None;
     get_openapi GET "/openapi.json" Docs Public, Service, None, None;
     get_docs GET "/docs" Docs Public, Service, None, None;

@@ -1,4 +1,5 @@
-//! Token scopes (spec 5.2). Never strings in handlers: a route's scope is a [`Scope`].
+//! Token scopes (docs/http-conventions.md#scopes). Never strings in handlers: a route's scope
+//! is a [`Scope`].
 
 macro_rules! scopes {
     ($($variant:ident => $s:literal,)*) => {

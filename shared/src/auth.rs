@@ -1,5 +1,5 @@
-//! Bearer tokens (spec 5, DECISIONS "Auth"): `nop_` + 40 base62 characters; only the
-//! SHA-256 is stored; lookups compare in constant time.
+//! Bearer tokens (docs/http-conventions.md#authentication): `nop_` + 40 base62 characters; only
+//! the SHA-256 is stored; lookups compare in constant time.
 
 use axum::extract::FromRequestParts;
 use chrono::{DateTime, Utc};
@@ -97,7 +97,8 @@ impl From<ApiError> for Refused {
     }
 }
 
-/// Checks the `Authorization` header against the store: every 401 case of spec 5.
+/// Checks the `Authorization` header against the store: every 401 case of
+/// docs/http-conventions.md#authentication.
 pub async fn authenticate(
     tokens: &dyn Tokens,
     header: Option<&http::HeaderValue>,

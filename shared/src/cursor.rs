@@ -1,5 +1,5 @@
-//! Opaque cursors (DECISIONS "Paging"): base64url of a small JSON payload and a truncated
-//! HMAC-SHA256, bound to the tenant, the route and a fingerprint of the filters.
+//! Opaque cursors (docs/http-conventions.md#cursors): base64url of a small JSON payload and a
+//! truncated HMAC-SHA256, bound to the tenant, the route and a fingerprint of the filters.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -1,4 +1,4 @@
-//! The success envelope `{data, meta}` (spec 2.1).
+//! The success envelope `{data, meta}` (docs/http-conventions.md#envelope).
 
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! The one error-code table (spec 2.2 and 7, DECISIONS "Errors") and the API error type.
+//! The one error-code table (docs/http-conventions.md#errors) and the API error type.
 //!
 //! Codes never change once shipped. Every error body is `{error, message}` plus `scope` on a
 //! 403; the message is French unless the caller prefers English (see [`crate::lang`]).

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
-/// Maximum request body (DECISIONS "Errors").
+/// Maximum request body (docs/http-conventions.md#limits).
 pub const BODY_LIMIT: usize = 64 * 1024;
 
 /// The query string of a request, decoded once: the first extractor that reads a parameter

@@ -2,9 +2,10 @@
 //! gate (request id, language, body size, token, rate limit, route, scope), JSON 404/405, and
 //! around it the HTTP conventions of [`conventions`] (CORS, compression, ETags and 304).
 //!
-//! Order of checks (DECISIONS): token (401), rate limit (429), scope (403), then the handler's
-//! own validation (400) and lookups (404). A CORS preflight is answered before the gate; a
-//! conditional GET answered 304 went through every check, and its call is given back.
+//! Order of checks (docs/http-conventions.md#order-of-checks): token (401), rate limit (429),
+//! scope (403), then the handler's own validation (400) and lookups (404). A CORS preflight is
+//! answered before the gate; a conditional GET answered 304 went through every check, and its
+//! call is given back.
 
 pub mod conventions;
 
@@ -398,7 +399,7 @@ fn token_bucket(hash: &str) -> String {
 }
 
 /// Counts one more call of `caller`'s token, as a REST call would be counted: the tool calls of
-/// an MCP message beyond the first, which the message's own count covers (DECISIONS "MCP").
+/// an MCP message beyond the first, which the message's own count covers (docs/mcp.md#quota).
 pub async fn count_call(state: &AppState, caller: &Caller) -> Result<Quota, ApiError> {
     let bucket = token_bucket(&caller.token_hash);
     consume(state, &bucket, Utc::now().timestamp()).await

@@ -1,5 +1,5 @@
-//! Idempotent writes (IETF httpapi draft "The Idempotency-Key HTTP Header Field"; DECISIONS
-//! "Writes and the write log"). A write sent with `Idempotency-Key` takes the key, per token,
+//! Idempotent writes (IETF httpapi draft "The Idempotency-Key HTTP Header Field";
+//! docs/writes.md#idempotency). A write sent with `Idempotency-Key` takes the key, per token,
 //! for 24 hours:
 //!
 //! - the first request with the key runs, and its accepted answer is kept in the transaction

@@ -1,5 +1,6 @@
-//! Network devices and the VPN tunnels between sites (spec 4.14): served by the network
-//! module and read by the firewall module, so they live here, as machines do.
+//! Network devices and the VPN tunnels between sites (docs/modules.md#network-infrastructure):
+//! served by the network module and read by the firewall module, so they live here, as
+//! machines do.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

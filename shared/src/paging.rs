@@ -1,5 +1,5 @@
-//! The one paging helper (DECISIONS "Paging"): limit default, max and clamp from the route
-//! table; opaque signed cursors; 400 on a bad limit or cursor.
+//! The one paging helper (docs/http-conventions.md#paging): limit default, max and clamp from
+//! the route table; opaque signed cursors; 400 on a bad limit or cursor.
 
 use std::sync::Arc;
 

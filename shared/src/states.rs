@@ -1,6 +1,7 @@
-//! Closed sets of values that several modules store or answer alike (spec 2.3, 2.4, 3.1):
-//! severities, alert and agent states, SIEM incident states. Each serializes to the spelling
-//! the documents and answers use, so the stored JSON reads as before.
+//! Closed sets of values that several modules store or answer alike
+//! (docs/data.md#shared-states): severities, alert and agent states, SIEM incident states.
+//! Each serializes to the spelling the documents and answers use, so the stored JSON reads
+//! as before.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -111,7 +112,7 @@ impl SiemSeverity {
         SiemSeverity::ALL.into_iter().find(|v| v.as_str() == up)
     }
 
-    /// The same level on the alert feed's scale (spec 2.4).
+    /// The same level on the alert feed's scale (docs/data.md#shared-states).
     pub fn to_severity(self) -> Severity {
         match self {
             SiemSeverity::Critical => Severity::Critical,
@@ -143,7 +144,7 @@ impl SiemStatus {
         SiemStatus::Closed,
     ];
 
-    /// The states that count as in progress (`status=open`, spec 3.1).
+    /// The states that count as in progress (`status=open`, docs/data.md#shared-states).
     pub const IN_PROGRESS: [SiemStatus; 3] = [
         SiemStatus::Open,
         SiemStatus::Acknowledged,

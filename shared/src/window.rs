@@ -1,4 +1,4 @@
-//! Time windows, parameter set W (spec 4.1, DECISIONS "Windows").
+//! Time windows, parameter set W (docs/http-conventions.md#windows).
 
 use axum::extract::FromRequestParts;
 use chrono::{DateTime, Duration, Utc};

@@ -1,4 +1,4 @@
-//! Writes and the write log (spec 1, DECISIONS "Writes and the write log"): every write
+//! Writes and the write log (docs/writes.md#the-write-log): every write
 //! request, accepted or refused, is logged. An accepted write commits its state changes and
 //! its entry together; the gate logs the refusals the handler did not commit itself.
 //!

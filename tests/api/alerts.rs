@@ -1,5 +1,5 @@
 //! Alerts and availability: `/alerts`, `/alerts/{id}/ack`, `/monitors`, `/monitors/{id}`,
-//! `/monitors/{id}/incidents` (spec 2.4, 3, 4.6).
+//! `/monitors/{id}/incidents` (docs/modules.md#alerts-and-availability).
 
 use std::collections::HashSet;
 

@@ -1,5 +1,5 @@
 //! Databases: instances, metrics, slow and top queries, sessions, blocking chains, alerts,
-//! checks and their results (spec 4.10).
+//! checks and their results (docs/modules.md#databases).
 
 use chrono::{DateTime, Duration, Utc};
 use http::StatusCode;

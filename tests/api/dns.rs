@@ -1,4 +1,4 @@
-//! DNS: resolutions, top domains, threats, server queries (spec 4.12).
+//! DNS: resolutions, top domains, threats, server queries (docs/modules.md#dns).
 
 use std::collections::{BTreeMap, HashSet};
 

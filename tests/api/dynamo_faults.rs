@@ -2,7 +2,7 @@
 //! the adapter and the DynamoDB-protocol server throttles, fails, stalls and loses answers of
 //! chosen calls. Every write then answers 2xx or a JSON 503 with `Retry-After` within
 //! seconds, every acknowledged write is in the log exactly once with its state change, and no
-//! refused write changed anything (DECISIONS "Writes and the write log").
+//! refused write changed anything (docs/writes.md#atomicity-and-faults).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

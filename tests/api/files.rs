@@ -1,4 +1,4 @@
-//! Shared files: access events and summary (spec 4.13).
+//! Shared files: access events and summary (docs/modules.md#files).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -1,4 +1,4 @@
-//! Firewall: devices, parsed events, traffic, threats, report (spec 4.11).
+//! Firewall: devices, parsed events, traffic, threats, report (docs/modules.md#firewall).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -1,4 +1,4 @@
-//! Fleet: `/me`, `/machines`, `/machines/{hostname}` (spec 4.2, 4.3).
+//! Fleet: `/me`, `/machines`, `/machines/{hostname}` (docs/modules.md#fleet).
 
 use http::StatusCode;
 use netops_shared::scope::Scope;

@@ -1,5 +1,5 @@
-//! Network flows (spec 4.4): detailed records, destinations, summary, talkers, failed
-//! connections and the explorer, through HTTP as a user calls them.
+//! Network flows (docs/modules.md#flows): detailed records, destinations, summary, talkers,
+//! failed connections and the explorer, through HTTP as a user calls them.
 
 use std::collections::HashMap;
 

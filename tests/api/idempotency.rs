@@ -1,4 +1,4 @@
-//! Idempotent writes (DECISIONS "Writes and the write log"; IETF httpapi draft "The
+//! Idempotent writes (docs/writes.md#idempotency; IETF httpapi draft "The
 //! Idempotency-Key HTTP Header Field"): a retry with the same key and body gets the first
 //! answer again, marked `Idempotent-Replayed: true`, without a second state change or log
 //! entry; the same key with another request is 422; a key in flight is 409; keys are per

@@ -1,5 +1,5 @@
 //! Inventory: `/inventory/assets`, `/inventory/assets/{id}`, `/inventory/software`,
-//! `/inventory/cves` (spec 4.7).
+//! `/inventory/cves` (docs/modules.md#inventory).
 
 use chrono::{Duration, Utc};
 use http::StatusCode;

@@ -1,4 +1,4 @@
-//! MCP entry point: `POST /mcp` (spec 4.15, DECISIONS "MCP"), spoken as an assistant's
+//! MCP entry point: `POST /mcp` (docs/mcp.md), spoken as an assistant's
 //! client would, over the whole API.
 
 use std::collections::BTreeSet;
@@ -329,7 +329,7 @@ async fn the_tool_list_equals_the_read_routes_of_the_route_table() {
         .map(|r| r.op.to_owned())
         .collect();
     assert_eq!(names, reads);
-    assert!(names.len() >= 58, "the spec counts 58 read tools");
+    assert!(names.len() >= 58, "at least 58 read tools (docs/mcp.md)");
     for route in ROUTES.iter().filter(|r| r.kind != Kind::Read) {
         assert!(!names.contains(route.op), "{} is not a JSON read", route.op);
     }
@@ -834,7 +834,7 @@ async fn each_tool_call_of_a_batch_counts_against_the_quota() {
 #[tokio::test]
 async fn an_answer_over_8_mib_is_cut_off_with_an_error_for_the_calls_that_did_not_fit() {
     const CAP: usize = netops_shared::routes::MCP_MAX_ANSWER_BYTES;
-    assert_eq!(CAP, 8 * 1024 * 1024, "DECISIONS: 8 MiB");
+    assert_eq!(CAP, 8 * 1024 * 1024, "8 MiB (docs/mcp.md)");
     let app = TestApp::shared();
     let token = app.full_token().await;
     let args = json!({"limit": 1000, "period": "7d"});

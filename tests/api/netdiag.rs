@@ -1,5 +1,5 @@
-//! NetDiag (spec 4.5): machines under diagnosis, summary, events, applications, PDF report,
-//! settings and diagnostic actions.
+//! NetDiag (docs/modules.md#netdiag): machines under diagnosis, summary, events, applications,
+//! PDF report, settings and diagnostic actions.
 
 use std::collections::HashSet;
 

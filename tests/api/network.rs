@@ -1,4 +1,5 @@
-//! Network infrastructure: sites, devices, metrics, tunnels, alerts, ports (spec 4.14).
+//! Network infrastructure: sites, devices, metrics, tunnels, alerts, ports
+//! (docs/modules.md#network-infrastructure).
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use http::StatusCode;

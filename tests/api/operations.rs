@@ -1,5 +1,5 @@
 //! Operations: `/maintenance`, `/heartbeats`, `/profiles`, `/profiles/{id}`,
-//! `/profiles/deployments/{id}/compare` (spec 2.5, 4.8).
+//! `/profiles/deployments/{id}/compare` (docs/modules.md#operations).
 
 use std::collections::{HashMap, HashSet};
 
@@ -83,7 +83,7 @@ async fn heartbeats_give_last_signal_exit_code_and_every_state() {
     }
 }
 
-/// A heartbeat's state at `now` as the spec defines it (section 2.5).
+/// A heartbeat's state at `now` as docs/data.md#module-values defines it.
 fn heartbeat_state(h: &Value, now: DateTime<Utc>) -> &'static str {
     let Some(last) = h["last_signal_at"]
         .as_str()

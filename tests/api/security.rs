@@ -1,5 +1,5 @@
 //! Security: logons, lockouts, account changes, risky accounts, anomalies, SIEM incidents
-//! and rules (spec 4.9).
+//! and rules (docs/modules.md#security).
 
 use chrono::{DateTime, Datelike, Duration, DurationRound, Timelike, Utc};
 use http::StatusCode;

@@ -1,7 +1,8 @@
 //! The exact JSON a client sees, pinned with inline snapshots (STYLE 11; meilisearch
-//! snapshots its error bodies the same way): a body for every code of the error table (spec 7,
-//! DECISIONS "Errors"), each produced as a client would produce it, in French and for some in
-//! English; the envelope of each kind of answer (spec 2.1); the headers of the contract.
+//! snapshots its error bodies the same way): a body for every code of the error table
+//! (docs/http-conventions.md#errors), each produced as a client would produce it, in French and
+//! for some in English; the envelope of each kind of answer
+//! (docs/http-conventions.md#envelope); the headers of the contract.
 //!
 //! What moves between runs is redacted: ids, times dated from the seeding, cursors, request
 //! ids, seconds left in a window. What is left holds on any day and on both stores
@@ -123,7 +124,7 @@ async fn invalid_parameter_bodies_name_the_parameter() {
     }
     "###);
 
-    // Window parameters (DECISIONS "Windows").
+    // Window parameters (docs/http-conventions.md#windows).
     let res = app.get("/flows?period=2h", &token).await;
     assert_json_snapshot!(answer(&res), @r###"
     {
@@ -152,7 +153,7 @@ async fn invalid_parameter_bodies_name_the_parameter() {
     }
     "###);
 
-    // Settings: an unknown key lists the admitted keys (spec 4.5).
+    // Settings: an unknown key lists the admitted keys (docs/writes.md#netdiag-settings).
     let res = app
         .send(
             Method::PUT,
@@ -221,7 +222,7 @@ async fn invalid_parameter_bodies_name_the_parameter() {
     }
     "###);
 
-    // Actions: anything but trace, speed or capture (spec 4.5).
+    // Actions: anything but trace, speed or capture (docs/writes.md#diagnostic-actions).
     let res = app
         .send(
             Method::POST,
@@ -241,7 +242,7 @@ async fn invalid_parameter_bodies_name_the_parameter() {
     }
     "###);
 
-    // Ack of a NetDiag alert (spec 3.2), and of a malformed id.
+    // Ack of a NetDiag alert (docs/writes.md#acknowledging-an-alert), and of a malformed id.
     let res = app
         .send(
             Method::POST,
@@ -1093,7 +1094,7 @@ async fn refusals_of_the_http_layer_are_in_the_same_shape() {
     "###);
 }
 
-// ---- Envelopes (spec 2.1) -----------------------------------------------------------------
+// ---- Envelopes (docs/http-conventions.md#envelope) -----------------------------------------
 
 #[tokio::test]
 async fn a_cursor_paged_list_has_limit_and_next_cursor() {

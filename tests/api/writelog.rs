@@ -1,4 +1,4 @@
-//! The bounded write log (DECISIONS "Writes and the write log"): bodies kept up to 4 KiB,
+//! The bounded write log (docs/writes.md#the-write-log): bodies kept up to 4 KiB,
 //! refusals before authentication and over the rate limit coalesced per token (or client
 //! address) and window with a count, bodies over 64 KiB refused after the token and rate-limit
 //! checks and logged without their body.

@@ -1,5 +1,5 @@
 """The MCP entry point as an assistant meets it: the official Python MCP SDK client over
-streamable HTTP, against the real `netops serve` (spec 4.15, DECISIONS "MCP")."""
+streamable HTTP, against the real `netops serve` (docs/mcp.md)."""
 
 import json
 

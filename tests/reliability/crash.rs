@@ -1,5 +1,5 @@
 //! Crash safety: `kill -9` in the middle of a write loop loses no acknowledged write, and no
-//! state change survives without its write-log entry (DECISIONS "Writes and the write log":
+//! state change survives without its write-log entry (docs/writes.md#atomicity-and-faults:
 //! the entry and the change commit together).
 
 use std::collections::HashMap;

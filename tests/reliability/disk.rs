@@ -1,5 +1,5 @@
 //! A full disk: writes are refused with a JSON 503 and change nothing, reads go on, and
-//! writes resume once space is back (DECISIONS "Writes and the write log").
+//! writes resume once space is back (docs/writes.md#atomicity-and-faults).
 
 use std::io::Write;
 use std::process::Command;

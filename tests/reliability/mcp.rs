@@ -1,5 +1,6 @@
-//! MCP batches against the real server (DECISIONS "MCP"): a batch cannot multiply the work,
-//! the answer or the memory of one message, and every tool call it holds is counted.
+//! MCP batches against the real server (docs/mcp.md#batches-and-answer-size): a batch
+//! cannot multiply the work, the answer or the memory of one message, and every tool call it
+//! holds is counted.
 
 use std::time::{Duration, Instant};
 

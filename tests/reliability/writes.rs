@@ -1,11 +1,11 @@
 //! Writes under concurrency: partial settings changes of one machine made at the same time
-//! all apply (DECISIONS "Writes": settings changes never answer 409).
+//! all apply (docs/writes.md#netdiag-settings: settings changes never answer 409).
 
 use serde_json::{Value, json};
 
 use crate::served::Serve;
 
-/// The boolean settings and their defaults (spec 4.5, settings table).
+/// The boolean settings and their defaults (docs/writes.md#netdiag-settings).
 const SWITCHES: [(&str, bool); 11] = [
     ("traceOnIncident", true),
     ("captureOnIncident", false),

@@ -1,5 +1,5 @@
-//! The unified alert feed (spec 2.4, 4.6): monitor incidents, SIEM incidents and NetDiag
-//! alerts mapped onto one item shape and one severity scale.
+//! The unified alert feed (`list_alerts` in the OpenAPI description): monitor incidents, SIEM
+//! incidents and NetDiag alerts mapped onto one item shape and one severity scale.
 
 use chrono::{DateTime, Utc};
 use netops_shared::lookup::decode;

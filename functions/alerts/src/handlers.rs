@@ -1,4 +1,5 @@
-//! Alerts and availability handlers (spec 4.6): thin, over the feed and monitor services.
+//! Alerts and availability handlers (docs/modules.md#alerts-and-availability): thin, over the
+//! feed and monitor services.
 
 use axum::body::Bytes;
 use axum::extract::State;

@@ -1,5 +1,6 @@
-//! Alerts and availability monitors module (spec 4.6, states and transitions of spec 3):
-//! the unified alert feed, acknowledgement, monitors and their incidents.
+//! Alerts and availability monitors module (docs/modules.md#alerts-and-availability; states in
+//! docs/data.md#shared-states): the unified alert feed, acknowledgement, monitors and their
+//! incidents.
 
 mod feed;
 mod handlers;

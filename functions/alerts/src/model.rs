@@ -1,4 +1,5 @@
-//! Alerts and availability DTOs (spec 2.4, 3, 4.6): what is stored and what is answered.
+//! Alerts and availability DTOs (docs/modules.md#alerts-and-availability): what is stored and
+//! what is answered.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,6 @@
-//! Monitor state and availability (spec 4.6): availability comes from hourly check counts
-//! for the last 24 hours and daily counts for 7 and 30 days, so a full list reads a few
-//! rows per monitor whatever the check interval.
+//! Monitor state and availability (`list_monitors` in the OpenAPI description): availability
+//! comes from hourly check counts for the last 24 hours and daily counts for 7 and 30 days, so
+//! a full list reads a few rows per monitor whatever the check interval.
 
 use std::collections::{BTreeMap, HashMap};
 

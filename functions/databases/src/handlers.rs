@@ -1,4 +1,5 @@
-//! Databases handlers (spec 4.10): thin, over the document, series and rollup primitives.
+//! Databases handlers (docs/modules.md#databases): thin, over the document, series and rollup
+//! primitives.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
-//! Databases module (spec 4.10): monitored instances, their metrics (downsampled to at
-//! most 500 points), slow and top queries, sessions, blocking chains, alerts, and business
-//! checks with their results.
+//! Databases module (docs/modules.md#databases): monitored instances, their metrics
+//! (downsampled to at most 500 points), slow and top queries, sessions, blocking chains,
+//! alerts, and business checks with their results.
 
 mod handlers;
 mod model;

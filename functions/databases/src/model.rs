@@ -1,4 +1,4 @@
-//! Databases DTOs (spec 2.5, 4.10).
+//! Databases DTOs (docs/modules.md#databases).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,7 @@ pub const CHECK_RESULTS: &str = "db_check_results";
 
 /// Days of five-minute samples kept; older windows read the hourly rollups.
 pub const RAW_DAYS: i64 = 2;
-/// At most this many metric points (spec 8).
+/// At most this many metric points (`get_database_metrics` in the OpenAPI description).
 pub const MAX_POINTS: i64 = 500;
 /// Lists without paging return at most this many items; `meta.truncated` says so.
 pub const UNPAGED_MAX: usize = 1000;

@@ -1,5 +1,5 @@
-//! The aggregates of DNS queries that the top domains read (spec 4.12), and how they are
-//! built from the queries the agents report.
+//! The aggregates of DNS queries that the top domains read (`list_dns_top_domains` in the
+//! OpenAPI description), and how they are built from the queries the agents report.
 //!
 //! Each is a UTC day of hours packed into one row per key ([`netops_shared::store::daily`]),
 //! so a window of D days reads about D+2 rows per key, and none has a key per machine:

@@ -1,4 +1,4 @@
-//! DNS handlers (spec 4.12): thin, over the series, rollup and document primitives.
+//! DNS handlers (docs/modules.md#dns): thin, over the series, rollup and document primitives.
 
 use axum::extract::State;
 use netops_shared::lookup::Lookup;

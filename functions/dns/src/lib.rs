@@ -1,4 +1,4 @@
-//! DNS module (spec 4.12): resolutions seen by the agents, most-asked domains, threat
+//! DNS module (docs/modules.md#dns): resolutions seen by the agents, most-asked domains, threat
 //! domains, and the query logs of the DNS servers where their collection is active.
 
 pub mod domains;

@@ -1,4 +1,4 @@
-//! DNS DTOs (spec 4.12).
+//! DNS DTOs (docs/modules.md#dns).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

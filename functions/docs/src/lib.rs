@@ -1,5 +1,5 @@
-//! Self-description (spec 4.16): the OpenAPI document, generated from the code of every
-//! module when this crate is built, and the documentation page.
+//! Self-description (docs/modules.md#self-description): the OpenAPI document, generated from
+//! the code of every module when this crate is built, and the documentation page.
 
 mod page;
 

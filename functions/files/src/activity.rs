@@ -1,5 +1,5 @@
-//! The aggregates of file activity that the summary reads (spec 4.13), and how they are built
-//! from access events.
+//! The aggregates of file activity that the summary reads (`get_file_summary` in the OpenAPI
+//! description), and how they are built from access events.
 //!
 //! Three tenant-level series, each a UTC day of hours packed into one row per key
 //! ([`netops_shared::store::daily`]), so that a window of D days reads about D+2 rows per key,

@@ -1,4 +1,4 @@
-//! Shared-file handlers (spec 4.13): thin, over the series and rollup primitives.
+//! Shared-file handlers (docs/modules.md#files): thin, over the series and rollup primitives.
 
 use axum::extract::State;
 use netops_shared::paging::{SeriesSpec, series_page};

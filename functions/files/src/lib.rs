@@ -1,5 +1,5 @@
-//! Shared-file access module (spec 4.13): who read, created, modified, deleted or renamed
-//! what on the file servers, and a summary of the activity.
+//! Shared-file access module (docs/modules.md#files): who read, created, modified, deleted or
+//! renamed what on the file servers, and a summary of the activity.
 
 pub mod activity;
 mod handlers;

@@ -1,4 +1,4 @@
-//! Shared-file access DTOs (spec 4.13).
+//! Shared-file access DTOs (docs/modules.md#files).
 
 use std::collections::BTreeMap;
 

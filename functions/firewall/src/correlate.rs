@@ -1,5 +1,5 @@
-//! `ad_events` (spec 2.5): directory-controller events on the same account within 15
-//! seconds of a firewall event, matched at collection time.
+//! `ad_events` (docs/data.md#module-values): directory-controller events on the same account
+//! within 15 seconds of a firewall event, matched at collection time.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,5 @@
-//! Firewall handlers (spec 4.11): thin, over the document, series and rollup ports.
+//! Firewall handlers (docs/modules.md#firewall): thin, over the document, series and rollup
+//! ports.
 
 use std::collections::{HashMap, HashSet};
 

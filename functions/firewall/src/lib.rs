@@ -1,5 +1,5 @@
-//! Firewall module (spec 4.11): firewalls and gateways relayed by site agents, events
-//! parsed from their logs (with directory-controller correlation), IPFIX / NetFlow v9
+//! Firewall module (docs/modules.md#firewall): firewalls and gateways relayed by site agents,
+//! events parsed from their logs (with directory-controller correlation), IPFIX / NetFlow v9
 //! traffic, threats and the perimeter report.
 
 #[cfg(feature = "demo")]

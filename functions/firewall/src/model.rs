@@ -1,4 +1,4 @@
-//! Firewall DTOs (spec 2.5 and 4.11).
+//! Firewall DTOs (docs/modules.md#firewall).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};

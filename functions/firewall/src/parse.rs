@@ -1,8 +1,8 @@
-//! Firewall log parsers (spec 4.11): two vendor formats (FortiGate key=value, Palo Alto
-//! Networks PAN-OS CSV) and the generic CEF, LEEF (1.0 and 2.0) and key=value formats, each
-//! optionally behind an RFC 3164 syslog header. Every parser maps the vendor's own words onto
-//! the event categories and actions of spec 2.5. A line that cannot be read gives a
-//! [`ParseError`], never a panic: collection counts and skips it.
+//! Firewall log parsers (docs/modules.md#firewall): two vendor formats (FortiGate key=value,
+//! Palo Alto Networks PAN-OS CSV) and the generic CEF, LEEF (1.0 and 2.0) and key=value
+//! formats, each optionally behind an RFC 3164 syslog header. Every parser maps the vendor's
+//! own words onto the event categories and actions of docs/data.md#module-values. A line that
+//! cannot be read gives a [`ParseError`], never a panic: collection counts and skips it.
 
 use std::collections::HashMap;
 

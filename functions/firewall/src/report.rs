@@ -1,5 +1,5 @@
-//! The aggregates of parsed events that the perimeter report reads (spec 4.11), and how they
-//! are built from the events.
+//! The aggregates of parsed events that the perimeter report reads (`get_firewall_report` in
+//! the OpenAPI description), and how they are built from the events.
 //!
 //! Each is a UTC day of hours packed into one row per key ([`netops_shared::store::daily`]),
 //! for the whole tenant. None has a key per account or address: those are named in wide rows

@@ -1,5 +1,6 @@
-//! The aggregates of the IPFIX / NetFlow v9 exports that the traffic route reads (spec 4.11),
-//! and how they are built from the exported flows.
+//! The aggregates of the IPFIX / NetFlow v9 exports that the traffic route reads
+//! (`get_firewall_traffic` in the OpenAPI description), and how they are built from the
+//! exported flows.
 //!
 //! Each is a UTC day of hours packed into one row per key ([`netops_shared::store::daily`]),
 //! for the whole tenant and again for each device (what `device_id` reads), and none has a key

@@ -1,4 +1,4 @@
-//! Fleet module (spec 4.2, 4.3): the token's identity and the agent-equipped machines.
+//! Fleet module (docs/modules.md#fleet): the token's identity and the agent-equipped machines.
 
 mod handlers;
 mod model;

@@ -1,4 +1,4 @@
-//! Fleet DTOs (spec 2.3).
+//! Fleet DTOs (docs/modules.md#fleet).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! `/flows/explore` (spec 4.4 rule 6): validation of the query and aggregation of the cube
-//! into a stacked series, Sankey links and a top N.
+//! `/flows/explore` (`explore_flows` in the OpenAPI description): validation of the query and
+//! aggregation of the cube into a stacked series, Sankey links and a top N.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

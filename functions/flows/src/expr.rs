@@ -1,5 +1,5 @@
-//! The explore filter language (spec 4.4 rule 6): `<dimension> <operator> <value>`
-//! conditions joined by the word `et`, operators `=` and `!=`.
+//! The explore filter language (`explore_flows` in the OpenAPI description):
+//! `<dimension> <operator> <value>` conditions joined by the word `et`, operators `=` and `!=`.
 //!
 //! ```text
 //! filter    = condition { "et" condition }

@@ -1,4 +1,4 @@
-//! Flows handlers: thin, over the series and rollup primitives (spec 4.4).
+//! Flows handlers: thin, over the series and rollup primitives (docs/modules.md#flows).
 
 use std::collections::HashMap;
 

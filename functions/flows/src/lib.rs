@@ -1,5 +1,5 @@
-//! Network flows module (spec 4.4): detailed agent records, hourly aggregates (agents,
-//! gateways, firewall), failed outbound connections and the multidimensional explorer.
+//! Network flows module (docs/modules.md#flows): detailed agent records, hourly aggregates
+//! (agents, gateways, firewall), failed outbound connections and the multidimensional explorer.
 
 #[cfg(feature = "demo")]
 mod catalog;

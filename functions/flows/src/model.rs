@@ -1,4 +1,4 @@
-//! Flows DTOs (spec 2.5, 4.4) and the names of what the module stores.
+//! Flows DTOs (docs/modules.md#flows) and the names of what the module stores.
 
 use std::collections::BTreeMap;
 
@@ -47,12 +47,14 @@ pub const BYTES: &str = "b";
 pub const FLOWS: &str = "f";
 pub const CONNECTIONS: &str = "c";
 
-/// Attribution required by the CC BY 4.0 licence of the geolocation data (spec 4.4 rule 6).
+/// Attribution required by the CC BY 4.0 licence of the geolocation data
+/// (docs/data.md#geolocation).
 pub const GEO_ATTRIBUTION: &str = "Pays et opérateurs : données IP to Country + ASN de DB-IP \
     (https://db-ip.com), sous licence Creative Commons Attribution 4.0 International \
     (CC BY 4.0, https://creativecommons.org/licenses/by/4.0/).";
 
-/// Collection of failed connections starts on this day (spec 4.4 rule 5).
+/// Collection of failed connections starts on this day (`list_blocked_flows` in the OpenAPI
+/// description).
 pub const BLOCKED_COLLECTION_START: &str = "2026-09-27T00:00:00Z";
 
 /// Network protocol.
@@ -341,7 +343,7 @@ pub struct BlockedFlow {
     pub protocol: Protocol,
 }
 
-/// Query of `GET /flows/explore` (spec 4.4 rule 6).
+/// Query of `GET /flows/explore` (`explore_flows` in the OpenAPI description).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ExploreQuery {

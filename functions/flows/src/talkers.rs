@@ -1,5 +1,5 @@
-//! The aggregate that ranks the machines by volume (spec 4.4 rule 4), and how it is built
-//! from the flows the agents see.
+//! The aggregate that ranks the machines by volume (`list_flow_talkers` in the OpenAPI
+//! description), and how it is built from the flows the agents see.
 //!
 //! [`TALKERS`] is a tenant-level series, a UTC day of hours packed into one row per key
 //! ([`netops_shared::store::daily`]), with no key per machine: keys `machines#<n>` (the

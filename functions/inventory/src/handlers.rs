@@ -1,4 +1,4 @@
-//! Inventory handlers (spec 4.7): thin, over the document primitives.
+//! Inventory handlers (docs/modules.md#inventory): thin, over the document primitives.
 
 use axum::extract::State;
 use netops_shared::lookup::Lookup;

@@ -1,5 +1,5 @@
-//! Inventory module (spec 4.7): assets with their hardware and installed software, the
-//! tenant's software list with end-of-life status, and software x CVE records.
+//! Inventory module (docs/modules.md#inventory): assets with their hardware and installed
+//! software, the tenant's software list with end-of-life status, and software x CVE records.
 
 #[cfg(feature = "demo")]
 mod catalog;

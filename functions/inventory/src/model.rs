@@ -1,4 +1,4 @@
-//! Inventory DTOs (spec 2.5, 4.7).
+//! Inventory DTOs (docs/modules.md#inventory).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,8 @@ pub const SOFTWARE: &str = "inventory_software";
 /// Software x CVE records, keyed so that key order is CVSS descending, then CVE id.
 pub const CVE_RECORDS: &str = "inventory_cves";
 
-/// At most this many installed software entries in an asset (spec 8).
+/// At most this many installed software entries in an asset (`get_asset` in the OpenAPI
+/// description).
 pub const ASSET_SOFTWARE_MAX: usize = 500;
 
 pub fn asset_key(id: i64) -> String {

@@ -243,7 +243,8 @@ fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
     let mut hotfix_used: BTreeSet<usize> = BTreeSet::new();
     let mut assets = Vec::with_capacity(ctx.machines.len());
     let mut lists = Vec::with_capacity(ctx.machines.len());
-    // The first Windows server carries more updates than an asset shows (spec 8: 500).
+    // The first Windows server carries more updates than an asset shows
+    // (docs/modules.md#inventory: 500).
     let big = ctx
         .machines
         .iter()

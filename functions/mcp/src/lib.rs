@@ -1,4 +1,4 @@
-//! MCP entry point (spec 4.15, DECISIONS "MCP"): every JSON read route of the route table as
+//! MCP entry point (docs/mcp.md): every JSON read route of the route table as
 //! a tool for AI assistants, over stateless streamable HTTP (`POST /mcp`). Tool calls go
 //! through the REST routes themselves, so auth, scopes, the rate limit and the write log
 //! apply exactly as for REST.

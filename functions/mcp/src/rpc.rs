@@ -1,8 +1,9 @@
 //! The protocol: JSON-RPC 2.0 over stateless streamable HTTP (MCP 2025-03-26, 2025-06-18,
 //! 2025-11-25). Every message is one POST with the same bearer token; answers are JSON,
 //! never event streams, and no session id is issued. A POST cannot multiply work, quota or
-//! memory (DECISIONS "MCP"): a batch holds at most 20 messages and only under 2025-03-26,
-//! every tool call counts against the quota, and an answer holds at most 8 MiB.
+//! memory (docs/mcp.md#batches-and-answer-size): a batch holds at most 20 messages and only
+//! under 2025-03-26, every tool call counts against the quota, and an answer holds at most
+//! 8 MiB.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -134,7 +135,7 @@ fn protocol(headers: &HeaderMap) -> Result<&'static str, Answer> {
         })
 }
 
-/// A batch refused as a whole, before any of it runs (DECISIONS "MCP").
+/// A batch refused as a whole, before any of it runs (docs/mcp.md#batches-and-answer-size).
 fn refuse_batch(version: &str, len: usize) -> Option<Answer> {
     if version != BATCH_PROTOCOL {
         let msg = format!(
@@ -524,7 +525,7 @@ impl Ctx<'_> {
     }
 
     /// Counts a tool call against the token's quota before anything else, as REST counts a
-    /// call before checking it (DECISIONS "MCP"): the message's own count covers its first
+    /// call before checking it (docs/mcp.md#quota): the message's own count covers its first
     /// tool call, and each further one costs one more. The REST error when refused.
     async fn count(&mut self) -> Result<(), ApiError> {
         self.tool_calls += 1;

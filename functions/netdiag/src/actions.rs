@@ -1,5 +1,5 @@
-//! Diagnostic actions (spec 4.5, actions table): validation of the request and the action's
-//! id. The agent simulator that completes them locally is in [`crate::simulator`].
+//! Diagnostic actions (docs/writes.md#diagnostic-actions): validation of the request and the
+//! action's id. The agent simulator that completes them locally is in [`crate::simulator`].
 
 use std::net::IpAddr;
 

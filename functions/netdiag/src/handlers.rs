@@ -1,4 +1,4 @@
-//! NetDiag handlers (spec 4.5): thin, over the reads of `service`.
+//! NetDiag handlers (docs/modules.md#netdiag): thin, over the reads of `service`.
 
 use std::collections::HashMap;
 
@@ -312,9 +312,9 @@ pub async fn update_netdiag_settings(
 ) -> Result<Committed<Settings>, ApiError> {
     settings::merge(&Settings::default(), &body)?;
     state.stores.docs.machine(&caller.tenant, &hostname).await?;
-    // Partial updates of one machine never conflict (DECISIONS "Writes"): on a version
-    // conflict the change is merged again into the latest settings, after a short random
-    // pause so that concurrent writers spread out.
+    // Partial updates of one machine never conflict (docs/writes.md#netdiag-settings): on a
+    // version conflict the change is merged again into the latest settings, after a short
+    // random pause so that concurrent writers spread out.
     let deadline = tokio::time::Instant::now() + SETTINGS_RETRY_FOR;
     loop {
         let current = state

@@ -1,4 +1,4 @@
-//! NetDiag DTOs and storage names (spec 2.5, 4.5).
+//! NetDiag DTOs and storage names (docs/modules.md#netdiag).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -94,7 +94,7 @@ impl Verdict {
     }
 }
 
-/// Event sources exposed by the feed (spec 4.5), in the spec's order.
+/// Event sources exposed by the feed, in the order of docs/data.md#netdiag-event-sources.
 pub const SOURCES: [&str; 20] = [
     "verdict",
     "appv",
@@ -118,7 +118,7 @@ pub const SOURCES: [&str; 20] = [
     "install",
 ];
 
-/// Sources the agent collects but the API never exposes (spec 4.5).
+/// Sources the agent collects but the API never exposes (docs/data.md#netdiag-event-sources).
 pub const HIDDEN_SOURCES: [&str; 2] = ["file", "fg"];
 
 /// Physical link of the measurement.

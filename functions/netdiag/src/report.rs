@@ -1,6 +1,7 @@
-//! The PDF report of a machine (spec 4.5): what a network engineer hands to a manager. Title
-//! with machine and window, verdict distribution as a bar chart and a timeline, main causes,
-//! latest measurement and notable events; in French or English, times in the asked zone.
+//! The PDF report of a machine (`get_netdiag_report` in the OpenAPI description): what a
+//! network engineer hands to a manager. Title with machine and window, verdict distribution as
+//! a bar chart and a timeline, main causes, latest measurement and notable events; in French or
+//! English, times in the asked zone.
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;

@@ -1,4 +1,4 @@
-//! Settings rules (spec 4.5, settings table): partial merge, every key checked.
+//! Settings rules (docs/writes.md#netdiag-settings): partial merge, every key checked.
 
 use netops_shared::ApiError;
 use serde_json::{Map, Value};

@@ -1,5 +1,5 @@
-//! Network infrastructure handlers (spec 4.14): thin, over the document and series
-//! primitives.
+//! Network infrastructure handlers (docs/modules.md#network-infrastructure): thin, over the
+//! document and series primitives.
 
 use axum::extract::State;
 use netops_shared::lookup::Lookup;
@@ -15,7 +15,7 @@ use crate::model::*;
 
 /// Most records a list without paging returns (alerts); the newest are kept.
 const LIST_CAP: usize = 1000;
-/// At most this many metric points (spec 8).
+/// At most this many metric points (`get_network_device_metrics` in the OpenAPI description).
 const MAX_POINTS: i64 = 500;
 
 /// Sites

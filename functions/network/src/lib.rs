@@ -1,5 +1,5 @@
-//! Network infrastructure module (spec 4.14): sites, devices with WAN links and
-//! interfaces, device metrics, inter-site VPN tunnels, network alerts and ports.
+//! Network infrastructure module (docs/modules.md#network-infrastructure): sites, devices with
+//! WAN links and interfaces, device metrics, inter-site VPN tunnels, network alerts and ports.
 
 mod handlers;
 pub mod model;

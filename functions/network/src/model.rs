@@ -1,4 +1,4 @@
-//! Network infrastructure DTOs (spec 4.14).
+//! Network infrastructure DTOs (docs/modules.md#network-infrastructure).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

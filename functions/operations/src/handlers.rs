@@ -1,5 +1,6 @@
-//! Operations handlers (spec 4.8): thin, over the document primitives; states that depend
-//! on the clock (maintenance active now, heartbeat late) are evaluated at request time.
+//! Operations handlers (docs/modules.md#operations): thin, over the document primitives; states
+//! that depend on the clock (maintenance active now, heartbeat late) are evaluated at request
+//! time.
 
 use std::collections::{HashMap, HashSet};
 

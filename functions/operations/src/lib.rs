@@ -1,5 +1,5 @@
-//! Operations module (spec 4.8): maintenance windows, heartbeats, configuration profiles
-//! (format profile/1) and the comparison of their deployments.
+//! Operations module (docs/modules.md#operations): maintenance windows, heartbeats,
+//! configuration profiles (format profile/1) and the comparison of their deployments.
 
 mod compare;
 #[cfg(feature = "demo")]

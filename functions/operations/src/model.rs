@@ -1,5 +1,5 @@
-//! Operations DTOs (spec 2.5, 4.8): maintenance windows, heartbeats, profiles of format
-//! profile/1 and their deployments.
+//! Operations DTOs (docs/modules.md#operations): maintenance windows, heartbeats, profiles of
+//! format profile/1 and their deployments.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

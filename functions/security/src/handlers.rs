@@ -1,4 +1,4 @@
-//! Security handlers (spec 4.9): thin, over the series and document primitives.
+//! Security handlers (docs/modules.md#security): thin, over the series and document primitives.
 
 use axum::extract::State;
 use chrono::DateTime;

@@ -1,5 +1,5 @@
-//! Security module (spec 4.9): directory logons, lockouts and account changes, accounts
-//! ranked by risk from the logon graph, anomalies, SIEM incidents and detection rules.
+//! Security module (docs/modules.md#security): directory logons, lockouts and account changes,
+//! accounts ranked by risk from the logon graph, anomalies, SIEM incidents and detection rules.
 
 mod handlers;
 mod model;

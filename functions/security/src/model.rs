@@ -1,4 +1,4 @@
-//! Security DTOs (spec 4.9).
+//! Security DTOs (docs/modules.md#security).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -29,7 +29,8 @@ pub const INCIDENT_EVENTS: &str = "siem_events";
 
 /// Events of a list without paging are capped at this many; `meta.truncated` says so.
 pub const UNPAGED_MAX: usize = 1000;
-/// Correlated events returned with an incident (spec 8).
+/// Correlated events returned with an incident (`get_security_incident` in the OpenAPI
+/// description).
 pub const INCIDENT_EVENTS_MAX: usize = 200;
 
 /// A directory logon event.

@@ -22,7 +22,7 @@ impl StoreKind {
     }
 }
 
-/// Days a write-log entry is kept by default (DECISIONS "Writes and the write log").
+/// Days a write-log entry is kept by default (docs/writes.md#the-write-log).
 pub const DEFAULT_WRITE_LOG_DAYS: u32 = 400;
 
 /// Days measurements, events and rollups are kept by default on DynamoDB
@@ -30,8 +30,8 @@ pub const DEFAULT_WRITE_LOG_DAYS: u32 = 400;
 pub const DEFAULT_RETENTION_DAYS: u32 = 400;
 
 /// Days they are kept by default in the embedded store: the longest window a route allows
-/// (lockouts and account changes, 90 days, spec 8), so every window can be full, and no more,
-/// so that a laptop's file levels off after three months (bench/live-results.md) instead of
+/// (lockouts and account changes, 90 days, docs/modules.md#route-table), so every window can be
+/// full, and no more, so that a laptop's file levels off after three months (bench/live-results.md) instead of
 /// growing for over a year with the live demo data.
 pub const DEFAULT_EMBEDDED_RETENTION_DAYS: u32 = 90;
 

@@ -6,7 +6,7 @@
 //! stalls the async workers. Filters become SQL over `json_extract`, so only matching
 //! rows leave SQLite.
 //!
-//! Faults (DECISIONS "Writes and the write log": a write that cannot be logged fails with
+//! Faults (docs/writes.md#atomicity-and-faults: a write that cannot be logged fails with
 //! 503 and changes nothing): a write waits at most [`BUSY_TIMEOUT`] for another connection's
 //! lock; only the first open may create the file, and a file deleted or replaced while the
 //! store is open refuses every write instead of taking it into a file no one will read again.

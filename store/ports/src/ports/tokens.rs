@@ -17,7 +17,7 @@ pub struct TokenRecord {
     pub revoked_at: Option<i64>,
 }
 
-/// API tokens (DECISIONS "Auth and rate limit").
+/// API tokens (docs/http-conventions.md#authentication).
 #[async_trait]
 pub trait Tokens: Send + Sync + 'static {
     /// The token whose secret has this hash, if any (revoked and expired ones included).

@@ -1,6 +1,6 @@
 //! The write-log port: every write's state changes committed together with its log entry,
-//! refusals coalesced per sender and window, entries kept for a retention time (DECISIONS
-//! "Writes and the write log").
+//! refusals coalesced per sender and window, entries kept for a retention time
+//! (docs/writes.md#the-write-log).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -45,7 +45,7 @@ pub struct KeptAnswer {
     pub body: String,
 }
 
-/// A request taking an idempotency key (DECISIONS "Writes and the write log").
+/// A request taking an idempotency key (docs/writes.md#idempotency).
 #[derive(Debug, Clone)]
 pub struct KeyClaim {
     /// The key as the store keeps it, scoped to the token: `<token hash prefix>|<key>`.
@@ -72,8 +72,8 @@ pub struct HeldKey {
     pub answer: Option<KeptAnswer>,
 }
 
-/// One entry of the write log (spec 1: every write is logged with its request body;
-/// DECISIONS "Writes and the write log": bounded, see [`crate::write`]). Printed as is by
+/// One entry of the write log (docs/writes.md#the-write-log: every write is logged with its
+/// request body; bounded, see [`crate::write`]). Printed as is by
 /// `netops writes`, one JSON object per line; the optional fields are absent when unset, so
 /// readers of the first entries' shape read these too.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
