@@ -76,10 +76,10 @@ enum Command {
         #[command(flatten)]
         db: DbArg,
         /// Machines of tenant acme.
-        #[arg(long, default_value_t = netops_shared::demo::DEMO_MACHINES)]
+        #[arg(long, default_value_t = netops_demo::DEMO_MACHINES)]
         machines: usize,
         /// Days of history.
-        #[arg(long, default_value_t = netops_shared::demo::DEMO_DAYS)]
+        #[arg(long, default_value_t = netops_demo::DEMO_DAYS)]
         days: u32,
         /// Generator seed: the same seed gives the same data.
         #[arg(long, default_value_t = 42)]

@@ -7,8 +7,6 @@
 pub mod auth;
 pub mod config;
 pub mod cursor;
-#[cfg(feature = "demo")]
-pub mod demo;
 pub mod envelope;
 pub mod error;
 pub mod export;

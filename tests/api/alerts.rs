@@ -1106,7 +1106,7 @@ fn the_siem_queue_always_holds_an_incident_in_progress_and_the_seeds_are_resolve
     let seeded = now - Duration::hours(52);
     let (ctx, _dir) = acme_ctx_of(now, 60);
     let ctx = ctx.seeded(seeded);
-    let produced = netops_alerts::seed::produce(&ctx, seeded, now);
+    let produced = netops_demo::alerts::produce(&ctx, seeded, now);
     let siem = produced
         .changes
         .iter()
@@ -1161,7 +1161,7 @@ async fn every_active_monitor_is_checked_after_the_seed_at_any_size() {
     for machines in [60, 300, 1000] {
         let (ctx, _dir) = acme_ctx_of(now, machines);
         let ctx = ctx.seeded(now - Duration::hours(2));
-        let produced = netops_alerts::seed::produce(&ctx, now - Duration::hours(1), now);
+        let produced = netops_demo::alerts::produce(&ctx, now - Duration::hours(1), now);
         let monitors: Vec<&Value> = produced
             .docs
             .iter()

@@ -294,13 +294,9 @@ async fn the_rate_limit_holds_across_two_router_instances_sharing_the_table() {
     let Some(ep) = endpoint() else { return };
     let (seeder, prefix) = fresh_store(&ep, 0).await;
     let seeder = Stores::of(seeder);
-    netops::seed_tenant(
-        &seeder,
-        &netops_shared::demo::ACME,
-        netops::SeedSize::default(),
-    )
-    .await
-    .expect("seed");
+    netops_demo::seed_tenant(&seeder, &netops_demo::ACME, netops::SeedSize::default())
+        .await
+        .expect("seed");
     let (token, _) = netops_shared::auth::create_token(
         seeder.tokens.as_ref(),
         "acme",
@@ -354,13 +350,9 @@ async fn the_hot_path_costs_three_dynamodb_calls_cold_and_two_with_the_token_cac
     let Some(ep) = endpoint() else { return };
     let (seeder, prefix) = fresh_store(&ep, 0).await;
     let seeder = Stores::of(seeder);
-    netops::seed_tenant(
-        &seeder,
-        &netops_shared::demo::ACME,
-        netops::SeedSize::default(),
-    )
-    .await
-    .expect("seed");
+    netops_demo::seed_tenant(&seeder, &netops_demo::ACME, netops::SeedSize::default())
+        .await
+        .expect("seed");
     let (token, _) = netops_shared::auth::create_token(
         seeder.tokens.as_ref(),
         "acme",

@@ -552,7 +552,7 @@ pub async fn assert_open_alerts_are_those_of_the_history(
 #[test]
 fn passing_database_alerts_are_the_same_however_time_is_cut() {
     crate::helpers::assert_alerts_the_same_however_time_is_cut(
-        netops_databases::seed::produce,
+        netops_demo::databases::produce,
         "db_alerts",
     );
 }
@@ -567,7 +567,7 @@ async fn a_store_seeded_two_days_ago_shows_recent_database_alerts_after_its_catc
         &app,
         &t,
         "/databases/alerts",
-        netops_databases::seed::produce,
+        netops_demo::databases::produce,
         "db_alerts",
     )
     .await;

@@ -533,7 +533,7 @@ fn live_threats_are_the_same_however_time_is_cut_and_come_every_day() {
     let to = from + Duration::days(30);
     let (ctx, _dir) = acme_ctx(to);
     let threats = |from, to| -> Vec<Record> {
-        netops_dns::seed::produce(&ctx, from, to)
+        netops_demo::dns::produce(&ctx, from, to)
             .records
             .into_iter()
             .filter(|(series, _)| series == "dns_threats")

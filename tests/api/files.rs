@@ -384,7 +384,7 @@ async fn every_24_hour_window_of_a_weekend_holds_accesses_after_the_catch_up() {
 fn file_accesses_are_the_same_however_time_is_cut() {
     let from = time(&json!("2026-11-21T00:00:00Z"));
     let (ctx, _dir) = acme_ctx(from + Duration::days(2));
-    let ids = |produced: netops_shared::demo::Produced| -> Vec<String> {
+    let ids = |produced: netops_demo::Produced| -> Vec<String> {
         let mut ids: Vec<String> = produced
             .records
             .into_iter()
@@ -393,7 +393,7 @@ fn file_accesses_are_the_same_however_time_is_cut() {
         ids.sort();
         ids
     };
-    let whole = ids(netops_files::seed::produce(
+    let whole = ids(netops_demo::files::produce(
         &ctx,
         from,
         from + Duration::days(2),
@@ -402,7 +402,7 @@ fn file_accesses_are_the_same_however_time_is_cut() {
     let mut t = from;
     for minutes in [7, 53, 61, 600, 1, 2000].iter().cycle() {
         let next = (t + Duration::minutes(*minutes)).min(from + Duration::days(2));
-        cut.extend(ids(netops_files::seed::produce(&ctx, t, next)));
+        cut.extend(ids(netops_demo::files::produce(&ctx, t, next)));
         t = next;
         if t == from + Duration::days(2) {
             break;

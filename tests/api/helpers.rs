@@ -10,9 +10,9 @@ use chrono::{DateTime, Duration, DurationRound, SecondsFormat, Utc};
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use netops::SeedSize;
+use netops_demo::{ACME, SeedCtx};
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
-use netops_shared::demo::{ACME, SeedCtx};
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use netops_shared::store::Stores;
@@ -250,14 +250,14 @@ impl TestApp {
         let seeding = Utc::now();
         let seeded = match data {
             Seeding::Demo(size, modules) => {
-                netops::seed_demo_modules(&stores, size, modules)
+                netops_demo::seed_demo_modules(&stores, size, modules)
                     .await
                     .expect("seed");
                 (seeding, Utc::now())
             }
             Seeding::Acme(size, when) => {
                 let when = when.unwrap_or(seeding);
-                netops::seed_tenant_at(&stores, &ACME, size, when)
+                netops_demo::seed_tenant_at(&stores, &ACME, size, when)
                     .await
                     .expect("seed");
                 (when, when + (Utc::now() - seeding))
@@ -523,10 +523,10 @@ pub fn assert_resolved_between(
 }
 
 /// A module's producer, drawing an interval's data.
-pub type Producer = fn(&SeedCtx, DateTime<Utc>, DateTime<Utc>) -> netops_shared::demo::Produced;
+pub type Producer = fn(&SeedCtx, DateTime<Utc>, DateTime<Utc>) -> netops_demo::Produced;
 
 /// The sorted ids of the records of `series` that `produced` holds.
-fn produced_ids(produced: &[netops_shared::demo::Produced], series: &str) -> Vec<String> {
+fn produced_ids(produced: &[netops_demo::Produced], series: &str) -> Vec<String> {
     let mut ids: Vec<String> = produced
         .iter()
         .flat_map(|p| &p.records)

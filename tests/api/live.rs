@@ -82,7 +82,7 @@ async fn a_store_seeded_two_days_ago_is_caught_up_and_its_default_windows_fill_a
     let res = app.get("/firewall/events?limit=1", &token).await;
     let newest = time(&res.items()[0]["at"]);
     let (ctx, _dir) = acme_ctx(now);
-    let drawn = netops_firewall::seed::produce(&ctx.seeded(seeded), seeded, now)
+    let drawn = netops_demo::firewall::produce(&ctx.seeded(seeded), seeded, now)
         .records
         .into_iter()
         .filter(|(series, _)| series == netops_firewall::model::EVENTS)
@@ -410,15 +410,13 @@ fn produced_alert(alert: &Value) -> bool {
 }
 
 /// What the alerts producer makes from a seed at `seeded` until `now` (no store needed).
-fn produced_since(now: DateTime<Utc>, seeded: DateTime<Utc>) -> netops_shared::demo::Produced {
+fn produced_since(now: DateTime<Utc>, seeded: DateTime<Utc>) -> netops_demo::Produced {
     let (ctx, _dir) = acme_ctx(now);
-    netops_alerts::seed::produce(&ctx.seeded(seeded), seeded, now)
+    netops_demo::alerts::produce(&ctx.seeded(seeded), seeded, now)
 }
 
 /// The monitor incidents that `produced` opens and resolves, as (start, end).
-fn monitor_incidents(
-    produced: &netops_shared::demo::Produced,
-) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+fn monitor_incidents(produced: &netops_demo::Produced) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
     produced
         .changes
         .iter()
@@ -512,7 +510,7 @@ async fn alerts_open_and_resolve_as_time_passes_and_an_acknowledgement_between_i
 /// on the document as that write left it keeps the write.
 #[tokio::test]
 async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
-    use netops_shared::demo::DocChange;
+    use netops_demo::DocChange;
     use netops_shared::store::{Expect, StoreError};
 
     fn resolve(body: &mut Value, end: &Value) -> bool {

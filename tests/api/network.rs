@@ -347,7 +347,7 @@ async fn ports_filter_by_ip_port_and_state_with_default_page_of_200() {
 
 #[test]
 fn passing_network_alerts_are_the_same_however_time_is_cut() {
-    assert_alerts_the_same_however_time_is_cut(netops_network::seed::produce, "network_alerts");
+    assert_alerts_the_same_however_time_is_cut(netops_demo::network::produce, "network_alerts");
 }
 
 /// Two days after the seed, the default day of alerts holds those that passed since: the
@@ -360,7 +360,7 @@ async fn a_store_seeded_two_days_ago_shows_recent_network_alerts_after_its_catch
         &app,
         &t,
         "/network/alerts",
-        netops_network::seed::produce,
+        netops_demo::network::produce,
         "network_alerts",
     )
     .await;

@@ -116,7 +116,7 @@ fn heartbeats_turn_late_or_fail_and_recover_as_time_passes() {
     for step in 0..3 * 24 * 12 {
         let now = seeded + Duration::minutes(5 * step);
         ctx.now = now;
-        let produced = netops_operations::seed::produce(&ctx, now - Duration::minutes(5), now);
+        let produced = netops_demo::operations::produce(&ctx, now - Duration::minutes(5), now);
         let [(collection, docs)] = &produced.docs[..] else {
             panic!("one collection: {:?}", produced.docs)
         };

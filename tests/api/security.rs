@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Datelike, Duration, DurationRound, Timelike, Utc};
 use http::StatusCode;
-use netops_shared::demo::Produced;
+use netops_demo::Produced;
 use netops_shared::scope::Scope;
 use netops_shared::store::Record;
 use serde_json::{Value, json};
@@ -648,12 +648,12 @@ fn security_events_are_the_same_however_time_is_cut() {
     let now = Utc::now();
     let (ctx, _dir) = acme_ctx(now);
     let from = now - Duration::hours(30) - Duration::minutes(7);
-    let whole = netops_security::seed::produce(&ctx, from, now);
+    let whole = netops_demo::security::produce(&ctx, from, now);
     let mut cut = Vec::new();
     let mut t = from;
     for minutes in [1, 59, 61, 180, 7, 600].into_iter().cycle() {
         let end = (t + Duration::minutes(minutes)).min(now);
-        cut.push(netops_security::seed::produce(&ctx, t, end));
+        cut.push(netops_demo::security::produce(&ctx, t, end));
         if end == now {
             break;
         }
@@ -678,7 +678,7 @@ fn security_events_are_the_same_however_time_is_cut() {
 
 /// The local time of tenant acme (Paris, winter).
 fn paris(t: DateTime<Utc>) -> DateTime<Utc> {
-    t + Duration::hours(netops_shared::demo::ACME.utc_offset_hours)
+    t + Duration::hours(netops_demo::ACME.utc_offset_hours)
 }
 
 #[test]
@@ -686,7 +686,7 @@ fn security_events_follow_the_working_week() {
     // A fortnight of a fixed clock: Monday 16 to Monday 30 November 2026, Paris time.
     let now: DateTime<Utc> = "2026-11-29T23:00:00Z".parse().expect("date");
     let (ctx, _dir) = acme_ctx(now);
-    let produced = netops_security::seed::produce(&ctx, now - Duration::days(14), now);
+    let produced = netops_demo::security::produce(&ctx, now - Duration::days(14), now);
     let all = events(std::slice::from_ref(&produced));
     let local = |e: &(String, String, i64, String, Value)| {
         paris(DateTime::from_timestamp_millis(e.2).expect("time"))
@@ -771,7 +771,7 @@ async fn a_store_seeded_two_days_ago_shows_recent_security_data_after_its_catch_
     )
     .await;
     let (ctx, _dir) = acme_ctx(now);
-    let drawn = netops_security::seed::produce(&ctx, seeded, now);
+    let drawn = netops_demo::security::produce(&ctx, seeded, now);
     let mut drawn: Vec<&str> = drawn
         .records
         .iter()

@@ -4,10 +4,8 @@
 
 mod feed;
 mod handlers;
-mod model;
-mod monitors;
-#[cfg(feature = "demo")]
-pub mod seed;
+pub mod model;
+pub mod monitors;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

@@ -82,22 +82,6 @@ pub async fn list_database_instances(
     Ok(Envelope::new(data, Meta::new()))
 }
 
-/// The measures of a metric point, in the order of the accumulator (and of the seed's
-/// hourly rollups, which add the count of samples).
-pub(crate) const MEASURES: [&str; 11] = [
-    "cpu_pct",
-    "memory_pct",
-    "connections",
-    "read_latency_ms",
-    "write_latency_ms",
-    "batch_requests_per_s",
-    "wait_cpu",
-    "wait_io",
-    "wait_lock",
-    "wait_network",
-    "wait_other",
-];
-
 /// Bucket sizes tried in order, in seconds: the first giving at most 500 points is used.
 const BUCKETS: [i64; 10] = [
     300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400,

@@ -3,9 +3,7 @@
 //! alerts, and business checks with their results.
 
 mod handlers;
-mod model;
-#[cfg(feature = "demo")]
-pub mod seed;
+pub mod model;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

@@ -334,3 +334,19 @@ pub struct AlertsQuery {
     /// `open`: alerts open now, whatever the window; `all` (default): alerts opened in the window.
     pub status: Option<AlertStatus>,
 }
+
+/// The measures of a metric point, in the order of the accumulator (and of the seed's
+/// hourly rollups, which add the count of samples).
+pub const MEASURES: [&str; 11] = [
+    "cpu_pct",
+    "memory_pct",
+    "connections",
+    "read_latency_ms",
+    "write_latency_ms",
+    "batch_requests_per_s",
+    "wait_cpu",
+    "wait_io",
+    "wait_lock",
+    "wait_network",
+    "wait_other",
+];

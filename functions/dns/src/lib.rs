@@ -4,8 +4,6 @@
 pub mod domains;
 mod handlers;
 pub mod model;
-#[cfg(feature = "demo")]
-pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

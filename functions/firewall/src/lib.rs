@@ -2,14 +2,11 @@
 //! events parsed from their logs (with directory-controller correlation), IPFIX / NetFlow v9
 //! traffic, threats and the perimeter report.
 
-#[cfg(feature = "demo")]
 pub mod correlate;
 mod handlers;
 pub mod model;
 pub mod parse;
 pub mod report;
-#[cfg(feature = "demo")]
-pub mod seed;
 pub mod traffic;
 
 use netops_shared::routes::Function;

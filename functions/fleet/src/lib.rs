@@ -1,9 +1,7 @@
 //! Fleet module (docs/modules.md#fleet): the token's identity and the agent-equipped machines.
 
 mod handlers;
-mod model;
-#[cfg(feature = "demo")]
-pub mod seed;
+pub mod model;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

@@ -1,15 +1,11 @@
 //! Network flows module (docs/modules.md#flows): detailed agent records, hourly aggregates
 //! (agents, gateways, firewall), failed outbound connections and the multidimensional explorer.
 
-#[cfg(feature = "demo")]
-mod catalog;
 pub mod cube;
 mod explore;
 pub mod expr;
 mod handlers;
 pub mod model;
-#[cfg(feature = "demo")]
-pub mod seed;
 pub mod talkers;
 pub mod tiers;
 

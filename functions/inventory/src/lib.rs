@@ -1,12 +1,8 @@
 //! Inventory module (docs/modules.md#inventory): assets with their hardware and installed
 //! software, the tenant's software list with end-of-life status, and software x CVE records.
 
-#[cfg(feature = "demo")]
-mod catalog;
 mod handlers;
-mod model;
-#[cfg(feature = "demo")]
-pub mod seed;
+pub mod model;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

@@ -4,15 +4,11 @@
 
 mod actions;
 mod handlers;
-mod model;
+pub mod model;
 mod pdf;
 mod report;
-#[cfg(feature = "demo")]
-pub mod seed;
 mod service;
 mod settings;
-#[cfg(feature = "demo")]
-pub mod simulator;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

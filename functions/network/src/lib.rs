@@ -3,8 +3,6 @@
 
 mod handlers;
 pub mod model;
-#[cfg(feature = "demo")]
-pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

@@ -2,12 +2,9 @@
 //! configuration profiles (format profile/1) and the comparison of their deployments.
 
 mod compare;
-#[cfg(feature = "demo")]
-mod deployments;
+pub mod deployments;
 mod handlers;
-mod model;
-#[cfg(feature = "demo")]
-pub mod seed;
+pub mod model;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

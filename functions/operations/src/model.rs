@@ -176,7 +176,6 @@ pub enum ItemType {
     Setting,
 }
 
-#[cfg(feature = "demo")]
 impl ItemType {
     pub fn as_str(self) -> &'static str {
         match self {

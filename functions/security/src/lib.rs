@@ -2,12 +2,9 @@
 //! accounts ranked by risk from the logon graph, anomalies, SIEM incidents and detection rules.
 
 mod handlers;
-mod model;
-#[cfg(feature = "demo")]
-mod risk;
+pub mod model;
+pub mod risk;
 mod rules;
-#[cfg(feature = "demo")]
-pub mod seed;
 
 use netops_shared::routes::Function;
 use netops_shared::{AppState, Module};

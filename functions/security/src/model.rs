@@ -16,7 +16,6 @@ pub const CHANGES: &str = "security_account_changes";
 /// Behaviour anomalies, partition = kind.
 pub const ANOMALIES: &str = "security_anomalies";
 /// The logon graph: one document per account with its edges to machines (last 30 days).
-#[cfg(feature = "demo")]
 pub const GRAPH: &str = "security_logon_graph";
 /// The ranking of risky accounts made from the graph, keyed by rank.
 pub const RANKING: &str = "security_risk_ranking";
@@ -151,13 +150,10 @@ pub struct RiskyAccount {
 /// [`GRAPH_CHUNK`] accounts each as `[login, display_name, admin, service, [[host index,
 /// successes, failures, last logon epoch seconds], ...]]`. Reading ~5,000 accounts is then
 /// a dozen small documents of numbers.
-#[cfg(feature = "demo")]
 pub const GRAPH_HOSTS: &str = "hosts";
-#[cfg(feature = "demo")]
 pub const GRAPH_CHUNK: usize = 500;
 
 /// The logons of one account on one machine (demo data).
-#[cfg(feature = "demo")]
 #[derive(Debug, Clone)]
 pub struct GraphEdge {
     pub host: String,
@@ -200,7 +196,6 @@ pub enum AnomalyKind {
     ImpossibleTravel,
 }
 
-#[cfg(feature = "demo")]
 impl AnomalyKind {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -2,17 +2,17 @@
 //! metrics, alerts and ports. The device roster is a pure function of the seed context, so
 //! the firewall module names the same firewalls and gateways.
 
+use crate::{MachineKind, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use netops_shared::demo::{MachineKind, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::Value;
 
-use netops_shared::demo::network::{devices, site_id, tunnels};
+use crate::devices::{devices, site_id, tunnels};
 
-use crate::model::*;
+use netops_network::model::*;
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)

@@ -5,13 +5,15 @@
 //! tenant's servers, a long tail of small sites) with heavy-tailed volumes. Agentless
 //! devices are seen only by the site gateways. The same simulated flows feed the detailed
 //! records (the last days only: 2 at demo size, 7 for big seeds), every hourly aggregate
-//! (with its daily roll-up, see [`crate::tiers`]) and the failed connections, so the routes
+//! (with its daily roll-up, see [`netops_flows::tiers`]) and the failed connections, so the routes
 //! agree with one another.
+
+mod catalog;
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::{MachineKind, Produced, SeedCtx};
 use chrono::{DateTime, Datelike, Timelike, Utc};
-use netops_shared::demo::{MachineKind, Produced, SeedCtx};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::daily::{DAY_MS, HOUR_MS, packed, totals};
 use netops_shared::store::{Record, Rollup, StoreResult, Stores};
@@ -19,11 +21,11 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
-use crate::catalog::{self, DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
-use crate::cube;
-use crate::model::*;
-use crate::talkers::{self, Talkers};
-use crate::tiers::{PARTS, at_hour, part_keys};
+use catalog::{DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
+use netops_flows::cube;
+use netops_flows::model::*;
+use netops_flows::talkers::{self, Talkers};
+use netops_flows::tiers::{PARTS, at_hour, part_keys};
 
 /// One remote peer (or, for inbound flows, the client that connects).
 struct Dest {
@@ -582,7 +584,7 @@ fn build(ctx: &SeedCtx) -> Gen<'_> {
     } else {
         Vec::new()
     };
-    let until_of = |m: &netops_shared::demo::MachineSeed| {
+    let until_of = |m: &crate::MachineSeed| {
         if m.online {
             i64::MAX
         } else {

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, Timelike, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, Rollup, StoreResult};
 use rand::Rng;
@@ -13,8 +13,8 @@ use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::handlers::MEASURES;
-use crate::model::*;
+use netops_databases::model::MEASURES;
+use netops_databases::model::*;
 
 fn to_json(v: impl Serialize) -> Value {
     serde_json::to_value(v).unwrap_or_default()

@@ -5,8 +5,8 @@
 //! or end in it. The episodes the seed left in progress end as it drew them, and their
 //! machines go on.
 
+use crate::{DocChange, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{DocChange, Produced, SeedCtx, hours_of};
 use netops_shared::store::Record;
 use rand::Rng;
 use serde_json::{Value, json};
@@ -16,7 +16,7 @@ use super::{
     measurement, opening_events, period_id, quarter, record, seeded_alert_id, severity, trace_hops,
     weighted_verdict,
 };
-use crate::model::{ALERTS, EVENTS, MEASURES, PERIODS, SAMPLE_MINUTES, STATES, Verdict};
+use netops_netdiag::model::{ALERTS, EVENTS, MEASURES, PERIODS, SAMPLE_MINUTES, STATES, Verdict};
 
 /// A machine may turn non-OK in one hour out of this many (shifted by machine), for at most
 /// five hours: its episodes never overlap.

@@ -1,12 +1,12 @@
 //! Fleet demo data: one document per machine of the roster, and the roster's count.
 
+use crate::{Produced, SeedCtx};
 use chrono::{DateTime, Utc};
-use netops_shared::demo::{Produced, SeedCtx};
 use netops_shared::lookup::{MACHINE_COUNT, MACHINE_COUNT_KEY};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 
-use crate::model::{AgentStatus, MACHINES, Machine};
+use netops_fleet::model::{AgentStatus, MACHINES, Machine};
 
 /// One document per machine of the roster, as of the roster's time.
 fn machine_docs(ctx: &SeedCtx) -> Vec<(String, serde_json::Value)> {

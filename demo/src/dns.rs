@@ -1,17 +1,17 @@
 //! DNS demo data: resolutions of the agent machines (last 7 days, the route's cap), query
-//! counts by machine and domain over the whole history ([`crate::domains`]), threat domains, and the query logs
+//! counts by machine and domain over the whole history ([`netops_dns::domains`]), threat domains, and the query logs
 //! of the DNS servers where server collection is active (acme; not globex).
 
+use crate::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::Value;
 
-use crate::domains::Queries;
-use crate::model::*;
+use netops_dns::domains::Queries;
+use netops_dns::model::*;
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)

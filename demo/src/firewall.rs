@@ -1,13 +1,13 @@
 //! Firewall demo data. Events are drafted, written as raw log lines in each device's own
 //! format, then read back by the real parsers (the collection path), enriched with the
-//! matching directory events, and counted into the report route's day rows ([`crate::report`]); the
-//! flows the devices export go into the traffic route's day rows ([`crate::traffic`]).
+//! matching directory events, and counted into the report route's day rows ([`netops_firewall::report`]); the
+//! flows the devices export go into the traffic route's day rows ([`netops_firewall::traffic`]).
 //! Devices are the firewalls and routers of the network roster.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use crate::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::network::{DeviceDetail, DeviceType};
 use netops_shared::store::{Record, StoreResult};
@@ -15,11 +15,11 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
-use crate::correlate::DirectoryIndex;
-use crate::model::*;
-use crate::parse::{Action, Category, Format, parse_as};
-use crate::report::Counts;
-use crate::traffic::{Export, Exports};
+use netops_firewall::correlate::DirectoryIndex;
+use netops_firewall::model::*;
+use netops_firewall::parse::{Action, Category, Format, parse_as};
+use netops_firewall::report::Counts;
+use netops_firewall::traffic::{Export, Exports};
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
@@ -934,9 +934,9 @@ impl Collector {
 
 /// The devices, sites and accounts the events are drawn from.
 fn context(ctx: &SeedCtx) -> Ctx<'_> {
-    let net = netops_shared::demo::network::devices(ctx);
+    let net = crate::devices::devices(ctx);
     let devices = devices(ctx, &net);
-    let tunnels: Vec<(i64, String)> = netops_shared::demo::network::tunnels(ctx, &net)
+    let tunnels: Vec<(i64, String)> = crate::devices::tunnels(ctx, &net)
         .into_iter()
         .map(|t| (t.local.device_id, t.name))
         .collect();
@@ -1490,7 +1490,11 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{format:?} {cat:?}: {e}: {line}"));
                 assert_eq!((p.category, p.action), (cat, act), "{format:?}: {line}");
                 assert_eq!(p.at, d.at, "{format:?}: {line}");
-                assert_eq!(crate::parse::detect(&line), Some(format), "{line}");
+                assert_eq!(
+                    netops_firewall::parse::detect(&line),
+                    Some(format),
+                    "{line}"
+                );
                 if matches!(cat, Category::Auth | Category::Vpn) {
                     assert_eq!(
                         p.account.as_deref(),

@@ -1,10 +1,12 @@
 //! Inventory demo data: one asset per machine of the roster, its installed software drawn
 //! from the catalogue, the tenant's software list and the software x CVE records.
 
+mod catalog;
+
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::{MachineKind, MachineSeed, Produced, SeedCtx};
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 use rand::Rng;
@@ -12,8 +14,8 @@ use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalog::{self, TITLES, Target};
-use crate::model::{
+use catalog::{TITLES, Target};
+use netops_inventory::model::{
     ASSET_SOFTWARE, ASSETS, Asset, AssetKind, AssetSoftwareDoc, CVE_RECORDS, CveRecord, CveStatus,
     EolStatus, Hardware, InstalledSoftware, SOFTWARE, Software, asset_key,
 };

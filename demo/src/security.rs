@@ -11,8 +11,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::{Account, MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
-use netops_shared::demo::{Account, MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
@@ -20,7 +20,7 @@ use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::model::*;
+use netops_security::model::*;
 
 fn json(v: impl Serialize) -> Value {
     serde_json::to_value(v).unwrap_or_default()
@@ -535,7 +535,8 @@ fn produce_with_graph(
     }
     let docs = if graph.is_some() {
         let graph = graph_docs(&edges, &ctx.accounts);
-        let ranking = crate::risk::ranking_docs(graph.iter().map(|(k, v)| (k.as_str(), v)));
+        let ranking =
+            netops_security::risk::ranking_docs(graph.iter().map(|(k, v)| (k.as_str(), v)));
         vec![(GRAPH.to_owned(), graph), (RANKING.to_owned(), ranking)]
     } else {
         Vec::new()

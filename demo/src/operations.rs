@@ -2,14 +2,14 @@
 //! none of the probes), heartbeats in every state, profiles of format profile/1 with their
 //! verification trace, and deployments whose observed state gives every comparison result.
 
+use crate::{MachineKind, Produced, SeedCtx, rng_for};
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{MachineKind, Produced, SeedCtx, rng_for};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::StoreResult;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
-use crate::model::*;
+use netops_operations::model::*;
 
 /// Documents to put: key and body.
 type Docs = Vec<(String, Value)>;
@@ -36,7 +36,8 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         let (profiles, deployments) = profiles(ctx);
         let docs = profiles.iter().map(|p| doc(p.id, p)).collect();
         ctx.stores.docs.put(t, PROFILES, docs).await?;
-        crate::deployments::put(ctx.stores.docs.as_ref(), t, &profiles, deployments).await
+        netops_operations::deployments::put(ctx.stores.docs.as_ref(), t, &profiles, deployments)
+            .await
     })
 }
 
@@ -46,7 +47,7 @@ fn doc<T: serde::Serialize>(id: i64, v: &T) -> (String, Value) {
 
 fn maintenance(ctx: &SeedCtx) -> Docs {
     let now = ctx.now;
-    let hosts = |pred: &dyn Fn(&netops_shared::demo::MachineSeed) -> bool| -> Vec<String> {
+    let hosts = |pred: &dyn Fn(&crate::MachineSeed) -> bool| -> Vec<String> {
         ctx.machines
             .iter()
             .filter(|m| pred(m))

@@ -4,18 +4,18 @@
 
 use std::net::IpAddr;
 
+use crate::TENANTS;
 use chrono::{Duration, Utc};
-use netops_shared::demo::TENANTS;
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Filter, Pred, Record};
 use netops_shared::{ApiError, AppState};
 use rand::Rng;
 use serde_json::{Value, json};
 
-use crate::model::{
+use crate::netdiag::{speeds, trace_hops};
+use netops_netdiag::model::{
     ACTIONS, Action, ActionKind, ActionStatus, AgentStatus, EVENTS, MACHINES, Severity,
 };
-use crate::seed::{speeds, trace_hops};
 
 /// Seconds an action stays queued before an online agent reports it.
 const AGENT_DELAY: i64 = 3;

@@ -11,12 +11,12 @@
 //! (`pending`): a process killed in the middle of a batch resumes with that same batch, whose
 //! records come out the same (each hour is drawn from its own generator) and whose rollups
 //! are skipped if they were added already. Documents that API writes change too (incidents,
-//! acknowledged through the API) are opened and resolved by [`netops_shared::demo::DocChange`]:
+//! acknowledged through the API) are opened and resolved by [`crate::DocChange`]:
 //! a put conditional on the version read, so a write between the read and the put is kept, and
 //! a batch run again finds its changes made and leaves them.
 
+use crate::{Produced, SeedCtx, TENANTS, Tenant};
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::demo::{Produced, SeedCtx, TENANTS, Tenant};
 use netops_shared::module::BoxFuture;
 use netops_shared::routes::Function;
 use netops_shared::store::{Rollup, StoreError, StoreResult, Stores};
@@ -77,47 +77,32 @@ impl Producer {
 
 /// The modules whose data goes on as time passes. The others keep what the seed wrote.
 const PRODUCERS: [(Function, Producer); 12] = [
-    (Function::Flows, Producer::Run(netops_flows::seed::produce)),
+    (Function::Flows, Producer::Run(crate::flows::produce)),
     (
         Function::Firewall,
-        Producer::Drawn(netops_firewall::seed::produce),
+        Producer::Drawn(crate::firewall::produce),
     ),
-    (Function::Dns, Producer::Drawn(netops_dns::seed::produce)),
-    (
-        Function::Files,
-        Producer::Drawn(netops_files::seed::produce),
-    ),
-    (
-        Function::Network,
-        Producer::Drawn(netops_network::seed::produce),
-    ),
+    (Function::Dns, Producer::Drawn(crate::dns::produce)),
+    (Function::Files, Producer::Drawn(crate::files::produce)),
+    (Function::Network, Producer::Drawn(crate::network::produce)),
     (
         Function::Databases,
-        Producer::Drawn(netops_databases::seed::produce),
+        Producer::Drawn(crate::databases::produce),
     ),
-    (
-        Function::Fleet,
-        Producer::Drawn(netops_fleet::seed::produce),
-    ),
+    (Function::Fleet, Producer::Drawn(crate::fleet::produce)),
     (
         Function::Operations,
-        Producer::Drawn(netops_operations::seed::produce),
+        Producer::Drawn(crate::operations::produce),
     ),
-    (
-        Function::Alerts,
-        Producer::Drawn(netops_alerts::seed::produce),
-    ),
-    (
-        Function::Netdiag,
-        Producer::Drawn(netops_netdiag::seed::produce),
-    ),
+    (Function::Alerts, Producer::Drawn(crate::alerts::produce)),
+    (Function::Netdiag, Producer::Drawn(crate::netdiag::produce)),
     (
         Function::Security,
-        Producer::Drawn(netops_security::seed::produce),
+        Producer::Drawn(crate::security::produce),
     ),
     (
         Function::Inventory,
-        Producer::Drawn(netops_inventory::seed::produce),
+        Producer::Drawn(crate::inventory::produce),
     ),
 ];
 

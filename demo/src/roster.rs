@@ -1,8 +1,6 @@
 //! The deterministic demo generator's common ground: the two tenants, their sites, machines
-//! and accounts. Each module crate writes its own data from this roster, so the same hosts
+//! and accounts. Each module's demo data is drawn from this roster, so the same hosts
 //! and accounts appear in every module. Times are relative to `now`.
-
-pub mod network;
 
 use chrono::{DateTime, Duration, Utc};
 use rand::rngs::StdRng;
@@ -11,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use serde_json::Value;
 
-use crate::store::{Expect, Record, Rollup, StoreError, StoreResult, Stores};
+use netops_shared::store::{Expect, Record, Rollup, StoreError, StoreResult, Stores};
 
 #[derive(Debug)]
 pub struct Site {

@@ -1,16 +1,16 @@
 //! Shared-file demo data: accesses of the fleet's users to the shares of the file servers,
-//! over the whole history, and their aggregates ([`crate::activity`]).
+//! over the whole history, and their aggregates ([`netops_files::activity`]).
 
+use crate::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Datelike, Duration, DurationRound, Timelike, Utc, Weekday};
-use netops_shared::demo::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::Value;
 
-use crate::activity::Activity;
-use crate::model::*;
+use netops_files::activity::Activity;
+use netops_files::model::*;
 
 const SHARES: &[(&str, &[&str])] = &[
     ("Commun", &["Modeles", "Procedures", "Photos"]),

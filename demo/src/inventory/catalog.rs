@@ -2,7 +2,7 @@
 //! CVSS base scores, descriptions and known-exploited flags are taken from the public
 //! catalogues (NVD, CISA KEV); EPSS values are representative.
 
-use crate::model::EolStatus;
+use netops_inventory::model::EolStatus;
 
 /// Where a title gets installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

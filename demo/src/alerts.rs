@@ -4,20 +4,20 @@
 
 use std::collections::BTreeMap;
 
+use crate::{MachineKind, SeedCtx};
 use chrono::{DateTime, Datelike, Duration, Utc};
-use netops_shared::demo::{MachineKind, SeedCtx};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, Rollup, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
-use crate::model::{
+use netops_alerts::model::{
     CHECKS_DAILY, CHECKS_HOURLY, LastCheck, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorDoc,
     MonitorIncident, MonitorIncidentKind, MonitorIncidentStatus, MonitorType, SIEM_EVENTS,
     SIEM_INCIDENTS, Severity, SiemAction, SiemIncident, SiemSeverity, SiemStatus, num_key,
 };
-use crate::monitors::{floor_day, floor_hour};
+use netops_alerts::monitors::{floor_day, floor_hour};
 
 mod live;
 pub use live::produce;

@@ -4,15 +4,17 @@
 //! alerts that open with each non-OK episode and resolve on return to OK, the current state,
 //! followed applications with hourly statistics (last 7 days) and a few saved settings.
 
+pub mod simulator;
+
+use crate::{MachineKind, MachineSeed, SeedCtx};
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use netops_shared::demo::{MachineKind, MachineSeed, SeedCtx};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
-use crate::model::*;
+use netops_netdiag::model::*;
 
 mod live;
 pub use live::produce;

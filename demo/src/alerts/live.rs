@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::{DocChange, MachineKind, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Datelike, Duration, Utc};
-use netops_shared::demo::{DocChange, MachineKind, Produced, SeedCtx, hours_of};
 use netops_shared::store::Rollup;
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -20,12 +20,12 @@ use super::{
     EXTERNAL_IPS, Gen, RULES, generate, incident, last_check, pick, siem_event, siem_generate,
     to_value, wide,
 };
-use crate::model::{
+use netops_alerts::model::{
     CHECKS_DAILY, CHECKS_HOURLY, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorIncident,
     MonitorIncidentKind, MonitorIncidentStatus, SIEM_EVENTS, SIEM_INCIDENTS, SiemAction,
     SiemIncident, SiemStatus, num_key,
 };
-use crate::monitors::{floor_day, floor_hour};
+use netops_alerts::monitors::{floor_day, floor_hour};
 
 /// A monitor may fail in one hour out of this many (shifted by monitor), for less than this
 /// many hours less one: its incidents never overlap.

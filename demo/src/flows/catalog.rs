@@ -2,7 +2,7 @@
 //! addresses, countries and operators (as the CC BY 4.0 geolocation data gives them), the
 //! processes that talk to them, and the firewall rules.
 
-use crate::model::Protocol;
+use netops_flows::model::Protocol;
 
 /// A remote service the machines use.
 pub struct Service {
