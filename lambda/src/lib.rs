@@ -40,11 +40,7 @@ pub async fn open(config: &Config) -> StoreResult<Stores> {
     };
     match &config.timestream {
         #[cfg(feature = "timestream")]
-        Some(ts) => {
-            let main = stores.series.clone();
-            stores.series =
-                Arc::new(netops_store_timestream::TimestreamSeries::connect(main, ts).await?);
-        }
+        Some(ts) => netops_store_timestream::read_series_from_timestream(&mut stores, ts).await?,
         #[cfg(not(feature = "timestream"))]
         Some(_) => return Err(not_built("NETOPS_SERIES_STORE=timestream", "timestream")),
         None => {}

@@ -48,18 +48,23 @@ pub async fn seed_configured(config: &Config, size: SeedSize) -> StoreResult<()>
 }
 
 /// The store the configuration names: the embedded file, or DynamoDB tables, created when
-/// missing, so a fresh account can be tried at once with `netops seed --store dynamodb`.
-/// (Timestream series reads are an option of the Lambda functions, netops-lambda.)
+/// missing, so a fresh account can be tried at once with `netops seed --store dynamodb`; the
+/// series reads from Timestream when `NETOPS_SERIES_STORE` says so. (The Lambda functions open
+/// theirs with netops-lambda, which never links SQLite unless asked.)
 pub async fn open_configured(config: &Config) -> StoreResult<Stores> {
-    match config.store {
-        StoreKind::Embedded => Ok(Stores::of(SqliteStore::open_retaining(
+    let mut stores = match config.store {
+        StoreKind::Embedded => Stores::of(SqliteStore::open_retaining(
             &config.db_path,
             config.retention_days(),
-        )?)),
+        )?),
         StoreKind::Dynamodb => {
             let tables = DynamoStore::connect(&config.dynamodb, config.retention_days()).await?;
             tables.ensure_tables().await?;
-            Ok(Stores::of(tables))
+            Stores::of(tables)
         }
+    };
+    if let Some(ts) = &config.timestream {
+        netops_store_timestream::read_series_from_timestream(&mut stores, ts).await?;
     }
+    Ok(stores)
 }

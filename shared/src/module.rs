@@ -1,5 +1,5 @@
 //! What a module crate contributes to the whole: its routes (with their OpenAPI). Its part of
-//! the demo data (`seed`, feature `demo`) is linked by the local process only.
+//! the demo data is in the demo crate (netops-demo), which the local process alone links.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -228,33 +228,6 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
 }
 
 #[test]
-fn function_crates_stand_side_by_side() {
-    // What two modules share lives in netops-shared; the module list, the merged router and
-    // the OpenAPI document in netops-api (outside functions/), which the MCP function runs
-    // and the docs function's build script writes the document with.
-    for name in function_crates() {
-        let path = root().join("functions").join(&name).join("Cargo.toml");
-        let manifest: toml::Table = std::fs::read_to_string(&path)
-            .expect("manifest")
-            .parse()
-            .expect("TOML");
-        for (section, allowed) in [
-            ("dependencies", &["netops-shared", "netops-api"][..]),
-            ("dev-dependencies", &["netops-shared", "netops-api"][..]),
-            ("build-dependencies", &["netops-shared", "netops-api"][..]),
-        ] {
-            let deps = manifest.get(section).and_then(toml::Value::as_table);
-            for dep in deps.into_iter().flat_map(|t| t.keys()) {
-                assert!(
-                    !dep.starts_with("netops") || allowed.contains(&dep.as_str()),
-                    "functions/{name} has {dep} among its {section}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
 fn the_sam_template_builds_arm64_al2023_functions_over_tables_with_ttl_and_recovery() {
     let t = template();
     let globals = &t["Globals"]["Function"];

@@ -18,6 +18,7 @@ mod http_conventions;
 mod idempotency;
 mod infra;
 mod inventory;
+mod layers;
 mod live;
 mod mcp;
 mod netdiag;

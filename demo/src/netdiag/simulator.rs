@@ -1,4 +1,4 @@
-//! The agent simulator of the local process (demo data, feature `demo`): it completes the
+//! The agent simulator of the local process (demo data): it completes the
 //! queued diagnostic actions of online machines, writing the result event an agent would
 //! report, so the whole flow of an action can be seen on one machine.
 

@@ -32,7 +32,18 @@ pub use cells::{Cell, parse_datum, parse_rows, parse_timestamp};
 pub use sql::series_sql;
 
 pub use netops_store::config::TimestreamConfig;
-use netops_store::{Record, SeriesPage, SeriesQuery, SeriesRead, StoreError, StoreResult};
+use netops_store::{Record, SeriesPage, SeriesQuery, SeriesRead, StoreError, StoreResult, Stores};
+
+/// Puts Timestream's series reads in the place of `stores`' own, for the series `config`
+/// names (`NETOPS_SERIES_STORE=timestream`); every other series is still read where it was.
+pub async fn read_series_from_timestream(
+    stores: &mut Stores,
+    config: &TimestreamConfig,
+) -> StoreResult<()> {
+    let main = stores.series.clone();
+    stores.series = Arc::new(TimestreamSeries::connect(main, config).await?);
+    Ok(())
+}
 
 /// Series reads from Timestream, for the series the configuration names; the reads of every
 /// other series go to the series port it replaces (`others`).
