@@ -7,7 +7,7 @@ use rand::Rng;
 use rand::rngs::StdRng;
 
 use super::SeedCtx;
-use netops_shared::network::*;
+use netops_domain::network::*;
 
 /// Firewall models by site, cycled: each vendor logs in its own format.
 const FIREWALLS: &[(&str, &str, &str)] = &[

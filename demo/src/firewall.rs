@@ -8,8 +8,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, DurationRound, Utc};
+use netops_domain::network::{DeviceDetail, DeviceType};
 use netops_shared::module::BoxFuture;
-use netops_shared::network::{DeviceDetail, DeviceType};
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;

@@ -11,6 +11,7 @@ use serde_json::Value;
 /// dev-dependencies are the tests' own business).
 const RULE: &[(Layer, &[Layer])] = &[
     (Layer::Routes, &[]),
+    (Layer::Domain, &[]),
     (Layer::Ports, &[Layer::Routes]),
     // Timestream's reads share the DynamoDB adapter's SDK set-up.
     (
@@ -28,6 +29,7 @@ const RULE: &[(Layer, &[Layer])] = &[
         Layer::Module,
         &[
             Layer::Routes,
+            Layer::Domain,
             Layer::Ports,
             Layer::Kit,
             Layer::Lambda,
@@ -38,13 +40,20 @@ const RULE: &[(Layer, &[Layer])] = &[
     // The demo draws observations and writes them through the modules, never an adapter.
     (
         Layer::Demo,
-        &[Layer::Routes, Layer::Ports, Layer::Kit, Layer::Module],
+        &[
+            Layer::Routes,
+            Layer::Domain,
+            Layer::Ports,
+            Layer::Kit,
+            Layer::Module,
+        ],
     ),
     // The local process links the adapters itself, never the Lambda entry.
     (
         Layer::Local,
         &[
             Layer::Routes,
+            Layer::Domain,
             Layer::Ports,
             Layer::Kit,
             Layer::Adapter,
@@ -59,6 +68,7 @@ const RULE: &[(Layer, &[Layer])] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
     Routes,
+    Domain,
     Ports,
     Adapter,
     Kit,
@@ -74,6 +84,7 @@ enum Layer {
 fn layer(name: &str, manifest: &str) -> Layer {
     match name {
         "netops-routes" => Layer::Routes,
+        "netops-domain" => Layer::Domain,
         "netops-store" => Layer::Ports,
         "netops-store-sqlite" | "netops-store-dynamodb" | "netops-store-timestream" => {
             Layer::Adapter

@@ -1,4 +1,4 @@
-//! The exact JSON a client sees, pinned with inline snapshots (STYLE 11; meilisearch
+//! The exact JSON a client sees, pinned with inline snapshots (as meilisearch
 //! snapshots its error bodies the same way): a body for every code of the error table
 //! (docs/http-conventions.md#errors), each produced as a client would produce it, in French and
 //! for some in English; the envelope of each kind of answer

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-pub use netops_shared::network::LinkStatus;
-pub use netops_shared::states::{AlertState, Severity, SiemSeverity, SiemStatus};
+pub use netops_domain::network::LinkStatus;
+pub use netops_domain::states::{AlertState, Severity, SiemSeverity, SiemStatus};
 
 /// Availability monitors, keyed by their id zero-padded to ten digits (so key order is id order).
 pub const MONITORS: &str = "monitors";

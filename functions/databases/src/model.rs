@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-pub use netops_shared::states::{AlertState, Criticality};
+pub use netops_domain::states::{AlertState, Criticality};
 
 /// Instance documents (with the monitoring login and password, never returned), keyed by
 /// the zero-padded id.

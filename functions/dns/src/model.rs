@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-pub use netops_shared::states::Criticality;
+pub use netops_domain::states::Criticality;
 
 /// Resolutions seen by the agents, one partition per machine hostname.
 pub const RESOLUTIONS: &str = "dns_resolutions";

@@ -236,7 +236,7 @@ pub async fn get_report(
     let (tallies, devices, network_tunnels, threats) = tokio::try_join!(
         report::read(state.stores.rollups.as_ref(), tenant, span, REPORT_TOP),
         docs.read_all(tenant, DEVICES, &all),
-        docs.read_all(tenant, netops_shared::network::TUNNELS, &all),
+        docs.read_all(tenant, netops_domain::network::TUNNELS, &all),
         state
             .stores
             .series

@@ -4,8 +4,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-pub use netops_shared::network::LinkStatus;
-pub use netops_shared::states::{Criticality, SiemStatus};
+pub use netops_domain::network::LinkStatus;
+pub use netops_domain::states::{Criticality, SiemStatus};
 
 use crate::parse::{Action, Category, Format};
 

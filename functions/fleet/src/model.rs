@@ -4,8 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+pub use netops_domain::states::AgentStatus;
 pub use netops_shared::lookup::MACHINES;
-pub use netops_shared::states::AgentStatus;
 
 /// Ordinateur équipé de l'agent.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

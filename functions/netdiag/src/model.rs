@@ -4,8 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+pub use netops_domain::states::{AgentStatus, AlertState, Severity};
 pub use netops_shared::lookup::MACHINES;
-pub use netops_shared::states::{AgentStatus, AlertState, Severity};
 /// Current diagnostic state per machine, keyed by hostname.
 pub const STATES: &str = "netdiag_state";
 /// NetDiag alerts, keyed by alert id `nd-<hostname>-<n>` (read by the alerts module too).

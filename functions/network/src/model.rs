@@ -5,11 +5,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 // Devices and tunnels, which the firewall module reads too, are shared.
-pub use netops_shared::network::{
+pub use netops_domain::network::{
     DEVICES, Device, DeviceDetail, DeviceType, Interface, LinkStatus, TUNNELS, Tunnel, TunnelEnd,
     WanLink,
 };
-pub use netops_shared::states::{AlertState, Severity};
+pub use netops_domain::states::{AlertState, Severity};
 
 /// Sites, keyed by zero-padded id.
 pub const SITES: &str = "network_sites";

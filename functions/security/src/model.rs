@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-pub use netops_shared::states::{Criticality, SiemSeverity, SiemStatus};
+pub use netops_domain::states::{Criticality, SiemSeverity, SiemStatus};
 
 /// Directory logon events 4624/4625, partition = target host.
 pub const LOGONS: &str = "security_logons";
