@@ -33,6 +33,9 @@ pub mod write;
 // list generator reads without this crate's dependencies; here they keep their paths.
 pub use netops_routes as routes;
 pub use netops_routes::scope;
+/// `#[route(<operation id>, ...)]`: a handler's `#[utoipa::path]`, its method, path, operation
+/// id and tag taken from the route table.
+pub use netops_routes_macros::route;
 
 pub use auth::Caller;
 pub use envelope::{ApiResult, Envelope, Meta, ok};
