@@ -1,9 +1,11 @@
-//! The list of the API's data modules.
+//! The list of the API's data modules, written from `Function` (routes/src/lib.rs) by
+//! `cargo xtask routes`.
 
 use netops_shared::Module;
 
 /// Every data module of the API.
 pub static MODULES: &[&Module] = &[
+    // BEGIN generated: data modules
     &netops_fleet::MODULE,
     &netops_flows::MODULE,
     &netops_netdiag::MODULE,
@@ -16,4 +18,5 @@ pub static MODULES: &[&Module] = &[
     &netops_dns::MODULE,
     &netops_files::MODULE,
     &netops_network::MODULE,
+    // END generated: data modules
 ];

@@ -624,9 +624,9 @@ mod tests {
             meta("list_alerts").1,
             vec!["limit", "total", "truncated", "window", "window_capped"]
         );
-        for key in netops_shared::envelope::META_KEYS {
-            for op in key.ops {
-                assert!(meta(op).1.contains(&key.name), "{op}: {}", key.name);
+        for route in ROUTES {
+            for key in route.meta {
+                assert!(meta(route.op).1.contains(key), "{}: {key}", route.op);
             }
         }
         let cursor = &doc["components"]["parameters"]["Cursor"]["schema"];

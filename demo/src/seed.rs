@@ -11,8 +11,10 @@ use crate::{SeedCtx, TENANTS, Tenant};
 /// Writes one module's demo data for one tenant.
 pub type Seeder = for<'a> fn(&'a SeedCtx) -> BoxFuture<'a, StoreResult<()>>;
 
-/// The demo data of every module that has some, in the order they are written.
-pub const SEEDERS: [(Function, Seeder); 12] = [
+/// The demo data of every data module, in the order they are written (the route table's),
+/// written by `cargo xtask routes`.
+pub const SEEDERS: &[(Function, Seeder)] = &[
+    // BEGIN generated: data modules
     (Function::Fleet, crate::fleet::seed),
     (Function::Flows, crate::flows::seed),
     (Function::Netdiag, crate::netdiag::seed),
@@ -25,6 +27,7 @@ pub const SEEDERS: [(Function, Seeder); 12] = [
     (Function::Dns, crate::dns::seed),
     (Function::Files, crate::files::seed),
     (Function::Network, crate::network::seed),
+    // END generated: data modules
 ];
 
 /// How much demo data to write.
@@ -83,7 +86,7 @@ async fn fill_tenant(
         size.seed,
     );
     let wanted = |f: Function| f == Function::Fleet || only.is_none_or(|o| o.contains(&f));
-    for (function, seed) in SEEDERS.into_iter().filter(|(f, _)| wanted(*f)) {
+    for &(function, seed) in SEEDERS.iter().filter(|(f, _)| wanted(*f)) {
         let started = std::time::Instant::now();
         seed(&ctx).await?;
         tracing::debug!(

@@ -1,15 +1,18 @@
 //! The route table, declared once (docs/modules.md#route-table).
 //!
-//! Every route's method, path, Lambda function, scope, paging rule and window rule live
-//! here. The auth layer enforces scopes from it, the paging and window extractors read
-//! their defaults and caps from it, the OpenAPI document and the MCP tool list are checked
-//! against it by tests, and `cargo xtask routes` writes the SAM template's events and scopes
-//! and the `cargo lambda watch` router from it.
+//! Every route's operation id, method, path, Lambda function, scope, paging rule, window rule
+//! and own `meta` keys live here, and every module (function) once. The handlers'
+//! `#[route(<operation id>, ...)]` (crate netops-routes-macros) takes their method, path and
+//! operation id from it, the auth layer enforces scopes from it, the paging and window
+//! extractors read their defaults and caps from it, the OpenAPI document declares each
+//! route's `meta` from it, the MCP tool list is checked against it by tests, and `cargo xtask
+//! routes` writes the SAM template's events and scopes, the `cargo lambda watch` router and
+//! the lists of modules (manifests, `api/src/modules.rs`) from it.
 //!
 //! A crate of its own, re-exported by netops-shared as `routes` and `scope`, so that the
-//! generator (`xtask/`) reads the table without building netops-shared, whose AWS SDK and
-//! axum stack take minutes to compile: this crate needs only `http` (and `serde` for
-//! [`Scope`], behind the `serde` feature that netops-shared turns on).
+//! generator (`xtask/`) and the attribute macro read the table without building
+//! netops-shared, whose AWS SDK and axum stack take minutes to compile: this crate needs only
+//! `http` (and `serde` for [`Scope`], behind the `serde` feature that netops-shared turns on).
 
 pub mod scope;
 
@@ -17,62 +20,65 @@ use http::Method;
 
 use crate::scope::Scope;
 
-/// One Lambda function per module.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Function {
-    Fleet,
-    Flows,
-    Netdiag,
-    Alerts,
-    Inventory,
-    Operations,
-    Security,
-    Databases,
-    Firewall,
-    Dns,
-    Files,
-    Network,
-    Mcp,
-    Docs,
+/// Declares [`Function`], [`Function::ALL`], [`Function::name`] and [`Function::role`] from
+/// one list.
+macro_rules! functions {
+    ($($variant:ident $name:literal $role:ident;)*) => {
+        /// One Lambda function per module.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Function {
+            $($variant,)*
+        }
+
+        impl Function {
+            pub const ALL: &'static [Function] = &[$(Function::$variant),*];
+
+            /// The crate folder under `functions/` and the function's name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Function::$variant => $name,)*
+                }
+            }
+
+            /// What the function serves.
+            pub fn role(self) -> Role {
+                match self {
+                    $(Function::$variant => Role::$role,)*
+                }
+            }
+        }
+    };
 }
 
-impl Function {
-    pub const ALL: &'static [Function] = &[
-        Function::Fleet,
-        Function::Flows,
-        Function::Netdiag,
-        Function::Alerts,
-        Function::Inventory,
-        Function::Operations,
-        Function::Security,
-        Function::Databases,
-        Function::Firewall,
-        Function::Dns,
-        Function::Files,
-        Function::Network,
-        Function::Mcp,
-        Function::Docs,
-    ];
+/// What a function serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A data module: its crate's `MODULE` is in netops-api's `MODULES` (merged router,
+    /// OpenAPI document), and it has demo data (feature `demo`).
+    Data,
+    /// A service of the API as a whole (the MCP entry point, the document and its page),
+    /// mounted by the local process beside the data modules.
+    Service,
+}
 
-    /// The crate folder under `functions/` and the function's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Function::Fleet => "fleet",
-            Function::Flows => "flows",
-            Function::Netdiag => "netdiag",
-            Function::Alerts => "alerts",
-            Function::Inventory => "inventory",
-            Function::Operations => "operations",
-            Function::Security => "security",
-            Function::Databases => "databases",
-            Function::Firewall => "firewall",
-            Function::Dns => "dns",
-            Function::Files => "files",
-            Function::Network => "network",
-            Function::Mcp => "mcp",
-            Function::Docs => "docs",
-        }
-    }
+// The modules, in the order of the API (the document, the template, the lists that
+// `cargo xtask routes` writes). A new module is one line here plus its crate under
+// `functions/<name>` (crate `netops-<name>`); then run `cargo xtask routes`.
+functions! {
+    Fleet "fleet" Data;
+    Flows "flows" Data;
+    Netdiag "netdiag" Data;
+    Alerts "alerts" Data;
+    Inventory "inventory" Data;
+    Operations "operations" Data;
+    Security "security" Data;
+    Databases "databases" Data;
+    Firewall "firewall" Data;
+    Dns "dns" Data;
+    Files "files" Data;
+    Network "network" Data;
+    Mcp "mcp" Service;
+    Docs "docs" Service;
 }
 
 /// Who may call a route.
@@ -105,6 +111,9 @@ pub struct Paging {
     pub default: u32,
     pub max: u32,
     pub cursor: bool,
+    /// The answer says in `meta.truncated` whether more matched: a list without a cursor
+    /// (`page`), not a ranking whose `limit` cuts each of its top lists (`top`).
+    pub truncated: bool,
 }
 
 /// Time window rule (parameter set W): default length and optional cap, in seconds.
@@ -126,6 +135,12 @@ pub struct Route {
     pub kind: Kind,
     pub paging: Option<Paging>,
     pub window: Option<WindowRule>,
+    /// The keys of its answers' `meta` besides those its paging and window rules give
+    /// (`limit`, `next_cursor`, `truncated`, `window`, `window_capped`): its own keys, each
+    /// declared once with its schema in netops-shared's `envelope::META_KEYS`, and
+    /// `truncated` or `window` for a list or window of its own (an unpaged list cut at a
+    /// fixed size, the flow explorer's periods).
+    pub meta: &'static [&'static str],
 }
 
 impl Route {
@@ -151,18 +166,31 @@ pub const BASE_PATH: &str = "/api/v1";
 const H: i64 = 3600;
 const D: i64 = 24 * H;
 
+/// A list paged by `limit` alone, saying in `meta.truncated` whether more matched.
 const fn page(default: u32, max: u32) -> Option<Paging> {
     Some(Paging {
         default,
         max,
         cursor: false,
+        truncated: true,
     })
 }
+/// A list paged with a cursor (`meta.next_cursor`).
 const fn cursor(default: u32, max: u32) -> Option<Paging> {
     Some(Paging {
         default,
         max,
         cursor: true,
+        truncated: false,
+    })
+}
+/// Top lists cut at `limit` (a ranking), no list of their own: `meta.limit` alone.
+const fn top(default: u32, max: u32) -> Option<Paging> {
+    Some(Paging {
+        default,
+        max,
+        cursor: false,
+        truncated: false,
     })
 }
 const fn win(default_days_or_hours: i64, max: Option<i64>) -> Option<WindowRule> {
@@ -174,7 +202,7 @@ const fn win(default_days_or_hours: i64, max: Option<i64>) -> Option<WindowRule>
 const W24: Option<WindowRule> = win(24 * H, None);
 
 macro_rules! routes {
-    ($($op:ident $method:ident $path:literal $func:ident $access:expr, $kind:ident, $paging:expr, $window:expr;)*) => {
+    ($($op:ident $method:ident $path:literal $func:ident $access:expr, $kind:ident, $paging:expr, $window:expr $(, meta[$($key:ident),*])?;)*) => {
         /// Every route of the API.
         pub static ROUTES: &[Route] = &[$(Route {
             op: stringify!($op),
@@ -185,6 +213,7 @@ macro_rules! routes {
             kind: Kind::$kind,
             paging: $paging,
             window: $window,
+            meta: &[$($(stringify!($key)),*)?],
         }),*];
     };
 }
@@ -195,6 +224,10 @@ const fn s(scope: Scope) -> Access {
 }
 use Scope::*;
 
+// One row per route: operation id, method, path, function, access, kind, paging rule
+// (`cursor`, `page`, `top` or `None`), window rule, and the route's own `meta` keys if any
+// (`meta[...]`, see [`Route::meta`]). The handler's `#[route(<operation id>, ...)]` takes its
+// method, path, operation id and tag from here.
 routes! {
     // Token and fleet (docs/modules.md#fleet)
     get_me GET "/me" Fleet Token, Read, None, None;
@@ -202,13 +235,13 @@ routes! {
     get_machine GET "/machines/{hostname}" Fleet s(ReadMachines), Read, None, None;
     // Network flows (docs/modules.md#flows)
     list_flows GET "/flows" Flows s(ReadFlows), Read, cursor(100, 500), win(24 * H, Some(7 * D));
-    list_flow_destinations GET "/flows/destinations" Flows s(ReadFlows), Read, page(100, 500), win(24 * H, Some(31 * D));
+    list_flow_destinations GET "/flows/destinations" Flows s(ReadFlows), Read, page(100, 500), win(24 * H, Some(31 * D)), meta[source];
     get_flow_summary GET "/flows/summary" Flows s(ReadFlows), Read, None, win(24 * H, Some(31 * D));
     list_flow_talkers GET "/flows/talkers" Flows s(ReadFlows), Read, page(50, 200), win(24 * H, Some(31 * D));
     list_blocked_flows GET "/flows/blocked" Flows s(ReadFlows), Read, page(100, 1000), W24;
-    explore_flows GET "/flows/explore" Flows s(ReadFlows), Read, None, None;
+    explore_flows GET "/flows/explore" Flows s(ReadFlows), Read, None, None, meta[window, window_capped, attribution];
     // NetDiag (docs/modules.md#netdiag)
-    list_netdiag_machines GET "/netdiag/machines" Netdiag s(ReadNetdiag), Read, None, None;
+    list_netdiag_machines GET "/netdiag/machines" Netdiag s(ReadNetdiag), Read, None, None, meta[count];
     get_netdiag_summary GET "/netdiag/machines/{hostname}/summary" Netdiag s(ReadNetdiag), Read, None, W24;
     list_netdiag_events GET "/netdiag/machines/{hostname}/events" Netdiag s(ReadNetdiag), Read, cursor(200, 1000), W24;
     list_netdiag_apps GET "/netdiag/machines/{hostname}/apps" Netdiag s(ReadNetdiag), Read, None, W24;
@@ -216,52 +249,52 @@ routes! {
     update_netdiag_settings PUT "/netdiag/machines/{hostname}/settings" Netdiag s(WriteNetdiag), Write, None, None;
     start_netdiag_action POST "/netdiag/machines/{hostname}/actions" Netdiag s(WriteNetdiag), Write, None, None;
     // Alerts and availability (docs/modules.md#alerts-and-availability)
-    list_alerts GET "/alerts" Alerts s(ReadAlerts), Read, page(200, 500), W24;
+    list_alerts GET "/alerts" Alerts s(ReadAlerts), Read, page(200, 500), W24, meta[total];
     acknowledge_alert POST "/alerts/{id}/ack" Alerts s(WriteAlerts), Write, None, None;
     list_monitors GET "/monitors" Alerts s(ReadMonitors), Read, None, None;
     get_monitor GET "/monitors/{id}" Alerts s(ReadMonitors), Read, None, None;
-    list_monitor_incidents GET "/monitors/{id}/incidents" Alerts s(ReadMonitors), Read, page(100, 500), win(30 * D, None);
+    list_monitor_incidents GET "/monitors/{id}/incidents" Alerts s(ReadMonitors), Read, page(100, 500), win(30 * D, None), meta[total];
     // Inventory (docs/modules.md#inventory)
     list_assets GET "/inventory/assets" Inventory s(ReadInventory), Read, cursor(100, 500), None;
-    get_asset GET "/inventory/assets/{id}" Inventory s(ReadInventory), Read, None, None;
+    get_asset GET "/inventory/assets/{id}" Inventory s(ReadInventory), Read, None, None, meta[software_truncated];
     list_software GET "/inventory/software" Inventory s(ReadInventory), Read, cursor(200, 1000), None;
     list_cves GET "/inventory/cves" Inventory s(ReadInventory), Read, cursor(200, 1000), None;
     // Operations (docs/modules.md#operations)
     list_maintenance_windows GET "/maintenance" Operations s(ReadMonitors), Read, None, None;
     list_heartbeats GET "/heartbeats" Operations s(ReadMonitors), Read, None, None;
-    list_profiles GET "/profiles" Operations s(ReadMonitors), Read, None, None;
-    get_profile GET "/profiles/{id}" Operations s(ReadMonitors), Read, None, None;
+    list_profiles GET "/profiles" Operations s(ReadMonitors), Read, None, None, meta[deployments_truncated];
+    get_profile GET "/profiles/{id}" Operations s(ReadMonitors), Read, None, None, meta[deployments_truncated];
     compare_profile_deployment GET "/profiles/deployments/{id}/compare" Operations s(ReadMonitors), Read, None, None;
     // Security (docs/modules.md#security)
     list_logons GET "/security/logons" Security s(ReadSecurity), Read, cursor(100, 500), win(24 * H, Some(7 * D));
-    list_lockouts GET "/security/lockouts" Security s(ReadSecurity), Read, None, win(7 * D, Some(90 * D));
+    list_lockouts GET "/security/lockouts" Security s(ReadSecurity), Read, None, win(7 * D, Some(90 * D)), meta[truncated];
     list_account_changes GET "/security/account-changes" Security s(ReadSecurity), Read, cursor(100, 500), win(7 * D, Some(90 * D));
-    list_risky_accounts GET "/security/risky-accounts" Security s(ReadSecurity), Read, page(50, 200), None;
-    list_security_anomalies GET "/security/anomalies" Security s(ReadSecurity), Read, None, W24;
-    list_security_incidents GET "/security/incidents" Security s(ReadSecurity), Read, page(100, 500), W24;
-    get_security_incident GET "/security/incidents/{id}" Security s(ReadSecurity), Read, None, None;
-    list_security_rules GET "/security/rules" Security s(ReadSecurity), Read, None, None;
+    list_risky_accounts GET "/security/risky-accounts" Security s(ReadSecurity), Read, page(50, 200), None, meta[graph_days];
+    list_security_anomalies GET "/security/anomalies" Security s(ReadSecurity), Read, None, W24, meta[truncated];
+    list_security_incidents GET "/security/incidents" Security s(ReadSecurity), Read, page(100, 500), W24, meta[total];
+    get_security_incident GET "/security/incidents/{id}" Security s(ReadSecurity), Read, None, None, meta[events_truncated];
+    list_security_rules GET "/security/rules" Security s(ReadSecurity), Read, None, None, meta[global, tenant];
     // Databases (docs/modules.md#databases)
     list_database_instances GET "/databases/instances" Databases s(ReadDatabases), Read, None, None;
-    get_database_metrics GET "/databases/instances/{id}/metrics" Databases s(ReadDatabases), Read, None, win(24 * H, Some(31 * D));
-    list_slow_queries GET "/databases/instances/{id}/slow-queries" Databases s(ReadDatabases), Read, page(50, 500), W24;
-    list_top_queries GET "/databases/instances/{id}/top-queries" Databases s(ReadDatabases), Read, page(20, 200), win(24 * H, Some(7 * D));
+    get_database_metrics GET "/databases/instances/{id}/metrics" Databases s(ReadDatabases), Read, None, win(24 * H, Some(31 * D)), meta[source, points, resolution_seconds];
+    list_slow_queries GET "/databases/instances/{id}/slow-queries" Databases s(ReadDatabases), Read, page(50, 500), W24, meta[total];
+    list_top_queries GET "/databases/instances/{id}/top-queries" Databases s(ReadDatabases), Read, page(20, 200), win(24 * H, Some(7 * D)), meta[by];
     list_database_sessions GET "/databases/instances/{id}/sessions" Databases s(ReadDatabases), Read, page(100, 500), W24;
-    list_blocking_chains GET "/databases/instances/{id}/blocking" Databases s(ReadDatabases), Read, None, W24;
-    list_database_alerts GET "/databases/alerts" Databases s(ReadDatabases), Read, None, W24;
+    list_blocking_chains GET "/databases/instances/{id}/blocking" Databases s(ReadDatabases), Read, None, W24, meta[truncated];
+    list_database_alerts GET "/databases/alerts" Databases s(ReadDatabases), Read, None, W24, meta[truncated, status];
     list_database_checks GET "/databases/checks" Databases s(ReadDatabases), Read, None, None;
-    list_database_check_results GET "/databases/checks/{id}/results" Databases s(ReadDatabases), Read, None, W24;
+    list_database_check_results GET "/databases/checks/{id}/results" Databases s(ReadDatabases), Read, None, W24, meta[truncated];
     // Firewall (docs/modules.md#firewall)
     list_firewall_devices GET "/firewall/devices" Firewall s(ReadFirewall), Read, None, None;
     list_firewall_events GET "/firewall/events" Firewall s(ReadFirewall), Read, page(100, 1000), win(24 * H, Some(7 * D));
-    get_firewall_traffic GET "/firewall/traffic" Firewall s(ReadFirewall), Read, page(20, 200), win(24 * H, Some(31 * D));
+    get_firewall_traffic GET "/firewall/traffic" Firewall s(ReadFirewall), Read, top(20, 200), win(24 * H, Some(31 * D));
     list_firewall_threats GET "/firewall/threats" Firewall s(ReadFirewall), Read, page(100, 500), win(30 * D, None);
     get_firewall_report GET "/firewall/report" Firewall s(ReadFirewall), Read, None, None;
     // DNS (docs/modules.md#dns)
     list_dns_resolutions GET "/dns/resolutions" Dns s(ReadDns), Read, page(100, 1000), win(24 * H, Some(7 * D));
     list_dns_top_domains GET "/dns/top-domains" Dns s(ReadDns), Read, page(50, 500), W24;
-    list_dns_threats GET "/dns/threats" Dns s(ReadDns), Read, None, W24;
-    list_dns_server_queries GET "/dns/server-queries" Dns s(ReadDns), Read, None, W24;
+    list_dns_threats GET "/dns/threats" Dns s(ReadDns), Read, None, W24, meta[truncated];
+    list_dns_server_queries GET "/dns/server-queries" Dns s(ReadDns), Read, None, W24, meta[truncated, server_collection, servers];
     // Files (docs/modules.md#files)
     list_file_events GET "/files/events" Files s(ReadFiles), Read, cursor(100, 1000), win(24 * H, Some(31 * D));
     get_file_summary GET "/files/summary" Files s(ReadFiles), Read, None, W24;
@@ -271,7 +304,7 @@ routes! {
     get_network_device GET "/network/devices/{id}" Network s(ReadNetwork), Read, None, None;
     get_network_device_metrics GET "/network/devices/{id}/metrics" Network s(ReadNetwork), Read, None, W24;
     list_tunnels GET "/network/tunnels" Network s(ReadNetwork), Read, None, None;
-    list_network_alerts GET "/network/alerts" Network s(ReadNetwork), Read, None, W24;
+    list_network_alerts GET "/network/alerts" Network s(ReadNetwork), Read, None, W24, meta[truncated];
     list_network_ports GET "/network/ports" Network s(ReadNetwork), Read, page(200, 1000), None;
     // AI-assistant entry point (docs/mcp.md) and self-description
     // (docs/modules.md#self-description)

@@ -80,50 +80,39 @@ impl Meta {
     }
 }
 
-/// A route-specific key of `meta`, as the OpenAPI document declares it.
+/// A route-specific key of `meta`, as the OpenAPI document declares it. The routes that
+/// answer it say so in their row of the route table ([`Route::meta`]).
 pub struct MetaKey {
     pub name: &'static str,
     /// Its JSON Schema, as JSON text.
     pub schema: &'static str,
     /// What it says, and on which routes.
     pub description: &'static str,
-    /// The operations that answer it.
-    pub ops: &'static [&'static str],
 }
 
-/// Whether `route` may answer the `meta` key `name`: the keys of the list and window helpers
-/// by the route's paging and window rules, the route-specific ones by [`META_KEYS`]. The
-/// OpenAPI document declares each route's `meta` from this, and debug builds check every
-/// answer against it ([`MetaKeysAnswered`]).
+/// Whether `route` may answer the `meta` key `name`, from its row of the route table: the
+/// keys of the list and window helpers by its paging and window rules, any other by its
+/// [`Route::meta`]. The OpenAPI document declares each route's `meta` from this, and debug
+/// builds check every answer against it ([`MetaKeysAnswered`]).
 pub fn route_answers(route: &Route, name: &str) -> bool {
-    match name {
+    let by_rules = match name {
         "limit" => route.paging.is_some(),
         "next_cursor" => route.paging.is_some_and(|p| p.cursor),
-        // Lists without a cursor. The firewall traffic is no list: `limit` cuts each of its
-        // top lists, and it says nothing more.
-        "truncated" => {
-            (route.paging.is_some_and(|p| !p.cursor) && route.op != "get_firewall_traffic")
-                || UNPAGED_LISTS.contains(&route.op)
-        }
-        // The flow explorer resolves a window of its own (its periods are not W's).
-        "window" | "window_capped" => route.window.is_some() || route.op == "explore_flows",
-        _ => META_KEYS
-            .iter()
-            .any(|k| k.name == name && k.ops.contains(&route.op)),
-    }
+        "truncated" => route.paging.is_some_and(|p| p.truncated),
+        "window" | "window_capped" => route.window.is_some(),
+        _ => false,
+    };
+    by_rules || route.meta.contains(&name)
 }
 
-/// The lists without paging that answer at most a fixed number of items, and say in
-/// `truncated` whether more matched.
-const UNPAGED_LISTS: &[&str] = &[
-    "list_lockouts",
-    "list_security_anomalies",
-    "list_blocking_chains",
-    "list_database_alerts",
-    "list_database_check_results",
-    "list_dns_threats",
-    "list_dns_server_queries",
-    "list_network_alerts",
+/// The keys the list and window helpers set ([`Meta`]'s own fields): a route's paging and
+/// window rules give them, or its [`Route::meta`] for a list or window of its own.
+pub const HELPER_KEYS: &[&str] = &[
+    "limit",
+    "next_cursor",
+    "truncated",
+    "window",
+    "window_capped",
 ];
 
 /// The `meta` keys of an answer, which the gate checks against its route in debug builds
@@ -159,102 +148,81 @@ pub const META_KEYS: &[MetaKey] = &[
         name: "total",
         schema: r#"{"type": "integer", "minimum": 0}"#,
         description: "Number of matching items before the list was cut to `limit` (alerts, monitor incidents, slow queries, security incidents).",
-        ops: &[
-            "list_alerts",
-            "list_monitor_incidents",
-            "list_slow_queries",
-            "list_security_incidents",
-        ],
     },
     MetaKey {
         name: "count",
         schema: r#"{"type": "integer", "minimum": 0}"#,
         description: "Number of items answered (NetDiag machines overview).",
-        ops: &["list_netdiag_machines"],
     },
     MetaKey {
         name: "software_truncated",
         schema: r#"{"type": "boolean"}"#,
         description: "Present and true when a machine's software list was cut (inventory).",
-        ops: &["get_asset"],
     },
     MetaKey {
         name: "deployments_truncated",
         schema: r#"{"type": "boolean"}"#,
         description: "Present and true when a profile has more deployments than the answer shows: 10 per profile in the list, 50 in the detail, problem states first; `deployment_counts` counts them all (configuration profiles).",
-        ops: &["list_profiles", "get_profile"],
     },
     MetaKey {
         name: "events_truncated",
         schema: r#"{"type": "boolean"}"#,
         description: "Present and true when an incident's event list was cut (security).",
-        ops: &["get_security_incident"],
     },
     MetaKey {
         name: "graph_days",
         schema: r#"{"type": "integer"}"#,
         description: "Days of history the graph covers (security exposure ranking).",
-        ops: &["list_risky_accounts"],
     },
     MetaKey {
         name: "by",
         schema: r##"{"$ref": "#/components/schemas/TopBy"}"##,
         description: "Ranking measure applied (database top queries).",
-        ops: &["list_top_queries"],
     },
     MetaKey {
         name: "source",
         schema: r#"{"type": "string"}"#,
         description: "Where the answer comes from: `agent`, `gateway` or `all` (flow destinations), `samples_5m` or `rollups_1h` (database series).",
-        ops: &["list_flow_destinations", "get_database_metrics"],
     },
     MetaKey {
         name: "points",
         schema: r#"{"type": "integer", "minimum": 0}"#,
         description: "Number of points of the series (database series).",
-        ops: &["get_database_metrics"],
     },
     MetaKey {
         name: "resolution_seconds",
         schema: r#"{"type": "integer", "minimum": 1}"#,
         description: "Seconds between two points of the series (database series).",
-        ops: &["get_database_metrics"],
     },
     MetaKey {
         name: "status",
         schema: r##"{"$ref": "#/components/schemas/AlertStatus"}"##,
         description: "Status filter applied (database alerts).",
-        ops: &["list_database_alerts"],
     },
     MetaKey {
         name: "attribution",
         schema: r#"{"type": "object", "required": ["text", "licence", "url"], "properties": {"text": {"type": "string"}, "licence": {"type": "string"}, "url": {"type": "string"}}}"#,
         description: "Attribution the geolocation data requires (flow map).",
-        ops: &["explore_flows"],
     },
     MetaKey {
         name: "server_collection",
         schema: r#"{"type": "string", "enum": ["active", "inactive"]}"#,
         description: "Whether DNS query logs are collected (DNS queries).",
-        ops: &["list_dns_server_queries"],
     },
     MetaKey {
         name: "servers",
         schema: r#"{"type": "array", "items": {"type": "string"}}"#,
         description: "DNS servers whose query logs are collected (DNS queries, when collection is active).",
-        ops: &["list_dns_server_queries"],
     },
     MetaKey {
         name: "global",
         schema: r#"{"type": "integer", "minimum": 0}"#,
         description: "Number of global rules (security rules).",
-        ops: &["list_security_rules"],
     },
     MetaKey {
         name: "tenant",
         schema: r#"{"type": "integer", "minimum": 0}"#,
         description: "Number of the account's own rules (security rules).",
-        ops: &["list_security_rules"],
     },
 ];
 
@@ -293,4 +261,42 @@ pub type ApiResult<T> = Result<Envelope<T>, ApiError>;
 /// `data` with an empty `meta`.
 pub fn ok<T>(data: T) -> ApiResult<T> {
     Ok(Envelope::new(data, Meta::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routes::ROUTES;
+
+    /// A route's own `meta` keys are declared ([`META_KEYS`]) or helper keys its rules do not
+    /// already give, each once; and every declared key is answered by some route.
+    #[test]
+    fn the_meta_keys_of_the_route_table_are_declared_and_answered() {
+        for route in ROUTES {
+            for (i, key) in route.meta.iter().enumerate() {
+                let op = route.op;
+                assert!(!route.meta[..i].contains(key), "{op}: meta {key} twice");
+                if HELPER_KEYS.contains(key) {
+                    let mut bare = route.clone();
+                    bare.meta = &[];
+                    assert!(
+                        !route_answers(&bare, key),
+                        "{op}: its rules already give meta {key}"
+                    );
+                } else {
+                    assert!(
+                        META_KEYS.iter().any(|k| k.name == *key),
+                        "{op}: meta {key} is not declared in META_KEYS"
+                    );
+                }
+            }
+        }
+        for key in META_KEYS {
+            assert!(
+                ROUTES.iter().any(|r| r.meta.contains(&key.name)),
+                "no route answers meta {}",
+                key.name
+            );
+        }
+    }
 }

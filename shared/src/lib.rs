@@ -29,6 +29,9 @@ pub mod write;
 pub use netops_routes as routes;
 pub use netops_routes::scope;
 // The storage ports, which the state and the handlers' reads are written against.
+/// `#[route(<operation id>, ...)]`: a handler's `#[utoipa::path]`, its method, path, operation
+/// id and tag taken from the route table.
+pub use netops_routes_macros::route;
 pub use netops_store as store;
 
 pub use auth::Caller;

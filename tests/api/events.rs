@@ -86,7 +86,7 @@ async fn every_event_routes_to_its_function_and_succeeds() {
         .filter(|r| !covered.contains(r.op))
         .map(|r| {
             format!(
-                "{} {}{}: add events/{}/{}.json",
+                "{} {}{}: events/{}/{}.json",
                 r.method,
                 routes::BASE_PATH,
                 r.path,
@@ -97,8 +97,7 @@ async fn every_event_routes_to_its_function_and_succeeds() {
         .collect();
     assert!(
         missing.is_empty(),
-        "routes without an API Gateway event (copy one of the function's events and set its \
-         rawPath, requestContext.http.method and requestContext.http.path):\n{}",
+        "routes without an API Gateway event (`cargo xtask routes` writes one for each):\n{}",
         missing.join("\n")
     );
 }

@@ -1,7 +1,9 @@
-//! The deployment descriptions cannot drift from the route table. The route lists they
-//! repeat (the SAM template's events and scopes, the `cargo lambda watch` router of the root
-//! `Cargo.toml`) are written by `cargo xtask routes`, and the first test fails when the
-//! committed files differ from what it writes; the others check what the generator does not
+//! The deployment descriptions cannot drift from the route table. The route and module lists
+//! they repeat (the SAM template's events and scopes, the `cargo lambda watch` router of the
+//! root `Cargo.toml`, the function crates among its dependencies, the data modules among
+//! those of `api/` and `local/` and in `api/src/modules.rs`) are written by
+//! `cargo xtask routes`, and the first test fails when the committed files differ from what
+//! it writes; the others check what the generator does not
 //! write: one function per crate, build settings, alarms and logs, and IAM grants by key,
 //! checked against the keys each function really reaches. The `events/` payloads are checked
 //! in `events.rs`.
@@ -40,7 +42,7 @@ fn function_crates() -> BTreeSet<String> {
 
 /// What `cargo xtask routes` writes is what is committed: run in-process over the files.
 #[test]
-fn the_route_lists_of_the_template_and_the_watch_router_are_what_cargo_xtask_routes_writes() {
+fn the_route_and_module_lists_are_what_cargo_xtask_routes_writes() {
     let files = xtask::routes::generate(&root()).unwrap_or_else(|e| {
         panic!(
             "{e}\n(the command `{}` writes the route lists)",
@@ -50,7 +52,8 @@ fn the_route_lists_of_the_template_and_the_watch_router_are_what_cargo_xtask_rou
     let stale: Vec<String> = files.iter().filter_map(|f| f.difference()).collect();
     assert!(
         stale.is_empty(),
-        "the route lists differ from the route table: run `{}` and commit what it writes\n{}",
+        "the route and module lists differ from the route table: run `{}` and commit what it \
+         writes\n{}",
         xtask::routes::COMMAND,
         stale.join("\n")
     );

@@ -1,15 +1,19 @@
-//! `cargo xtask routes [--check]`: writes (or, with `--check`, only compares) the route lists
-//! of `Cargo.toml` and `infra/template.yaml` from the route table. See `xtask::routes`.
+//! `cargo xtask routes [--check]`: writes (or, with `--check`, only compares) the route and
+//! module lists of `Cargo.toml`, `api/`, `local/` and `infra/template.yaml` from the route
+//! table, and the API Gateway event of each route that has none. See `xtask::routes` and
+//! `xtask::events`.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use xtask::routes;
+use xtask::{events, routes};
 
 const USAGE: &str = "usage: cargo xtask routes [--check]
 
-  routes          write the route lists of Cargo.toml and infra/template.yaml from the
-                  route table (routes/src/lib.rs)
+  routes          write the route and module lists of Cargo.toml, api/Cargo.toml,
+                  local/Cargo.toml, api/src/modules.rs and infra/template.yaml from the
+                  route table (routes/src/lib.rs), and events/<function>/<operation id>.json
+                  for each route without an event
   routes --check  write nothing; exit 1 if a file differs from what `routes` writes";
 
 fn main() -> ExitCode {
@@ -46,6 +50,35 @@ fn main() -> ExitCode {
         } else {
             println!("{}: written", file.path);
         }
+    }
+    // The API Gateway event of each route that has none (an event there is never rewritten).
+    let events = match events::missing(&root) {
+        Ok(events) => events,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for event in &events {
+        if check {
+            stale = true;
+            println!("{}: missing", event.path);
+            continue;
+        }
+        let path = root.join(&event.path);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, &event.text));
+        if let Err(e) = written {
+            eprintln!("error: {}: {e}", event.path);
+            return ExitCode::FAILURE;
+        }
+        println!(
+            "{}: written (set its query, its body or a path parameter left as {{name}} as \
+             you wish: it must answer 2xx, tests/api/events.rs)",
+            event.path
+        );
     }
     if stale {
         println!("run `{}` to write them", routes::COMMAND);

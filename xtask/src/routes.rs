@@ -1,7 +1,9 @@
-//! `cargo xtask routes`: the route lists that the deployment files repeat, written from the
-//! route table (`netops_routes::ROUTES`), so that a new route is declared once.
+//! `cargo xtask routes`: the route and module lists that other files repeat, written from the
+//! route table (`netops_routes::ROUTES`) and the list of functions (`netops_routes::Function`),
+//! so that a new route or module is declared once.
 //!
-//! Each file marks what is written with a pair of comment lines, the same in TOML and YAML:
+//! Each file marks what is written with a pair of comment lines (`#` in TOML and YAML, `//`
+//! in Rust):
 //!
 //! ```text
 //! # BEGIN generated: fleet events
@@ -13,7 +15,12 @@
 //! of the file is kept. Written, in the table's order:
 //!
 //! - `Cargo.toml`, region `watch router`: the `cargo lambda watch` router, one key per path
-//!   listing its methods with their function;
+//!   listing its methods with their function; region `function crates`: the workspace
+//!   dependency of each function's crate (`netops-<function>`, under `functions/`);
+//! - `api/Cargo.toml`, `demo/Cargo.toml` and `local/Cargo.toml` (its dev-dependencies), region
+//!   `data modules`: the data modules' crates;
+//! - `demo/src/seed.rs`, region `data modules`: each data module's seed in `SEEDERS`;
+//! - `api/src/modules.rs`, region `data modules`: each data module's `MODULE` in `MODULES`;
 //! - `infra/template.yaml`, for each function, region `<function> scopes` (`Metadata.Scopes`:
 //!   what each route requires, `public`, `token` or its scope) and region `<function> events`
 //!   (`Properties.Events`: one `HttpApi` event per route, named after its operation id in
@@ -26,14 +33,14 @@
 use std::fmt;
 use std::path::Path;
 
-use netops_routes::{Access, BASE_PATH, Function, ROUTES, Route};
+use netops_routes::{Access, BASE_PATH, Function, ROUTES, Role, Route};
 
 /// The command that writes the files, for messages.
 pub const COMMAND: &str = "cargo xtask routes";
-/// The comment opening a generated region, followed by the region's name.
-pub const BEGIN: &str = "# BEGIN generated: ";
-/// The comment closing it, followed by the same name.
-pub const END: &str = "# END generated: ";
+/// After the comment sign, the words opening a generated region, followed by its name.
+pub const BEGIN: &str = "BEGIN generated: ";
+/// After the comment sign, the words closing it, followed by the same name.
+pub const END: &str = "END generated: ";
 
 /// The lines of a region, unindented; `None`: the file has no region of that name.
 type Rendered = Result<Option<Vec<String>>, Error>;
@@ -42,24 +49,57 @@ type Rendered = Result<Option<Vec<String>>, Error>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     CargoToml,
+    ApiCargoToml,
+    DemoCargoToml,
+    LocalCargoToml,
+    DemoSeeders,
+    ApiModules,
     Template,
 }
 
 impl Target {
-    pub const ALL: &'static [Target] = &[Target::CargoToml, Target::Template];
+    pub const ALL: &'static [Target] = &[
+        Target::CargoToml,
+        Target::ApiCargoToml,
+        Target::DemoCargoToml,
+        Target::LocalCargoToml,
+        Target::DemoSeeders,
+        Target::ApiModules,
+        Target::Template,
+    ];
 
     /// Relative to the workspace root.
     pub fn path(self) -> &'static str {
         match self {
             Target::CargoToml => "Cargo.toml",
+            Target::ApiCargoToml => "api/Cargo.toml",
+            Target::DemoCargoToml => "demo/Cargo.toml",
+            Target::LocalCargoToml => "local/Cargo.toml",
+            Target::DemoSeeders => "demo/src/seed.rs",
+            Target::ApiModules => "api/src/modules.rs",
             Target::Template => "infra/template.yaml",
+        }
+    }
+
+    /// What starts a comment line in the file.
+    fn comment(self) -> &'static str {
+        match self {
+            Target::ApiModules | Target::DemoSeeders => "//",
+            _ => "#",
         }
     }
 
     /// The regions the file must hold, each once.
     fn regions(self) -> Vec<String> {
         match self {
-            Target::CargoToml => vec!["watch router".to_owned()],
+            Target::CargoToml => vec!["watch router".to_owned(), "function crates".to_owned()],
+            Target::ApiCargoToml
+            | Target::DemoCargoToml
+            | Target::LocalCargoToml
+            | Target::ApiModules
+            | Target::DemoSeeders => {
+                vec!["data modules".to_owned()]
+            }
             Target::Template => Function::ALL
                 .iter()
                 .flat_map(|f| {
@@ -74,8 +114,41 @@ impl Target {
 
     /// The lines of `region`.
     fn render(self, region: &str) -> Rendered {
-        if self == Target::CargoToml {
-            return (region == "watch router").then(watch_router).transpose();
+        // `netops-<function>` for each function with this role (any: `None`).
+        let crates = |role: Option<Role>, line: &dyn Fn(&str) -> String| -> Rendered {
+            Ok(Some(
+                Function::ALL
+                    .iter()
+                    .filter(|f| role.is_none_or(|r| f.role() == r))
+                    .map(|f| line(f.name()))
+                    .collect(),
+            ))
+        };
+        match (self, region) {
+            (Target::CargoToml, "watch router") => return watch_router().map(Some),
+            (Target::CargoToml, "function crates") => {
+                return crates(None, &|f| {
+                    format!("netops-{f} = {{ path = \"functions/{f}\" }}")
+                });
+            }
+            (
+                Target::ApiCargoToml | Target::DemoCargoToml | Target::LocalCargoToml,
+                "data modules",
+            ) => {
+                return crates(Some(Role::Data), &|f| {
+                    format!("netops-{f}.workspace = true")
+                });
+            }
+            (Target::DemoSeeders, "data modules") => {
+                return crates(Some(Role::Data), &|f| {
+                    format!("(Function::{}, crate::{f}::seed),", camel(f))
+                });
+            }
+            (Target::ApiModules, "data modules") => {
+                return crates(Some(Role::Data), &|f| format!("&netops_{f}::MODULE,"));
+            }
+            (Target::Template, _) => {}
+            _ => return Ok(None),
         }
         let Some((name, part)) = region.split_once(' ') else {
             return Ok(None);
@@ -188,7 +261,7 @@ pub fn camel(op: &str) -> String {
 
 /// Why a file could not be written: a region missing, unknown, repeated or not closed.
 #[derive(Debug)]
-pub struct Error(String);
+pub struct Error(pub(crate) String);
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -242,9 +315,13 @@ pub fn generate(root: &Path) -> Result<Vec<File>, Error> {
             let path = target.path();
             let committed = std::fs::read_to_string(root.join(path))
                 .map_err(|e| Error(format!("{path}: {e}")))?;
-            let generated = rewrite(path, &committed, &target.regions(), &|region| {
-                target.render(region)
-            })?;
+            let generated = rewrite(
+                path,
+                target.comment(),
+                &committed,
+                &target.regions(),
+                &|region| target.render(region),
+            )?;
             Ok(File {
                 path,
                 committed,
@@ -255,14 +332,18 @@ pub fn generate(root: &Path) -> Result<Vec<File>, Error> {
 }
 
 /// `text` with the lines of each region replaced by what `render` gives for its name
-/// (`None`: no such region); `required` are the regions that must be there.
+/// (`None`: no such region); `required` are the regions that must be there, and `comment`
+/// what starts a comment line.
 fn rewrite(
     path: &str,
+    comment: &str,
     text: &str,
     required: &[String],
     render: &dyn Fn(&str) -> Rendered,
 ) -> Result<String, Error> {
     let fail = |n: usize, what: String| Err(Error(format!("{path}:{n}: {what}")));
+    let (opening, closing) = (format!("{comment} {BEGIN}"), format!("{comment} {END}"));
+    let (opening, closing) = (opening.as_str(), closing.as_str());
     let mut out = String::with_capacity(text.len());
     // The region being replaced and the line of its BEGIN.
     let mut open: Option<(&str, usize)> = None;
@@ -272,22 +353,22 @@ fn rewrite(
         let content = line.trim_end_matches(['\n', '\r']);
         let trimmed = content.trim_start();
         if let Some((name, start)) = open {
-            if let Some(end) = trimmed.strip_prefix(END) {
+            if let Some(end) = trimmed.strip_prefix(closing) {
                 if end.trim_end() != name {
                     return fail(
                         n,
-                        format!("`{END}{end}` ends `{BEGIN}{name}` of line {start}"),
+                        format!("`{closing}{end}` ends `{opening}{name}` of line {start}"),
                     );
                 }
                 out.push_str(line);
                 open = None;
-            } else if trimmed.starts_with(BEGIN) {
+            } else if trimmed.starts_with(opening) {
                 return fail(n, format!("a region begins inside `{name}` (line {start})"));
             }
             // Any other line of an open region is the previous output: replaced.
             continue;
         }
-        if let Some(name) = trimmed.strip_prefix(BEGIN) {
+        if let Some(name) = trimmed.strip_prefix(opening) {
             let name = name.trim_end();
             if seen.contains(&name) {
                 return fail(n, format!("the region `{name}` is there twice"));
@@ -315,13 +396,13 @@ fn rewrite(
             open = Some((name, n));
             continue;
         }
-        if trimmed.starts_with(END) {
+        if trimmed.starts_with(closing) {
             return fail(n, format!("`{}` ends no region", trimmed.trim_end()));
         }
         out.push_str(line);
     }
     if let Some((name, start)) = open {
-        return fail(start, format!("`{BEGIN}{name}` has no `{END}{name}`"));
+        return fail(start, format!("`{opening}{name}` has no `{closing}{name}`"));
     }
     let missing: Vec<&str> = required
         .iter()
@@ -330,7 +411,7 @@ fn rewrite(
         .collect();
     if !missing.is_empty() {
         return Err(Error(format!(
-            "{path} lacks the regions {}: put a `{BEGIN}<region>` and an `{END}<region>` line \
+            "{path} lacks the regions {}: put a `{opening}<region>` and an `{closing}<region>` line \
              where each belongs (as the other functions have them)",
             missing.join(", ")
         )));
@@ -347,7 +428,7 @@ mod tests {
     }
 
     fn rewritten(text: &str) -> Result<String, Error> {
-        rewrite("f", text, &["fruit".to_owned()], &fruit)
+        rewrite("f", "#", text, &["fruit".to_owned()], &fruit)
     }
 
     #[test]
@@ -444,6 +525,43 @@ mod tests {
                 .render("fleet policies")
                 .expect("renders")
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn each_module_is_a_crate_and_each_data_module_a_dependency_and_a_module_of_the_api() {
+        let lines = |target: Target, region: &str| {
+            target.render(region).expect("renders").expect("a region")
+        };
+        let crates = lines(Target::CargoToml, "function crates");
+        assert_eq!(crates.len(), Function::ALL.len());
+        assert_eq!(crates[0], r#"netops-fleet = { path = "functions/fleet" }"#);
+        let data = Function::ALL
+            .iter()
+            .filter(|f| f.role() == Role::Data)
+            .count();
+        let api = lines(Target::ApiCargoToml, "data modules");
+        assert_eq!(
+            (api.len(), api[0].as_str()),
+            (data, "netops-fleet.workspace = true")
+        );
+        for target in [Target::DemoCargoToml, Target::LocalCargoToml] {
+            assert_eq!(lines(target, "data modules"), api);
+        }
+        let seeders = lines(Target::DemoSeeders, "data modules");
+        assert_eq!(seeders[0], "(Function::Fleet, crate::fleet::seed),");
+        let modules = lines(Target::ApiModules, "data modules");
+        assert_eq!(modules[0], "&netops_fleet::MODULE,");
+        assert!(
+            !modules
+                .iter()
+                .any(|m| m.contains("mcp") || m.contains("docs"))
+        );
+        // A Rust file's markers are `//` comments.
+        let rust = "    // BEGIN generated: fruit\n    // END generated: fruit\n";
+        assert_eq!(
+            rewrite("f.rs", "//", rust, &["fruit".to_owned()], &fruit).expect("rewrites"),
+            "    // BEGIN generated: fruit\n    apple: 1\n    pear: 2\n    // END generated: fruit\n"
         );
     }
 }

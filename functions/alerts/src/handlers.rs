@@ -8,6 +8,7 @@ use http::StatusCode;
 use netops_shared::RequestCtx;
 use netops_shared::error::ErrorBody;
 use netops_shared::lookup::Lookup;
+use netops_shared::route;
 use netops_shared::store::{Change, Expect, Filter, Pred};
 use netops_shared::write::{CommitError, Committed, commit};
 use netops_shared::{
@@ -35,7 +36,7 @@ use crate::monitors;
 /// s'est ouvert dans la fenêtre (par défaut les dernières 24 h). Tri du plus récent au plus
 /// ancien (date d'ouverture, puis id). Pas de curseur : `limit` (200 par défaut, 500 au plus)
 /// coupe la liste ; `meta.total` donne le nombre d'alertes avant la coupe.
-#[utoipa::path(get, path = "/alerts", operation_id = "list_alerts", tag = "alerts",
+#[route(list_alerts,
     params(AlertsQuery),
     responses((status = 200, description = "Les alertes, de la plus récente à la plus ancienne", body = Envelope<Vec<AlertItem>>)))]
 pub async fn list_alerts(
@@ -201,7 +202,7 @@ async fn commit_put(
 /// 404 si l'incident est inconnu dans ce compte ; 409 s'il est déjà acquitté ou n'est plus
 /// ouvert (`current_status` donne son état) ; 200 avec l'alerte acquittée. Sous requêtes
 /// concurrentes, une seule obtient 200. Chaque appel est inscrit au journal des écritures.
-#[utoipa::path(post, path = "/alerts/{id}/ack", operation_id = "acknowledge_alert", tag = "alerts",
+#[route(acknowledge_alert,
     params(("id" = String, Path, description = "Id de l'alerte : hm-<n> ou siem-<id> (une alerte NetDiag, nd-..., ne s'acquitte pas)", example = "siem-2026-0142",
         // What `parse_ack_id` admits.
         pattern = "^(hm-[0-9]{1,18}|siem-[A-Za-z0-9-]{1,64})$")),
@@ -306,7 +307,7 @@ fn parse_active(raw: Option<&str>) -> Result<Option<bool>, ApiError> {
 /// sur 24 h (heures entières, l'heure en cours comprise), 7 j et 30 j (jours UTC, aujourd'hui
 /// compris) ; null sans aucune vérification sur la période. Filtres : `status` (égalité
 /// exacte), `active` (1 : actifs, 0 : en pause).
-#[utoipa::path(get, path = "/monitors", operation_id = "list_monitors", tag = "alerts",
+#[route(list_monitors,
     params(MonitorsQuery),
     responses((status = 200, description = "Les moniteurs", body = Envelope<Vec<Monitor>>)))]
 pub async fn list_monitors(
@@ -340,7 +341,7 @@ async fn find_monitor(state: &AppState, caller: &Caller, id: i64) -> Result<Moni
 ///
 /// Le moniteur `id` du compte, avec son état, sa dernière vérification et sa disponibilité ;
 /// 404 s'il est inconnu.
-#[utoipa::path(get, path = "/monitors/{id}", operation_id = "get_monitor", tag = "alerts",
+#[route(get_monitor,
     params(("id" = i64, Path, description = "Id du moniteur")),
     responses(
         (status = 200, description = "Le moniteur", body = Envelope<Monitor>),
@@ -367,7 +368,7 @@ pub async fn get_monitor(
 /// toujours inclus, quelle que soit la fenêtre. Du plus récent au plus ancien (début, puis
 /// numéro) ; `limit` 100 par défaut, 500 au plus ; `meta.total` avant la coupe. 404 si le
 /// moniteur est inconnu.
-#[utoipa::path(get, path = "/monitors/{id}/incidents", operation_id = "list_monitor_incidents", tag = "alerts",
+#[route(list_monitor_incidents,
     params(("id" = i64, Path, description = "Id du moniteur")),
     responses(
         (status = 200, description = "Les incidents du moniteur", body = Envelope<Vec<MonitorIncident>>),

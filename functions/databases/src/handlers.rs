@@ -9,6 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
+use netops_shared::route;
 use netops_shared::store::{Filter, Pred, Record, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query, Window,
@@ -68,7 +69,7 @@ async fn scan(
 /// Instances surveillées : moteur, version, édition, état (`online`, `degraded`, `offline`),
 /// machine hôte. L'identifiant et le mot de passe de connexion enregistrés pour la collecte
 /// ne sont jamais renvoyés.
-#[utoipa::path(get, path = "/databases/instances", operation_id = "list_database_instances", tag = "databases",
+#[route(list_database_instances,
     responses((status = 200, description = "Instances", body = Envelope<Vec<Instance>>)))]
 pub async fn list_database_instances(
     State(state): State<AppState>,
@@ -105,7 +106,7 @@ fn r2(x: f64) -> f64 {
 /// 3 h, 6 h, 12 h, 1 j qui tient dans cette limite ; les mesures de 5 min sont gardées 2
 /// jours, au-delà les agrégats horaires servent (`meta.source`). Fenêtre W, 24 h par
 /// défaut, 31 jours au plus (`meta.window_capped`). 404 si l'instance est inconnue.
-#[utoipa::path(get, path = "/databases/instances/{id}/metrics", operation_id = "get_database_metrics", tag = "databases",
+#[route(get_database_metrics,
     params(("id" = i64, Path, description = "Identifiant de l'instance")),
     responses(
         (status = 200, description = "Série de points", body = Envelope<Vec<MetricPoint>>),
@@ -210,7 +211,7 @@ pub async fn get_database_metrics(
 /// Requêtes lentes de l'instance dans la fenêtre W (24 h par défaut), triées par durée
 /// décroissante, sans plan d'exécution. `min_ms` garde celles d'au moins cette durée (ms).
 /// 50 par défaut, 500 au plus ; `meta.total` compte toutes celles trouvées.
-#[utoipa::path(get, path = "/databases/instances/{id}/slow-queries", operation_id = "list_slow_queries", tag = "databases",
+#[route(list_slow_queries,
     params(("id" = i64, Path, description = "Identifiant de l'instance"), SlowQueriesQuery),
     responses(
         (status = 200, description = "Requêtes lentes", body = Envelope<Vec<SlowQuery>>),
@@ -263,7 +264,7 @@ pub async fn list_slow_queries(
 /// Statistiques des requêtes cumulées sur la fenêtre W (24 h par défaut, 7 jours au plus)
 /// à partir des instantanés du collecteur, classées par total de `by` : `cpu` (défaut),
 /// `duration` ou `reads`. 20 par défaut, 200 au plus.
-#[utoipa::path(get, path = "/databases/instances/{id}/top-queries", operation_id = "list_top_queries", tag = "databases",
+#[route(list_top_queries,
     params(("id" = i64, Path, description = "Identifiant de l'instance"), TopQueriesQuery),
     responses(
         (status = 200, description = "Requêtes classées", body = Envelope<Vec<TopQuery>>),
@@ -355,7 +356,7 @@ pub async fn list_top_queries(
 /// Sessions ouvertes sur l'instance dans la fenêtre W (24 h par défaut), de la plus récente
 /// à la plus ancienne ; `login` filtre le compte (partiel, sans casse). 100 par défaut, 500
 /// au plus ; `meta.truncated` vaut `true` quand il y en a davantage.
-#[utoipa::path(get, path = "/databases/instances/{id}/sessions", operation_id = "list_database_sessions", tag = "databases",
+#[route(list_database_sessions,
     params(("id" = i64, Path, description = "Identifiant de l'instance"), SessionsQuery),
     responses(
         (status = 200, description = "Sessions", body = Envelope<Vec<Session>>),
@@ -392,7 +393,7 @@ pub async fn list_database_sessions(
 /// Chaînes de blocage observées sur l'instance dans la fenêtre W (24 h par défaut) : la
 /// session en tête, les sessions bloquées avec leur attente, la durée. Au plus 1000 ;
 /// `meta.truncated` au-delà.
-#[utoipa::path(get, path = "/databases/instances/{id}/blocking", operation_id = "list_blocking_chains", tag = "databases",
+#[route(list_blocking_chains,
     params(("id" = i64, Path, description = "Identifiant de l'instance")),
     responses(
         (status = 200, description = "Chaînes de blocage", body = Envelope<Vec<BlockingChain>>),
@@ -427,7 +428,7 @@ pub async fn list_blocking_chains(
 /// `status=open` : les alertes ouvertes maintenant, quelle que soit la fenêtre ;
 /// `status=all` (défaut) : les alertes ouvertes dans la fenêtre W (24 h par défaut). Des
 /// plus récentes aux plus anciennes, au plus 1000 (`meta.truncated` au-delà).
-#[utoipa::path(get, path = "/databases/alerts", operation_id = "list_database_alerts", tag = "databases",
+#[route(list_database_alerts,
     params(AlertsQuery),
     responses((status = 200, description = "Alertes", body = Envelope<Vec<DbAlert>>)))]
 pub async fn list_database_alerts(
@@ -470,7 +471,7 @@ pub async fn list_database_alerts(
 ///
 /// Requêtes métier en lecture seule exécutées périodiquement sur les bases, avec leur
 /// dernier résultat (`ok`, `warning`, `failed` ou `error`).
-#[utoipa::path(get, path = "/databases/checks", operation_id = "list_database_checks", tag = "databases",
+#[route(list_database_checks,
     responses((status = 200, description = "Contrôles", body = Envelope<Vec<Check>>)))]
 pub async fn list_database_checks(
     State(state): State<AppState>,
@@ -488,7 +489,7 @@ pub async fn list_database_checks(
 ///
 /// Les exécutions du contrôle dans la fenêtre W (24 h par défaut), de la plus récente à la
 /// plus ancienne, au plus 1000 (`meta.truncated` au-delà). 404 si le contrôle est inconnu.
-#[utoipa::path(get, path = "/databases/checks/{id}/results", operation_id = "list_database_check_results", tag = "databases",
+#[route(list_database_check_results,
     params(("id" = i64, Path, description = "Identifiant du contrôle")),
     responses(
         (status = 200, description = "Résultats", body = Envelope<Vec<CheckResult>>),

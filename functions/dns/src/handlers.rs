@@ -4,6 +4,7 @@ use axum::extract::State;
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
+use netops_shared::route;
 use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
@@ -22,7 +23,7 @@ const LIST_CAP: usize = 500;
 /// code de réponse, adresses obtenues, résolveur, processus. `machine` est un nom d'hôte
 /// exact (404 s'il est inconnu), `domain` une recherche partielle. Fenêtre de 7 jours au
 /// plus (`meta.window_capped`), 24 h par défaut ; 100 par défaut, 1000 au plus.
-#[utoipa::path(get, path = "/dns/resolutions", operation_id = "list_dns_resolutions", tag = "dns",
+#[route(list_dns_resolutions,
     params(ResolutionsQuery),
     responses(
         (status = 200, description = "Les résolutions", body = Envelope<Vec<Resolution>>),
@@ -60,7 +61,7 @@ pub async fn list_resolutions(
 /// entamés aux bords de la fenêtre). `machine` (nom d'hôte exact) restreint à une machine.
 /// Fenêtre W, 24 h par défaut, jusqu'à la durée de conservation ; 50 domaines par défaut,
 /// 500 au plus.
-#[utoipa::path(get, path = "/dns/top-domains", operation_id = "list_dns_top_domains", tag = "dns",
+#[route(list_dns_top_domains,
     params(TopDomainsQuery),
     responses(
         (status = 200, description = "Les domaines", body = Envelope<Vec<TopDomain>>),
@@ -96,7 +97,7 @@ pub async fn list_top_domains(
 /// dernière fois après son début et pour la première fois avant sa fin. `acknowledged=1` ne
 /// garde que les menaces acquittées, `0` celles qui ne le sont pas. Fenêtre W, 24 h par
 /// défaut ; les 500 plus récentes au plus.
-#[utoipa::path(get, path = "/dns/threats", operation_id = "list_dns_threats", tag = "dns",
+#[route(list_dns_threats,
     params(ThreatsQuery),
     responses((status = 200, description = "Les menaces", body = Envelope<Vec<DnsThreat>>)))]
 pub async fn list_threats(
@@ -154,7 +155,7 @@ pub async fn list_threats(
 /// `meta.server_collection` vaut `inactive` (`active` sinon, avec `meta.servers`).
 /// `domain` est une recherche partielle, `suspicious=1` ne garde que les requêtes suspectes.
 /// Fenêtre W, 24 h par défaut.
-#[utoipa::path(get, path = "/dns/server-queries", operation_id = "list_dns_server_queries", tag = "dns",
+#[route(list_dns_server_queries,
     params(ServerQueriesQuery),
     responses((status = 200, description = "Les requêtes", body = Envelope<Vec<ServerQuery>>)))]
 pub async fn list_server_queries(

@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 use netops_shared::http::conventions::strong_etag;
+use netops_shared::route;
 use netops_shared::routes::BASE_PATH;
 use netops_shared::{ApiError, Path};
 
@@ -63,7 +64,7 @@ fn asset(content_type: &'static str, file: &Tagged, cache: &'static str) -> Resp
 ///
 /// Le document OpenAPI 3.1 de l'API, généré depuis le code. Public : il ne contient aucune
 /// donnée de compte.
-#[utoipa::path(get, path = "/openapi.json", operation_id = "get_openapi", tag = "docs",
+#[route(get_openapi,
     security(()),
     responses((status = 200, description = "Le document OpenAPI", content_type = "application/json", body = Object)))]
 pub async fn get_openapi() -> Response {
@@ -74,7 +75,7 @@ pub async fn get_openapi() -> Response {
 ///
 /// La documentation interactive (Swagger UI) : coller un jeton dans « Authorize » puis
 /// essayer n'importe quelle route. Publique ; tout est servi par l'API, sans CDN.
-#[utoipa::path(get, path = "/docs", operation_id = "get_docs", tag = "docs",
+#[route(get_docs,
     security(()),
     responses((status = 200, description = "La page de documentation", content_type = "text/html", body = String)))]
 pub async fn get_docs() -> Response {
@@ -90,7 +91,7 @@ pub async fn get_docs() -> Response {
 ///
 /// Scripts et feuilles de style de la page `/docs` (Swagger UI, paquet npm
 /// swagger-ui-dist, licence Apache-2.0). 404 pour tout autre nom.
-#[utoipa::path(get, path = "/docs/{asset}", operation_id = "get_docs_asset", tag = "docs",
+#[route(get_docs_asset,
     security(()),
     params(("asset" = String, Path, description = "Nom du fichier : swagger-ui-bundle.js, swagger-ui.css ou init.js", example = "init.js")),
     responses(

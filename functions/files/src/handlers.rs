@@ -2,6 +2,7 @@
 
 use axum::extract::State;
 use netops_shared::paging::{SeriesSpec, series_page};
+use netops_shared::route;
 use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
@@ -16,7 +17,7 @@ use crate::model::*;
 /// curseur (100 par défaut, 1000 au plus). `user` et `path` sont des recherches partielles
 /// (`path` cherche aussi dans le nouveau chemin d'un fichier renommé), `type` l'action
 /// exacte. Fenêtre de 31 jours au plus (`meta.window_capped`), 24 h par défaut.
-#[utoipa::path(get, path = "/files/events", operation_id = "list_file_events", tag = "files",
+#[route(list_file_events,
     params(EventsQuery),
     responses((status = 200, description = "Une page d'accès", body = Envelope<Vec<FileEvent>>)))]
 pub async fn list_events(
@@ -52,7 +53,7 @@ pub async fn list_events(
 /// distincts, sur les heures pleines qui recouvrent la fenêtre, lus dans des agrégats du
 /// compte par jour (heure par heure pour les jours entamés aux bords de la fenêtre).
 /// Fenêtre W, 24 h par défaut, jusqu'à la durée de conservation.
-#[utoipa::path(get, path = "/files/summary", operation_id = "get_file_summary", tag = "files",
+#[route(get_file_summary,
     responses((status = 200, description = "La synthèse", body = Envelope<FileSummary>)))]
 pub async fn get_summary(
     State(state): State<AppState>,

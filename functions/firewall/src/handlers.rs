@@ -8,6 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
+use netops_shared::route;
 use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{
@@ -36,7 +37,7 @@ async fn check_device(state: &AppState, caller: &Caller, id: i64) -> Result<(), 
 /// Les pare-feu et passerelles dont le syslog et les flux IPFIX / NetFlow v9 sont relayés par
 /// un agent du site, avec l'état de chaque collecte (`active`, `stale` : rien reçu depuis
 /// 15 minutes, `inactive`) et le format des journaux lus.
-#[utoipa::path(get, path = "/firewall/devices", operation_id = "list_firewall_devices", tag = "firewall",
+#[route(list_firewall_devices,
     responses((status = 200, description = "Les équipements", body = Envelope<Vec<FirewallDevice>>)))]
 pub async fn list_devices(
     State(state): State<AppState>,
@@ -57,7 +58,7 @@ pub async fn list_devices(
 /// près. `user` est une recherche partielle sur le compte, `ip` une adresse exacte, source
 /// ou destination. Fenêtre de 7 jours au plus (`meta.window_capped`), 24 h par défaut ;
 /// 100 événements par défaut, 1000 au plus. 404 si `device_id` est inconnu.
-#[utoipa::path(get, path = "/firewall/events", operation_id = "list_firewall_events", tag = "firewall",
+#[route(list_firewall_events,
     params(EventsQuery),
     responses(
         (status = 200, description = "Les événements", body = Envelope<Vec<FirewallEvent>>),
@@ -124,7 +125,7 @@ pub async fn list_events(
 /// par heure, sur les heures pleines qui recouvrent la fenêtre, lus dans des agrégats du
 /// compte (ou de l'équipement `device_id`) par jour. Fenêtre de 31 jours au plus, 24 h par
 /// défaut.
-#[utoipa::path(get, path = "/firewall/traffic", operation_id = "get_firewall_traffic", tag = "firewall",
+#[route(get_firewall_traffic,
     params(TrafficQuery),
     responses(
         (status = 200, description = "Le trafic", body = Envelope<Traffic>),
@@ -170,7 +171,7 @@ fn threat_days(from: DateTime<Utc>, to: DateTime<Utc>) -> (i64, i64) {
 /// sources d'observation (`gateway`, `firewall`, `agent`), indicateur, identification de
 /// l'équipement (`agent`, `dhcp_lease`, `ip_only`), état (`open` ou `acknowledged`) et
 /// incident SIEM. Fenêtre W, 30 jours par défaut ; 100 lignes par défaut, 500 au plus.
-#[utoipa::path(get, path = "/firewall/threats", operation_id = "list_firewall_threats", tag = "firewall",
+#[route(list_firewall_threats,
     params(ThreatsQuery),
     responses((status = 200, description = "Les menaces", body = Envelope<Vec<Threat>>)))]
 pub async fn list_threats(
@@ -217,7 +218,7 @@ const MAX_ACCOUNT_LEN: usize = 512;
 /// 400) : compteurs par catégorie et action, comptes visés par des échecs de connexion,
 /// adresses attaquantes, connexions réussies depuis l'extérieur, menaces, trafic bloqué,
 /// tunnels, état de la collecte et incidents SIEM. Lu dans les agrégats du compte par jour.
-#[utoipa::path(get, path = "/firewall/report", operation_id = "get_firewall_report", tag = "firewall",
+#[route(get_firewall_report,
     params(ReportQuery),
     responses((status = 200, description = "Le rapport", body = Envelope<Report>)))]
 pub async fn get_report(

@@ -3,6 +3,7 @@
 use axum::extract::State;
 use netops_shared::lookup::Lookup;
 use netops_shared::paging::docs_page;
+use netops_shared::route;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Page, Path, Query, ok};
 use serde_json::json;
@@ -17,7 +18,7 @@ fn machine(body: serde_json::Value) -> Result<Machine, ApiError> {
 ///
 /// Renvoie le nom du jeton appelant, ses portées, sa date d'expiration et le compte client
 /// (tenant) auquel il appartient. Aucune portée n'est requise : un jeton valide suffit.
-#[utoipa::path(get, path = "/me", operation_id = "get_me", tag = "fleet",
+#[route(get_me,
     responses((status = 200, description = "Identité du jeton", body = Envelope<Identity>)))]
 pub async fn get_me(caller: Caller) -> ApiResult<Identity> {
     ok(Identity {
@@ -36,7 +37,7 @@ pub async fn get_me(caller: Caller) -> ApiResult<Identity> {
 ///
 /// Machines équipées de l'agent, triées par nom d'hôte, paginées par curseur (100 par
 /// défaut, 500 au plus). Le filtre `status` compare l'état de l'agent à l'identique.
-#[utoipa::path(get, path = "/machines", operation_id = "list_machines", tag = "fleet",
+#[route(list_machines,
     params(MachinesQuery),
     responses((status = 200, description = "Une page de machines", body = Envelope<Vec<Machine>>)))]
 pub async fn list_machines(
@@ -58,7 +59,7 @@ pub async fn list_machines(
 ///
 /// La machine dont le nom d'hôte est exactement `hostname` dans le compte du jeton ;
 /// 404 si elle est inconnue.
-#[utoipa::path(get, path = "/machines/{hostname}", operation_id = "get_machine", tag = "fleet",
+#[route(get_machine,
     params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit", example = "PAR-LT-0001")),
     responses(
         (status = 200, description = "La machine", body = Envelope<Machine>),

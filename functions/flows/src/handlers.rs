@@ -6,6 +6,7 @@ use axum::extract::State;
 use chrono::{DateTime, Utc};
 use netops_shared::lookup::Lookup;
 use netops_shared::paging::{SeriesSpec, series_list, series_page};
+use netops_shared::route;
 use netops_shared::store::daily::{DAY_MS, HOUR_MS, Span, floor_to, packed};
 use netops_shared::store::{Filter, Pred, Record, Rollup};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
@@ -72,7 +73,7 @@ fn measure(r: &Rollup, name: &str) -> f64 {
 /// `process` une partie du nom, `destination` est cherché dans l'adresse et le nom
 /// d'hôte distants (sans tenir compte de la casse). Une machine inconnue donne une liste
 /// vide.
-#[utoipa::path(get, path = "/flows", operation_id = "list_flows", tag = "flows",
+#[route(list_flows,
     params(FlowsQuery),
     responses((status = 200, description = "Une page de flux", body = Envelope<Vec<FlowRecord>>)))]
 pub async fn list_flows(
@@ -142,7 +143,7 @@ struct DestAcc {
 /// passerelles (IPFIX), y compris les appareils sans agent ; `source=all` : les deux, le
 /// trafic des machines équipées d'un agent n'étant compté qu'une fois, avec `seen_by`
 /// (spec 4.4 règle 2). `machine` restreint à une machine (liste vide si elle est inconnue).
-#[utoipa::path(get, path = "/flows/destinations", operation_id = "list_flow_destinations", tag = "flows",
+#[route(list_flow_destinations,
     params(DestinationsQuery),
     responses((status = 200, description = "Destinations par volume décroissant", body = Envelope<Vec<Destination>>)))]
 pub async fn list_destinations(
@@ -272,7 +273,7 @@ pub async fn list_destinations(
 /// agents ; fenêtre de 31 jours au plus, 24 h par défaut (spec 4.4 règle 3). Chaque point
 /// est une heure qui commence dans la fenêtre. `machine` restreint à une machine (totaux
 /// nuls si elle est inconnue).
-#[utoipa::path(get, path = "/flows/summary", operation_id = "get_flow_summary", tag = "flows",
+#[route(get_flow_summary,
     params(SummaryQuery),
     responses((status = 200, description = "Synthèse", body = Envelope<Summary>)))]
 pub async fn get_summary(
@@ -367,7 +368,7 @@ pub async fn get_summary(
 /// dans les agrégats horaires des agents ; chaque heure qui commence dans la fenêtre compte ;
 /// fenêtre de 31 jours au plus, 24 h par défaut ; 50 par défaut, 200 au plus (spec 4.4
 /// règle 4).
-#[utoipa::path(get, path = "/flows/talkers", operation_id = "list_flow_talkers", tag = "flows",
+#[route(list_flow_talkers,
     responses((status = 200, description = "Machines par volume décroissant", body = Envelope<Vec<Talker>>)))]
 pub async fn list_talkers(
     State(state): State<AppState>,
@@ -395,7 +396,7 @@ pub async fn list_talkers(
 /// système (environ 21 s) n'est pas enregistrée (spec 4.4 règle 5). `type` : refused,
 /// timeout, blocked (pare-feu local), host_unreachable, network_unreachable, reset,
 /// aborted. `machine` : nom d'hôte exact, 404 s'il est inconnu.
-#[utoipa::path(get, path = "/flows/blocked", operation_id = "list_blocked_flows", tag = "flows",
+#[route(list_blocked_flows,
     params(BlockedQuery),
     responses(
         (status = 200, description = "Connexions en échec", body = Envelope<Vec<BlockedFlow>>),
@@ -449,7 +450,7 @@ pub async fn list_blocked(
 /// dimension, les liens entre dimensions consécutives (diagramme de Sankey) et le top N
 /// des combinaisons. `meta.attribution` cite la source des pays et opérateurs (CC BY 4.0).
 /// 404 quand la source demandée n'est pas collectée dans ce compte.
-#[utoipa::path(get, path = "/flows/explore", operation_id = "explore_flows", tag = "flows",
+#[route(explore_flows,
     params(ExploreQuery),
     responses(
         (status = 200, description = "Exploration", body = Envelope<Exploration>),

@@ -4,6 +4,7 @@ use axum::extract::State;
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::docs_page;
+use netops_shared::route;
 use netops_shared::store::{Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query};
 use serde_json::json;
@@ -28,7 +29,7 @@ fn text(q: &Option<String>) -> Option<String> {
 /// matériel, triées par identifiant, paginées par curseur (100 par défaut, 500 au plus).
 /// `q` cherche un texte partiel, sans casse, dans le nom d'hôte, le FQDN, les adresses IP et
 /// le système.
-#[utoipa::path(get, path = "/inventory/assets", operation_id = "list_assets", tag = "inventory",
+#[route(list_assets,
     params(AssetsQuery),
     responses((status = 200, description = "Une page d'actifs", body = Envelope<Vec<Asset>>)))]
 pub async fn list_assets(
@@ -54,7 +55,7 @@ pub async fn list_assets(
 /// L'actif et ses logiciels installés (500 entrées au plus, triées par nom ; `software_count`
 /// donne le total et `meta.software_truncated` vaut `true` quand la liste est coupée).
 /// 404 si l'actif est inconnu dans ce compte.
-#[utoipa::path(get, path = "/inventory/assets/{id}", operation_id = "get_asset", tag = "inventory",
+#[route(get_asset,
     params(("id" = i64, Path, description = "Identifiant de l'actif (celui de la machine)")),
     responses(
         (status = 200, description = "L'actif et ses logiciels", body = Envelope<AssetDetail>),
@@ -95,7 +96,7 @@ pub async fn get_asset(
 /// `q` cherche dans le nom et l'éditeur ; `has_cve=1` garde les logiciels touchés par au
 /// moins une CVE ; `eol=1` garde les statuts `eol` et `warning` (jamais `unknown`). Paginé
 /// par curseur (200 par défaut, 1000 au plus).
-#[utoipa::path(get, path = "/inventory/software", operation_id = "list_software", tag = "inventory",
+#[route(list_software,
     params(SoftwareQuery),
     responses((status = 200, description = "Une page de logiciels", body = Envelope<Vec<Software>>)))]
 pub async fn list_software(
@@ -132,7 +133,7 @@ pub async fn list_software(
 /// connue (catalogue CISA KEV), statut (`open`, `acknowledged`, `mitigated`) et nombre
 /// d'actifs concernés, triés par CVSS décroissant. `min_cvss` (0 à 10) garde les scores au
 /// moins égaux ; `status` filtre le statut. Paginé par curseur (200 par défaut, 1000 au plus).
-#[utoipa::path(get, path = "/inventory/cves", operation_id = "list_cves", tag = "inventory",
+#[route(list_cves,
     params(CvesQuery),
     responses((status = 200, description = "Une page d'enregistrements CVE", body = Envelope<Vec<CveRecord>>)))]
 pub async fn list_cves(

@@ -188,3 +188,26 @@ pub const ANSWERS: &[(&str, &str)] = &[
 pub fn answers(name: &str) -> Option<&'static str> {
     ANSWERS.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
 }
+
+#[cfg(test)]
+mod tests {
+    use netops_shared::routes::{Kind, by_op};
+
+    use super::ANSWERS;
+
+    /// Keyed by operation id: each text is that of a tool (a read route of the table), once.
+    /// That every tool has one is checked with the tools (`tools.rs`).
+    #[test]
+    fn every_text_is_that_of_a_read_route_of_the_table_once() {
+        for (i, (op, _)) in ANSWERS.iter().enumerate() {
+            assert!(
+                !ANSWERS[..i].iter().any(|(other, _)| other == op),
+                "{op}: two texts"
+            );
+            assert!(
+                by_op(op).is_some_and(|r| r.kind == Kind::Read),
+                "{op}: no read route of the route table has this operation id"
+            );
+        }
+    }
+}

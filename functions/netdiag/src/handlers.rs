@@ -9,6 +9,7 @@ use netops_shared::RequestCtx;
 use netops_shared::envelope::Meta;
 use netops_shared::lookup::Lookup;
 use netops_shared::paging::{SeriesSpec, series_page};
+use netops_shared::route;
 use netops_shared::store::{Change, Expect, Filter, Pred};
 use netops_shared::write::{CommitError, Committed, commit};
 use netops_shared::{
@@ -26,7 +27,7 @@ use crate::{actions, report, settings};
 /// Machines dont le module netdiag est actif, triées par nom d'hôte, avec le verdict de leur
 /// dernière mesure, sa cause, depuis quand il tient, et l'état d'alerte : `open` avec
 /// l'alerte NetDiag en cours (`nd-...`) quand la machine n'est pas OK, `none` sinon.
-#[utoipa::path(get, path = "/netdiag/machines", operation_id = "list_netdiag_machines", tag = "netdiag",
+#[route(list_netdiag_machines,
     responses((status = 200, description = "Machines sous diagnostic", body = Envelope<Vec<DiagMachine>>)))]
 pub async fn list_netdiag_machines(
     State(state): State<AppState>,
@@ -94,7 +95,7 @@ pub async fn list_netdiag_machines(
 /// chevauchent la fenêtre comptent), principales causes des verdicts non OK, dernière
 /// mesure à la fin de la fenêtre (lien, Wi-Fi, latences, sondes), verdict courant et alerte
 /// en cours. 404 si la machine est inconnue ou n'a aucune mesure.
-#[utoipa::path(get, path = "/netdiag/machines/{hostname}/summary", operation_id = "get_netdiag_summary", tag = "netdiag",
+#[route(get_netdiag_summary,
     params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit")),
     responses(
         (status = 200, description = "Synthèse de la machine", body = Envelope<Summary>),
@@ -152,7 +153,7 @@ fn parse_sources(raw: Option<&str>) -> Result<Vec<&'static str>, ApiError> {
 /// casse. Les sources sensibles `file` et `fg` ne sont jamais renvoyées, quel que soit le
 /// filtre. Les résultats des actions de diagnostic arrivent ici (sources trace, speed,
 /// capture).
-#[utoipa::path(get, path = "/netdiag/machines/{hostname}/events", operation_id = "list_netdiag_events", tag = "netdiag",
+#[route(list_netdiag_events,
     params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit"), EventsQuery),
     responses(
         (status = 200, description = "Une page d'évènements", body = Envelope<Vec<Event>>),
@@ -219,7 +220,7 @@ pub async fn list_netdiag_events(
 /// répartition des verdicts, charge (processeur, mémoire), dépendances réseau, sondes (taux
 /// de réussite, latence moyenne) et tendance mémoire (`rising`, `falling` ou `stable`, avec
 /// au plus 48 points). 404 si la machine est inconnue.
-#[utoipa::path(get, path = "/netdiag/machines/{hostname}/apps", operation_id = "list_netdiag_apps", tag = "netdiag",
+#[route(list_netdiag_apps,
     params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit")),
     responses(
         (status = 200, description = "Applications suivies", body = Envelope<Vec<App>>),
@@ -242,7 +243,7 @@ pub async fn list_netdiag_apps(
 /// mesure et évènements notables. `lang` : `fr` (par défaut) ou `en` ; `tz` : fuseau IANA
 /// des heures affichées (`Europe/Paris` par défaut ; 400 pour un fuseau inconnu). 404 si la
 /// machine est inconnue.
-#[utoipa::path(get, path = "/netdiag/machines/{hostname}/report.pdf", operation_id = "get_netdiag_report", tag = "netdiag",
+#[route(get_netdiag_report,
     params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit"), ReportQuery),
     responses(
         (status = 200, description = "Le rapport PDF", content_type = "application/pdf", body = Vec<u8>),
@@ -296,7 +297,7 @@ const SETTINGS_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(5
 /// `*.domaine[:port]`) et les interrupteurs booléens. Une clé inconnue ou une valeur
 /// invalide donne 400 avec la liste `admitted_keys` ; une machine inconnue, 404. L'agent
 /// applique les réglages dans la minute. L'écriture est journalisée avec son corps.
-#[utoipa::path(put, path = "/netdiag/machines/{hostname}/settings", operation_id = "update_netdiag_settings", tag = "netdiag",
+#[route(update_netdiag_settings,
     params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit")),
     request_body = SettingsUpdate,
     responses(
@@ -356,7 +357,7 @@ pub async fn update_netdiag_settings(
 /// valeur ou clé donne 400. Réponse 202 avec l'action en file d'attente ; le résultat arrive
 /// dans les évènements de la machine (source trace, speed ou capture) quand l'agent est en
 /// ligne. L'écriture est journalisée avec son corps.
-#[utoipa::path(post, path = "/netdiag/machines/{hostname}/actions", operation_id = "start_netdiag_action", tag = "netdiag",
+#[route(start_netdiag_action,
     params(("hostname" = String, Path, description = "Nom d'hôte exact, tel qu'affiché dans le produit")),
     request_body = ActionRequest,
     responses(

@@ -5,6 +5,7 @@ use axum::extract::State;
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::docs_page;
+use netops_shared::route;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query, Window, ok,
@@ -22,7 +23,7 @@ const MAX_POINTS: i64 = 500;
 ///
 /// Les sites du compte, avec leur nombre d'équipements réseau et de machines. `q` cherche
 /// dans le nom ou la ville (partiel, sans casse).
-#[utoipa::path(get, path = "/network/sites", operation_id = "list_sites", tag = "network",
+#[route(list_sites,
     params(SitesQuery),
     responses((status = 200, description = "Les sites", body = Envelope<Vec<Site>>)))]
 pub async fn list_sites(
@@ -43,7 +44,7 @@ pub async fn list_sites(
 /// Pare-feu, routeurs, commutateurs et bornes Wi-Fi, triés par identifiant, paginés par
 /// curseur (100 par défaut, 500 au plus). `q` cherche dans le nom, l'adresse IP ou le
 /// modèle (partiel, sans casse).
-#[utoipa::path(get, path = "/network/devices", operation_id = "list_network_devices", tag = "network",
+#[route(list_network_devices,
     params(DevicesQuery),
     responses((status = 200, description = "Une page d'équipements", body = Envelope<Vec<Device>>)))]
 pub async fn list_devices(
@@ -80,7 +81,7 @@ async fn device(state: &AppState, caller: &Caller, id: i64) -> Result<DeviceDeta
 /// Détail d'un équipement
 ///
 /// L'équipement avec ses liens WAN et ses interfaces ; 404 s'il est inconnu dans ce compte.
-#[utoipa::path(get, path = "/network/devices/{id}", operation_id = "get_network_device", tag = "network",
+#[route(get_network_device,
     params(("id" = i64, Path, description = "Identifiant de l'équipement")),
     responses(
         (status = 200, description = "L'équipement", body = Envelope<DeviceDetail>),
@@ -99,7 +100,7 @@ pub async fn get_device(
 /// CPU, mémoire, débits entrant et sortant, latence et erreurs, relevés chaque heure ; au
 /// plus 500 points : sur une longue fenêtre, les heures sont regroupées (moyennes) et
 /// `step_seconds` donne la durée couverte par chaque point. Fenêtre W, 24 h par défaut.
-#[utoipa::path(get, path = "/network/devices/{id}/metrics", operation_id = "get_network_device_metrics", tag = "network",
+#[route(get_network_device_metrics,
     params(("id" = i64, Path, description = "Identifiant de l'équipement")),
     responses(
         (status = 200, description = "Les métriques", body = Envelope<DeviceMetrics>),
@@ -180,7 +181,7 @@ pub async fn get_device_metrics(
 ///
 /// Les tunnels IPsec entre les sites, avec leur état ; `site_id` garde ceux dont l'une des
 /// deux extrémités est sur ce site.
-#[utoipa::path(get, path = "/network/tunnels", operation_id = "list_tunnels", tag = "network",
+#[route(list_tunnels,
     params(TunnelsQuery),
     responses((status = 200, description = "Les tunnels", body = Envelope<Vec<Tunnel>>)))]
 pub async fn list_tunnels(
@@ -208,7 +209,7 @@ pub async fn list_tunnels(
 /// `status=open` : les alertes en cours maintenant, quelle que soit leur date d'ouverture ;
 /// `status=all` (défaut) : les alertes ouvertes dans la fenêtre, résolues ou non. Les plus
 /// récentes d'abord, 1000 au plus. Fenêtre W, 24 h par défaut.
-#[utoipa::path(get, path = "/network/alerts", operation_id = "list_network_alerts", tag = "network",
+#[route(list_network_alerts,
     params(AlertsQuery),
     responses((status = 200, description = "Les alertes", body = Envelope<Vec<NetworkAlert>>)))]
 pub async fn list_alerts(
@@ -255,7 +256,7 @@ pub async fn list_alerts(
 ///
 /// Les ports vus par les balayages de découverte sur les machines et les équipements, triés
 /// par adresse puis port ; 200 par défaut, 1000 au plus.
-#[utoipa::path(get, path = "/network/ports", operation_id = "list_network_ports", tag = "network",
+#[route(list_network_ports,
     params(PortsQuery),
     responses((status = 200, description = "Les ports", body = Envelope<Vec<Port>>)))]
 pub async fn list_ports(

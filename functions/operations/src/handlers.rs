@@ -10,6 +10,7 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use netops_shared::error::ErrorBody;
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::{MACHINES, decode};
+use netops_shared::route;
 use netops_shared::store::{Documents, Filter};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Path, Query, ok};
 use serde_json::Value;
@@ -92,7 +93,7 @@ fn window(doc: MaintenanceDoc, fleet: &Fleet, now: DateTime<Utc>) -> Maintenance
 /// compte. `covers` : `all` (liste vide ou toutes les sondes du compte), `some`, `none`
 /// (aucune sonde listée n'existe plus). `active_now` est évalué à l'heure de la requête.
 /// Filtre `active` : 1 = seulement les fenêtres actives maintenant, 0 = les autres.
-#[utoipa::path(get, path = "/maintenance", operation_id = "list_maintenance_windows", tag = "operations",
+#[route(list_maintenance_windows,
     params(MaintenanceQuery),
     responses((status = 200, description = "Les fenêtres de maintenance", body = Envelope<Vec<MaintenanceWindow>>)))]
 pub async fn list_maintenance_windows(
@@ -161,7 +162,7 @@ fn heartbeat(doc: HeartbeatDoc, now: DateTime<Utc>) -> Heartbeat {
 /// signal, code de sortie, durée, prochain signal attendu et état évalué à l'heure de la
 /// requête — `pending` (jamais reçu), `late` (rien reçu dans la période plus la tolérance),
 /// `failed` (dernier code de sortie non nul), `ok`.
-#[utoipa::path(get, path = "/heartbeats", operation_id = "list_heartbeats", tag = "operations",
+#[route(list_heartbeats,
     responses((status = 200, description = "Les heartbeats", body = Envelope<Vec<Heartbeat>>)))]
 pub async fn list_heartbeats(
     State(state): State<AppState>,
@@ -247,7 +248,7 @@ fn deployments_meta(cut: bool) -> Meta {
 /// déploiements que sa liste n'en montre (`deployment_counts.total` les compte tous). Le
 /// document complet d'un profil et ses 50 premiers déploiements s'obtiennent par
 /// `GET /profiles/{id}`.
-#[utoipa::path(get, path = "/profiles", operation_id = "list_profiles", tag = "operations",
+#[route(list_profiles,
     responses((status = 200, description = "Les profils, le compte de leurs déploiements par état et les premiers d'entre eux", body = Envelope<Vec<ProfileSummary>>)))]
 pub async fn list_profiles(
     State(state): State<AppState>,
@@ -316,7 +317,7 @@ async fn find_profile(state: &AppState, tenant: &str, id: i64) -> Result<Profile
 /// déploiements : les problèmes d'abord (`failed`, `drifted`, `unverified`, `outdated`, puis
 /// `compliant`), puis par nom de machine. `meta.deployments_truncated` vaut `true` quand il
 /// en a plus. 404 si le profil est inconnu dans ce compte.
-#[utoipa::path(get, path = "/profiles/{id}", operation_id = "get_profile", tag = "operations",
+#[route(get_profile,
     params(("id" = i64, Path, description = "Id du profil")),
     responses(
         (status = 200, description = "Le profil, le compte de ses déploiements par état et les premiers d'entre eux", body = Envelope<ProfileDetail>),
@@ -359,7 +360,7 @@ pub async fn get_profile(
 /// machine) ; `non_deploye` (ajouté au profil après la version déployée) ; `indetermine`
 /// (pas de relevé, ou le relevé a échoué : `detail` dit pourquoi). 404 si le déploiement est
 /// inconnu dans ce compte.
-#[utoipa::path(get, path = "/profiles/deployments/{id}/compare", operation_id = "compare_profile_deployment", tag = "operations",
+#[route(compare_profile_deployment,
     params(("id" = i64, Path, description = "Id du déploiement")),
     responses(
         (status = 200, description = "La comparaison", body = Envelope<Comparison>),

@@ -5,6 +5,7 @@ use chrono::DateTime;
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_page};
+use netops_shared::route;
 use netops_shared::store::{Filter, Pred, Record, SeriesQuery};
 use netops_shared::{
     ApiError, ApiResult, AppState, Caller, Envelope, Meta, Page, Path, Query, Window,
@@ -64,7 +65,7 @@ async fn unpaged(
 /// (exacte), `result` (`success` ou `failure`). Fenêtre W, 24 h par défaut, 7 jours au
 /// plus (au-delà elle est raccourcie et `meta.window_capped` vaut `true`). Paginé par
 /// curseur (100 par défaut, 500 au plus).
-#[utoipa::path(get, path = "/security/logons", operation_id = "list_logons", tag = "security",
+#[route(list_logons,
     params(LogonsQuery),
     responses((status = 200, description = "Une page de connexions", body = Envelope<Vec<Logon>>)))]
 pub async fn list_logons(
@@ -102,7 +103,7 @@ pub async fn list_logons(
 /// ancien ; `user` filtre le compte (partiel). Fenêtre W, 7 jours par défaut, 90 jours au
 /// plus (`meta.window_capped`). Au plus 1000 événements ; `meta.truncated` vaut `true`
 /// quand il y en a davantage (réduire la fenêtre).
-#[utoipa::path(get, path = "/security/lockouts", operation_id = "list_lockouts", tag = "security",
+#[route(list_lockouts,
     params(LockoutsQuery),
     responses((status = 200, description = "Verrouillages et déverrouillages", body = Envelope<Vec<Lockout>>)))]
 pub async fn list_lockouts(
@@ -122,7 +123,7 @@ pub async fn list_lockouts(
 /// et objets de l'annuaire. `user` cherche (partiel) l'auteur, le compte cible ou l'objet ;
 /// `type` vaut `account`, `group`, `computer`, `policy` ou `directory`. Fenêtre W, 7 jours
 /// par défaut, 90 jours au plus. Paginé par curseur (100 par défaut, 500 au plus).
-#[utoipa::path(get, path = "/security/account-changes", operation_id = "list_account_changes", tag = "security",
+#[route(list_account_changes,
     params(ChangesQuery),
     responses((status = 200, description = "Une page de modifications", body = Envelope<Vec<AccountChange>>)))]
 pub async fn list_account_changes(
@@ -155,7 +156,7 @@ pub async fn list_account_changes(
 /// machine) : statut administrateur, machines atteintes (dont serveurs), échecs de connexion
 /// et centralité (degré pondéré du compte dans le graphe, entre 0 et 1). Chaque compte
 /// donne son score (0 à 100) et les facteurs qui l'expliquent. 50 par défaut, 200 au plus.
-#[utoipa::path(get, path = "/security/risky-accounts", operation_id = "list_risky_accounts", tag = "security",
+#[route(list_risky_accounts,
     responses((status = 200, description = "Comptes classés par risque décroissant", body = Envelope<Vec<RiskyAccount>>)))]
 pub async fn list_risky_accounts(
     State(state): State<AppState>,
@@ -189,7 +190,7 @@ pub async fn list_risky_accounts(
 /// passe, connexion hors horaires, administrateur sur une machine nouvelle...), détectés
 /// dans la fenêtre W (24 h par défaut), du plus récent au plus ancien. `status` vaut `new`,
 /// `investigating`, `confirmed` ou `dismissed`. Au plus 1000 ; `meta.truncated` au-delà.
-#[utoipa::path(get, path = "/security/anomalies", operation_id = "list_security_anomalies", tag = "security",
+#[route(list_security_anomalies,
     params(AnomaliesQuery),
     responses((status = 200, description = "Anomalies", body = Envelope<Vec<Anomaly>>)))]
 pub async fn list_security_anomalies(
@@ -211,7 +212,7 @@ pub async fn list_security_anomalies(
 /// `ACKNOWLEDGED`, `INVESTIGATING`, `RESOLVED`, `CLOSED`) s'il est donné. `severity` vaut
 /// `CRITICAL`, `HIGH`, `MEDIUM` ou `LOW`. Du plus récemment ouvert au plus ancien ; 100 par
 /// défaut, 500 au plus ; `meta.total` donne le nombre d'incidents trouvés.
-#[utoipa::path(get, path = "/security/incidents", operation_id = "list_security_incidents", tag = "security",
+#[route(list_security_incidents,
     params(IncidentsQuery),
     responses((status = 200, description = "Incidents", body = Envelope<Vec<Incident>>)))]
 pub async fn list_security_incidents(
@@ -281,7 +282,7 @@ pub async fn list_security_incidents(
 /// ses 200 derniers événements corrélés, du plus récent au plus ancien
 /// (`meta.events_truncated` vaut `true` s'il y en a davantage). 404 si l'incident est
 /// inconnu dans ce compte.
-#[utoipa::path(get, path = "/security/incidents/{id}", operation_id = "get_security_incident", tag = "security",
+#[route(get_security_incident,
     params(("id" = String, Path, description = "Identifiant de l'incident, seul ou sous la forme siem-<id> du flux d'alertes", example = "2026-0118",
         // The ids the incidents have, and the form an ack takes (`siem-<id>`).
         pattern = "^(siem-)?[A-Za-z0-9-]{1,64}$")),
@@ -356,7 +357,7 @@ fn correlated(r: Record) -> CorrelatedEvent {
 ///
 /// Les règles globales du produit (`scope: global`, les mêmes pour tous les comptes) puis
 /// les règles propres au compte (`scope: tenant`).
-#[utoipa::path(get, path = "/security/rules", operation_id = "list_security_rules", tag = "security",
+#[route(list_security_rules,
     responses((status = 200, description = "Règles globales et du compte", body = Envelope<Vec<Rule>>)))]
 pub async fn list_security_rules(
     State(state): State<AppState>,
