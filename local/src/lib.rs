@@ -8,6 +8,7 @@ use netops_shared::{AppState, Module};
 use netops_store_dynamodb::DynamoStore;
 use netops_store_sqlite::SqliteStore;
 
+mod br;
 pub mod server;
 
 pub use netops_demo::{SeedSize, live, seed_demo};
@@ -20,8 +21,10 @@ pub fn modules() -> Vec<&'static Module> {
     all
 }
 
-/// The whole API, every module mounted under `/api/v1`.
+/// The whole API, every module mounted under `/api/v1`, answering in brotli besides gzip:
+/// from here on, this process offers brotli ([`br`]).
 pub fn app(state: AppState) -> Router {
+    br::offer();
     let (router, _) = netops_api::router_of(&modules()).split_for_parts();
     netops_shared::http::app(router, state)
 }

@@ -56,8 +56,13 @@ fn admitted(router: Router<AppState>, state: &AppState) -> Router {
 /// answers following the HTTP conventions (module [`conventions`], layers in the order it
 /// gives).
 pub fn app(router: Router<AppState>, state: AppState) -> Router {
-    let app = admitted(router, &state)
-        .layer(middleware::from_fn(conventions::etag))
+    let app = admitted(router, &state).layer(middleware::from_fn(conventions::etag));
+    // Brotli where the process offers it (the local process), inside tower-http's gzip.
+    let app = match conventions::brotli_offered() {
+        Some(encoder) => app.layer(middleware::from_fn_with_state(encoder, conventions::brotli)),
+        None => app,
+    };
+    let app = app
         .layer(conventions::compression())
         .layer(middleware::from_fn(conventions::conditional))
         .layer(middleware::from_fn_with_state(state.clone(), gate));
