@@ -5,7 +5,7 @@
 //!
 //! `axum::serve` offers neither timeouts nor a connection limit, so the loop is written here
 //! after axum's and hyper-util's own: a permit of a semaphore per connection, hyper's HTTP/1
-//! connection over a [`Wire`] that keeps time, and hyper-util's graceful shutdown.
+//! connection over a [`Wire`] that keeps time, and hyper's graceful shutdown of each connection.
 
 mod wire;
 
@@ -26,7 +26,6 @@ use http::{HeaderValue, Request, header};
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
 use netops_shared::config::ConfigError;
 use netops_shared::error::ApiError;
 use netops_shared::lang::Lang;
@@ -168,7 +167,9 @@ pub async fn serve(
     // not be kept longer than a head may take to arrive.
     http.header_read_timeout(None).max_buf_size(MAX_HEAD);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
-    let graceful = GracefulShutdown::new();
+    // Told to every connection at the stop, so that each finishes the request it is answering
+    // and closes (hyper's graceful shutdown); `slots` counts the connections still open.
+    let (shutdown, shutting_down) = tokio::sync::watch::channel(false);
     let stopping = Arc::new(AtomicBool::new(false));
     let mut stop = pin!(stop);
     let mut full = Throttled::default();
@@ -222,9 +223,21 @@ pub async fn serve(
             body_timeout: limits.body_timeout,
         };
         let wire = Wire::new(stream, exchange, limits, stopping.clone());
-        let conn = graceful.watch(http.serve_connection(TokioIo::new(wire), service));
+        let conn = http.serve_connection(TokioIo::new(wire), service);
+        let mut shutting_down = shutting_down.clone();
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
+            let mut conn = pin!(conn);
+            let stop = async {
+                let _ = shutting_down.wait_for(|stop| *stop).await;
+            };
+            let ended = tokio::select! {
+                ended = conn.as_mut() => ended,
+                () = stop => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = ended {
                 tracing::debug!(error = %e, %peer, "connection ended");
             }
             drop(permit);
@@ -234,7 +247,9 @@ pub async fn serve(
     // Connections waiting for a request close at once (see `Wire`); hyper lets those
     // answering one finish.
     stopping.store(true, Ordering::Release);
-    if tokio::time::timeout(GRACE, graceful.shutdown())
+    shutdown.send_replace(true);
+    let every = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(GRACE, slots.acquire_many(every))
         .await
         .is_err()
     {
