@@ -131,7 +131,10 @@ impl WriteLog for DynamoStore {
         }
     }
 
-    /// Entries whose TTL has passed are left out: DynamoDB deletes them some time later.
+    /// Entries whose TTL has passed are left out: DynamoDB deletes them some time later. The
+    /// items sort by time, but a coalesced entry's by its window's start (the key every
+    /// refusal of the window finds): the entries are put in the order of their own time (a
+    /// coalesced entry's first refusal), as the port says.
     async fn entries(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
         let now = chrono::Utc::now().timestamp();
         let query = self
@@ -153,6 +156,7 @@ impl WriteLog for DynamoStore {
             Ok(ControlFlow::Continue(()))
         })
         .await?;
+        out.sort_by_key(|e| e.at);
         Ok(out)
     }
 
