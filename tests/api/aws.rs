@@ -249,14 +249,15 @@ async fn the_write_log_keeps_its_expiry_hides_expired_items_and_coalesces_with_a
         .iter()
         .map(|e| (e.request_id.as_str(), e.count, e.last_at, e.expires_at))
         .collect();
-    // The coalesced entries sit at their window's start; DynamoDB deletes expired items
-    // some time after their TTL, so reads leave them out meanwhile.
+    // The coalesced entries sit at their first refusal's time, after the write logged
+    // since their window's start; DynamoDB deletes expired items some time after their TTL,
+    // so reads leave them out meanwhile.
     assert_eq!(
         got,
         vec![
+            ("live", None, None, live.expires_at),
             ("r1", Some(4), Some(refusal(4).at), live.expires_at),
             ("r9", Some(1), Some(refusal(9).at), live.expires_at),
-            ("live", None, None, live.expires_at),
         ]
     );
     assert!(store.entries("globex").await.expect("log").is_empty());

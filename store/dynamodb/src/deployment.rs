@@ -61,16 +61,28 @@ impl Deployment for DynamoStore {
         }
     }
 
+    /// No document, series record or rollup of any tenant (what `clear_tenant` removes):
+    /// the data table may hold write logs and idempotency keys. An administrative scan that
+    /// stops at the first item found, which on a store with data is on its first page.
     async fn is_empty(&self) -> StoreResult<bool> {
-        let page = self
+        let mut pages = self
             .client
             .scan()
             .table_name(self.data.as_ref())
-            .limit(1)
-            .send()
-            .await
-            .map_err(backend)?;
-        Ok(page.items().is_empty())
+            .filter_expression("contains(pk, :d) OR contains(pk, :s) OR contains(pk, :r)")
+            .expression_attribute_values(":d", s("|D|"))
+            .expression_attribute_values(":s", s("|S|"))
+            .expression_attribute_values(":r", s("|R|"))
+            .projection_expression("pk")
+            .limit(100)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            if !page.map_err(backend)?.items().is_empty() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {

@@ -79,7 +79,13 @@ impl DynamoStore {
 
     /// Widens the days a series has records for to include `lo..=hi`: two conditional
     /// updates, each a no-op when the bound already covers the day.
-    async fn widen_extent(&self, tenant: &str, series: &str, lo: i64, hi: i64) -> StoreResult<()> {
+    pub(super) async fn widen_extent(
+        &self,
+        tenant: &str,
+        series: &str,
+        lo: i64,
+        hi: i64,
+    ) -> StoreResult<()> {
         for (attr, day, cmp) in [("lo", lo, ">"), ("hi", hi, "<")] {
             let out = self
                 .client

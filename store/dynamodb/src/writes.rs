@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
-use super::item::{Item, get_n, get_s, idempotency_pk, log_pk, n, s, ts_key};
+use super::item::{Item, day_of, get_n, get_s, idempotency_pk, log_pk, n, s, ts_key};
 use super::once::{NOT_MADE, SET_ONCE, once};
 use super::requests::{each_item, tx_put};
 use netops_store::{
@@ -46,6 +46,19 @@ impl WriteLog for DynamoStore {
             )));
         }
         let mut items = Vec::with_capacity(changes.len() + 1);
+        // The days of the records appended, per series: reads of every partition walk the
+        // days a series' extent holds, widened before the records land, as appends do.
+        let mut days: HashMap<&str, (i64, i64)> = HashMap::new();
+        for change in &changes {
+            if let Change::Append { series, record } = change {
+                let day = day_of(record.ts);
+                let (lo, hi) = days.entry(series.as_str()).or_insert((day, day));
+                (*lo, *hi) = ((*lo).min(day), (*hi).max(day));
+            }
+        }
+        for (series, (lo, hi)) in days {
+            self.widen_extent(&log.tenant, series, lo, hi).await?;
+        }
         for change in changes {
             match change {
                 Change::PutDoc {
@@ -131,7 +144,10 @@ impl WriteLog for DynamoStore {
         }
     }
 
-    /// Entries whose TTL has passed are left out: DynamoDB deletes them some time later.
+    /// Entries whose TTL has passed are left out: DynamoDB deletes them some time later. The
+    /// items sort by time, but a coalesced entry's by its window's start (the key every
+    /// refusal of the window finds): the entries are put in the order of their own time (a
+    /// coalesced entry's first refusal), as the port says.
     async fn entries(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
         let now = chrono::Utc::now().timestamp();
         let query = self
@@ -153,6 +169,7 @@ impl WriteLog for DynamoStore {
             Ok(ControlFlow::Continue(()))
         })
         .await?;
+        out.sort_by_key(|e| e.at);
         Ok(out)
     }
 

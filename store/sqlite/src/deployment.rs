@@ -25,10 +25,16 @@ impl Deployment for SqliteStore {
         .await
     }
 
+    /// No document, series record or rollup of any tenant: what `clear_tenant` removes.
     async fn is_empty(&self) -> StoreResult<bool> {
         self.with(|c| {
-            c.query_row("SELECT NOT EXISTS (SELECT 1 FROM docs)", [], |r| r.get(0))
-                .map_err(backend)
+            c.query_row(
+                "SELECT NOT EXISTS (SELECT 1 FROM docs) AND NOT EXISTS (SELECT 1 FROM series) \
+                 AND NOT EXISTS (SELECT 1 FROM rollups)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(backend)
         })
         .await
     }

@@ -57,7 +57,54 @@ pub(super) fn written_as_is(s: &str) -> bool {
         .all(|b| b.is_ascii_alphanumeric() || b" -_.:@/".contains(&b))
 }
 
-/// SQL for `filter` over the JSON column `col`, with its parameters appended to `args`.
+/// The JSON types a value of [`Pred`] equals a field of, as [`Filter::matches`] compares
+/// them: numbers by value whatever their type, any other value only one of its own type.
+fn types_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "'null'",
+        Value::Bool(true) => "'true'",
+        Value::Bool(false) => "'false'",
+        Value::Number(_) => "'integer', 'real'",
+        Value::String(_) => "'text'",
+        Value::Array(_) | Value::Object(_) => "'array', 'object'",
+    }
+}
+
+/// SQL true when the JSON value whose SQL value is the expression `value` and whose JSON type
+/// is the expression `kind` equals one of `vs` as [`Filter::matches`] compares them, false
+/// or null otherwise (a missing field has neither). SQL alone would take `true` for 1, a
+/// string for the JSON text of an array, and would never find a null: the type is checked
+/// too, after the value (the check costs a row that matched on the value only).
+fn same_sql(value: &str, kind: &str, vs: &[Value], args: &mut Vec<SqlValue>) -> String {
+    let mut ors = Vec::new();
+    // Values given by their type alone (null, true, false), then the others by type.
+    let by_type: Vec<&str> = vs
+        .iter()
+        .filter(|v| v.is_null() || v.is_boolean())
+        .map(types_of)
+        .collect();
+    if !by_type.is_empty() {
+        ors.push(format!("{kind} IN ({})", by_type.join(", ")));
+    }
+    for types in ["'integer', 'real'", "'text'", "'array', 'object'"] {
+        let of_type: Vec<&Value> = vs.iter().filter(|v| types_of(v) == types).collect();
+        if of_type.is_empty() {
+            continue;
+        }
+        let marks = vec!["?"; of_type.len()].join(", ");
+        args.extend(of_type.into_iter().map(sql_of));
+        ors.push(format!("({value} IN ({marks}) AND {kind} IN ({types}))"));
+    }
+    match ors.len() {
+        0 => "0".to_owned(),
+        1 => ors.remove(0),
+        _ => format!("({})", ors.join(" OR ")),
+    }
+}
+
+/// SQL for `filter` over the JSON column `col`, with its parameters appended to `args`:
+/// what [`Filter::matches`] selects (a field of another type than a predicate reads never
+/// matches it: a string is no number, a number no string, a scalar no array).
 pub(super) fn filter_sql(
     filter: &Filter,
     col: &str,
@@ -67,34 +114,57 @@ pub(super) fn filter_sql(
     for pred in &filter.0 {
         let clause = match pred {
             Pred::Eq(f, v) => {
-                let exact = format!("json_extract({col}, {}) = ?", json_path(f)?);
+                let path = json_path(f)?;
+                let (value, kind) = (
+                    format!("json_extract({col}, {path})"),
+                    format!("json_type({col}, {path})"),
+                );
                 match v.as_str().filter(|s| written_as_is(s)) {
                     // The text is searched for the quoted value before any JSON is parsed:
                     // a cheap necessary condition, so a rare value costs no parse per row.
                     Some(s) => {
                         args.push(SqlValue::Text(format!("\"{s}\"")));
-                        args.push(sql_of(v));
+                        let exact = same_sql(&value, &kind, std::slice::from_ref(v), args);
                         format!("(instr({col}, ?) > 0 AND {exact})")
                     }
-                    None => {
-                        args.push(sql_of(v));
-                        exact
-                    }
+                    None => same_sql(&value, &kind, std::slice::from_ref(v), args),
                 }
             }
             Pred::Ne(f, v) => {
-                args.push(sql_of(v));
-                format!("json_extract({col}, {}) IS NOT ?", json_path(f)?)
+                // Not `same_sql` negated: a value that differs is told apart without its
+                // type (most rows, read once), and a missing field differs.
+                let path = json_path(f)?;
+                let kind = format!("json_type({col}, {path})");
+                match v {
+                    Value::Null | Value::Bool(_) => {
+                        format!("coalesce({kind} <> {}, 1)", types_of(v))
+                    }
+                    _ => {
+                        args.push(sql_of(v));
+                        format!(
+                            "(json_extract({col}, {path}) IS NOT ? OR {kind} NOT IN ({}))",
+                            types_of(v)
+                        )
+                    }
+                }
             }
             Pred::In(f, vs) => {
-                let marks = vec!["?"; vs.len()].join(",");
-                args.extend(vs.iter().map(sql_of));
-                format!("json_extract({col}, {}) IN ({marks})", json_path(f)?)
+                let path = json_path(f)?;
+                same_sql(
+                    &format!("json_extract({col}, {path})"),
+                    &format!("json_type({col}, {path})"),
+                    vs,
+                    args,
+                )
             }
             Pred::Prefix(f, p) => {
+                let path = json_path(f)?;
                 args.push(SqlValue::Integer(p.chars().count() as i64));
                 args.push(SqlValue::Text(p.clone()));
-                format!("substr(json_extract({col}, {}), 1, ?) = ?", json_path(f)?)
+                format!(
+                    "(substr(json_extract({col}, {path}), 1, ?) = ? \
+                     AND json_type({col}, {path}) = 'text')"
+                )
             }
             Pred::Contains(fs, needle) => {
                 let needle = netops_store::filter::fold(needle);
@@ -126,19 +196,27 @@ pub(super) fn filter_sql(
                     format!("(({}) AND {exact})", cheap.join(" OR "))
                 }
             }
-            Pred::Gte(f, n) => {
+            Pred::Gte(f, n) | Pred::Lte(f, n) => {
+                let path = json_path(f)?;
+                let op = if matches!(pred, Pred::Gte(..)) {
+                    ">="
+                } else {
+                    "<="
+                };
                 args.push(SqlValue::Real(*n));
-                format!("json_extract({col}, {}) >= ?", json_path(f)?)
-            }
-            Pred::Lte(f, n) => {
-                args.push(SqlValue::Real(*n));
-                format!("json_extract({col}, {}) <= ?", json_path(f)?)
+                format!(
+                    "(json_extract({col}, {path}) {op} ? \
+                     AND json_type({col}, {path}) IN ('integer', 'real'))"
+                )
             }
             Pred::Has(f, v) => {
-                args.push(sql_of(v));
+                // json_each walks a scalar as an array of one (no key) and an object by its
+                // members (text keys): only an array's elements have an index.
+                let path = json_path(f)?;
+                let element = same_sql("value", "type", std::slice::from_ref(v), args);
                 format!(
-                    "EXISTS (SELECT 1 FROM json_each({col}, {}) WHERE value = ?)",
-                    json_path(f)?
+                    "EXISTS (SELECT 1 FROM json_each({col}, {path}) \
+                     WHERE {element} AND typeof(key) = 'integer')"
                 )
             }
         };

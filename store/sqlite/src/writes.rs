@@ -64,7 +64,7 @@ impl WriteLog for SqliteStore {
         .await
     }
 
-    /// The entry keeps its place of first insertion: `since` orders nothing here.
+    /// The entry is dated by its first refusal: `since` orders nothing here.
     async fn coalesce(
         &self,
         _since: chrono::DateTime<chrono::Utc>,
@@ -120,6 +120,9 @@ impl WriteLog for SqliteStore {
                 };
                 out.push(entry);
             }
+            // Oldest first by their time (a coalesced entry's first refusal), whatever order
+            // they were committed in; entries of one time in that order.
+            out.sort_by_key(|e| e.at);
             Ok(out)
         })
         .await

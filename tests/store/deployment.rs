@@ -1,0 +1,259 @@
+//! The deployment port: secrets created once and kept, whether the store holds tenant data
+//! yet, and clearing one tenant's data (documents, series, rollups) for a new seed, its
+//! tokens and write log kept.
+
+use netops_shared::store::{Change, Expect, Filter, KeyClaim, Stores};
+use serde_json::json;
+
+use crate::adapters::Subject;
+use crate::data::{ACME, GLOBEX, HOUR, day0, entry, query, record, rollup};
+
+conformance! {
+    [sqlite, dynamodb] [
+        a_secret_is_created_once_then_read_as_it_was,
+        a_secret_is_the_same_for_every_instance_of_the_store,
+        a_new_store_is_empty_until_a_tenant_has_data,
+        a_store_holding_only_tenant_series_or_rollups_is_not_empty,
+        a_store_holding_no_tenant_data_is_empty,
+        clearing_a_tenant_removes_its_documents_series_and_rollups_only,
+        clearing_a_tenant_keeps_its_tokens_and_its_write_log,
+    ]
+}
+
+async fn a_secret_is_created_once_then_read_as_it_was(s: Stores) {
+    let first = s.deployment.secret("cursor").await.expect("secret");
+    assert_eq!(first.len(), 32);
+    assert_ne!(first, vec![0; 32]);
+    for _ in 0..3 {
+        assert_eq!(s.deployment.secret("cursor").await.expect("secret"), first);
+    }
+    let other = s.deployment.secret("other").await.expect("secret");
+    assert_eq!(other.len(), 32);
+    assert_ne!(other, first, "each name has its own");
+}
+
+async fn a_secret_is_the_same_for_every_instance_of_the_store(subject: Subject) {
+    let other = subject.again().await;
+    // Asked for first through the other instance, then through this one.
+    let theirs = other.deployment.secret("cursor").await.expect("secret");
+    let ours = subject
+        .stores()
+        .deployment
+        .secret("cursor")
+        .await
+        .expect("secret");
+    assert_eq!(ours, theirs);
+    // Asked for at once through both: one secret is created, both read it.
+    let (a, b) = tokio::join!(
+        subject.stores().deployment.secret("race"),
+        other.deployment.secret("race")
+    );
+    assert_eq!(a.expect("secret"), b.expect("secret"));
+}
+
+async fn a_new_store_is_empty_until_a_tenant_has_data(s: Stores) {
+    assert!(s.deployment.is_empty().await.expect("empty"));
+    s.docs
+        .put(ACME, "machines", vec![("m".into(), json!({}))])
+        .await
+        .expect("put");
+    assert!(!s.deployment.is_empty().await.expect("empty"));
+}
+
+async fn a_store_holding_only_tenant_series_or_rollups_is_not_empty(s: Stores) {
+    s.series_writes
+        .append(ACME, "events", vec![record("m", day0(), "e", json!({}))])
+        .await
+        .expect("append");
+    assert!(
+        !s.deployment.is_empty().await.expect("empty"),
+        "series records"
+    );
+    s.series_writes
+        .append(GLOBEX, "events", vec![record("m", day0(), "e", json!({}))])
+        .await
+        .expect("append");
+    for tenant in [ACME, GLOBEX] {
+        s.deployment.clear_tenant(tenant).await.expect("clear");
+    }
+    s.rollups
+        .add(
+            ACME,
+            "flows",
+            vec![rollup(day0(), "k", json!({}), &[("n", 1.0)])],
+        )
+        .await
+        .expect("add");
+    assert!(!s.deployment.is_empty().await.expect("empty"), "rollups");
+}
+
+async fn a_store_holding_no_tenant_data_is_empty(s: Stores) {
+    // What belongs to the deployment, tokens, the write log and counters are no tenant's
+    // data (`clear_tenant` keeps them): a store holding only them is seeded on first start.
+    s.deployment.secret("cursor").await.expect("secret");
+    s.counters.incr("tok|w", 4_000_000_000).await.expect("incr");
+    let t = chrono::Utc::now().timestamp();
+    netops_shared::auth::create_token(
+        s.tokens.as_ref(),
+        ACME,
+        "ci",
+        vec![],
+        chrono::Duration::days(1),
+    )
+    .await
+    .expect("token");
+    s.writes
+        .commit(entry(ACME, "r1"), vec![])
+        .await
+        .expect("commit");
+    let since = chrono::Utc::now();
+    s.writes
+        .coalesce(since, "addr|w|401", entry("~unauthenticated", "r2"))
+        .await
+        .expect("coalesce");
+    let claim = KeyClaim {
+        key: "0123456789abcdef|k".into(),
+        fingerprint: "f".into(),
+        claim: "c".into(),
+        at: t,
+        expires_at: t + 60,
+    };
+    s.writes.claim_key(ACME, &claim).await.expect("claim");
+    assert!(s.deployment.is_empty().await.expect("empty"));
+    // And after the only tenant's data is cleared.
+    s.docs
+        .put(ACME, "machines", vec![("m".into(), json!({}))])
+        .await
+        .expect("put");
+    assert!(!s.deployment.is_empty().await.expect("empty"));
+    s.deployment.clear_tenant(ACME).await.expect("clear");
+    assert!(s.deployment.is_empty().await.expect("empty"), "cleared");
+}
+
+async fn clearing_a_tenant_removes_its_documents_series_and_rollups_only(s: Stores) {
+    let d = day0();
+    for tenant in [ACME, GLOBEX] {
+        s.docs
+            .put(
+                tenant,
+                "machines",
+                vec![("m1".into(), json!({"t": tenant}))],
+            )
+            .await
+            .expect("put");
+        s.docs
+            .put_if(tenant, "incidents", "1", json!({}), Expect::Absent)
+            .await
+            .expect("put");
+        s.series_writes
+            .append(
+                tenant,
+                "events",
+                vec![record("m1", d + HOUR, "e1", json!({}))],
+            )
+            .await
+            .expect("append");
+        s.rollups
+            .add(
+                tenant,
+                "flows",
+                vec![rollup(d, "k", json!({}), &[("n", 1.0)])],
+            )
+            .await
+            .expect("add");
+    }
+    s.deployment.clear_tenant(ACME).await.expect("clear");
+    let f = Filter::all();
+    let held = |tenant: &'static str| {
+        let s = s.clone();
+        let f = f.clone();
+        async move {
+            let docs = s
+                .docs
+                .list(tenant, "machines", &f, None, 10)
+                .await
+                .expect("list");
+            let incident = s.docs.get(tenant, "incidents", "1").await.expect("get");
+            let events = s
+                .series
+                .scan(&query(tenant, "events", None, 0, i64::MAX, &f, 10))
+                .await
+                .expect("scan");
+            let one = s
+                .series
+                .scan(&query(tenant, "events", Some("m1"), 0, i64::MAX, &f, 10))
+                .await
+                .expect("scan");
+            let rollups = s
+                .rollups
+                .rows(tenant, "flows", 0, i64::MAX, &f)
+                .await
+                .expect("rows");
+            (
+                docs.len() + usize::from(incident.is_some()),
+                events.records.len() + one.records.len(),
+                rollups.len(),
+            )
+        }
+    };
+    assert_eq!(held(ACME).await, (0, 0, 0), "acme's data is gone");
+    assert_eq!(held(GLOBEX).await, (2, 2, 1), "globex's is all there");
+    // The cleared tenant is seeded again from nothing.
+    s.docs
+        .put_if(
+            ACME,
+            "incidents",
+            "1",
+            json!({"again": true}),
+            Expect::Absent,
+        )
+        .await
+        .expect("a document put again where one was");
+    s.series_writes
+        .append(
+            ACME,
+            "events",
+            vec![record("m1", d + 2 * HOUR, "e2", json!({}))],
+        )
+        .await
+        .expect("append");
+    let events = s
+        .series
+        .scan(&query(ACME, "events", None, 0, i64::MAX, &f, 10))
+        .await
+        .expect("scan");
+    assert_eq!(events.records.len(), 1);
+}
+
+async fn clearing_a_tenant_keeps_its_tokens_and_its_write_log(s: Stores) {
+    let (_, token) = netops_shared::auth::create_token(
+        s.tokens.as_ref(),
+        ACME,
+        "ci",
+        vec![],
+        chrono::Duration::days(1),
+    )
+    .await
+    .expect("token");
+    let logged = entry(ACME, "r1");
+    s.writes
+        .commit(
+            logged.clone(),
+            vec![Change::PutDoc {
+                collection: "incidents".into(),
+                key: "1".into(),
+                body: json!({}),
+                expect: Expect::Absent,
+            }],
+        )
+        .await
+        .expect("commit");
+    s.deployment.clear_tenant(ACME).await.expect("clear");
+    assert_eq!(
+        s.tokens.by_hash(&token.hash).await.expect("lookup"),
+        Some(token.clone())
+    );
+    assert_eq!(s.tokens.list(ACME).await.expect("list"), [token]);
+    assert_eq!(s.writes.entries(ACME).await.expect("log"), [logged]);
+    assert_eq!(s.docs.get(ACME, "incidents", "1").await.expect("get"), None);
+}
