@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use netops_shared::config::DEFAULT_RETENTION_DAYS;
-use netops_shared::store::dynamo::{DynamoConfig, DynamoStore};
 use netops_shared::store::memory::ProcessCounters;
-use netops_shared::store::sqlite::SqliteStore;
 use netops_shared::store::{Counters, Stores};
+use netops_store_dynamodb::{DynamoConfig, DynamoStore};
+use netops_store_sqlite::SqliteStore;
 
 /// An adapter opened for one test, with what it takes to open its store again.
 #[derive(Clone)]
