@@ -9,7 +9,7 @@ use std::io;
 use brotli::enc::StandardAlloc;
 use brotli::enc::backward_references::BrotliEncoderParams;
 use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderStateStruct};
-use netops_shared::http::conventions::{self, Encoder};
+use netops_shared::http::conventions::{self, Encoder, NewEncoder};
 
 /// tower-http's default brotli quality (as NGINX's on-the-fly brotli): the brotli crate's own
 /// default, 11, is far too slow for answers made on the fly.
@@ -20,7 +20,12 @@ const BUFFER: usize = 8 * 1024;
 
 /// Offers brotli in every app this process builds from now on.
 pub fn offer() {
-    conventions::offer_brotli(encoder);
+    conventions::offer_brotli(|app| {
+        app.layer(axum::middleware::from_fn_with_state(
+            encoder as NewEncoder,
+            conventions::brotli,
+        ))
+    });
 }
 
 /// The encoder of one answer.

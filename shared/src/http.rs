@@ -59,7 +59,7 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
     let app = admitted(router, &state).layer(middleware::from_fn(conventions::etag));
     // Brotli where the process offers it (the local process), inside tower-http's gzip.
     let app = match conventions::brotli_offered() {
-        Some(encoder) => app.layer(middleware::from_fn_with_state(encoder, conventions::brotli)),
+        Some(step) => step(app),
         None => app,
     };
     let app = app

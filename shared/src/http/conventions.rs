@@ -27,8 +27,8 @@
 //! build --workspace` (or `cargo lambda build` from the root) compiled brotli into every
 //! function too, and what a package held depended on where it was built from. So no feature
 //! of this crate or of tower-http depends on the local process: the local process links the
-//! `brotli` crate itself (local/src/br.rs), which no function links, and hands its
-//! [`Encoder`] to [`offer_brotli`] when it builds its app. [`super::app`] then adds the
+//! `brotli` crate itself (local/src/br.rs), which no function links, and hands the step over
+//! its [`Encoder`] to [`offer_brotli`] when it builds its app. [`super::app`] then adds the
 //! [`brotli`] step at the position of the compression, just inside tower-http's layer. The
 //! step shares what tower-http decides from: the one predicate ([`worth_compressing`]), the
 //! content-coding negotiation of a brotli-enabled tower-http ([`negotiate`]), its headers
@@ -321,18 +321,24 @@ pub trait Encoder: Send {
 /// Makes the [`Encoder`] of one `br` answer.
 pub type NewEncoder = fn() -> Box<dyn Encoder>;
 
-static BROTLI: OnceLock<NewEncoder> = OnceLock::new();
+/// What a process adds to its app to answer brotli: the [`brotli`] step over its encoders.
+pub type BrotliStep = fn(axum::Router) -> axum::Router;
 
-/// Offers brotli, with the encoders `new` makes, in every [`super::app`] built afterwards in
-/// this process (a first offer stands). The local process calls it when it builds its app,
-/// as a binary picks its allocator: a choice of the binary, which the functions never make,
-/// and which changes no feature of any crate they link.
-pub fn offer_brotli(new: NewEncoder) {
-    let _ = BROTLI.set(new);
+static BROTLI: OnceLock<BrotliStep> = OnceLock::new();
+
+/// Offers brotli in every [`super::app`] built afterwards in this process (a first offer
+/// stands): `step` adds the [`brotli`] step with the process's encoders, e.g.
+/// `|app| app.layer(from_fn_with_state(new as NewEncoder, brotli))`. The local process calls
+/// it when it builds its app, as a binary picks its allocator: a choice of the binary, which
+/// the functions never make, and which changes no feature of any crate they link. The step
+/// is built by the caller, so a binary that never offers brotli holds none of its code
+/// (only this empty slot).
+pub fn offer_brotli(step: BrotliStep) {
+    let _ = BROTLI.set(step);
 }
 
-/// The brotli encoders offered in this process, if any.
-pub(super) fn brotli_offered() -> Option<NewEncoder> {
+/// The brotli step offered in this process, if any.
+pub(super) fn brotli_offered() -> Option<BrotliStep> {
     BROTLI.get().copied()
 }
 
