@@ -142,6 +142,9 @@ no_pending_snapshots
 
 step "SAM template"
 .venv/bin/cfn-lint infra/template.yaml
+# With the optional custom domain as well (its resources exist only with it).
+.venv/bin/cfn-lint infra/template.yaml --parameters DomainName=api.example.com \
+  CertificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b
 
 # One function through `sam build`, exactly as infra/README.md tells a user (all 14 take
 # about 17 minutes on 2 cores, bench/lambda-results.md; tests/api/infra.rs keeps every
