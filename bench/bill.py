@@ -146,6 +146,9 @@ def main():
     # reaches the catch-all (docs) function outside the route table.
     routes = sum(len(f.get("Metadata", {}).get("Scopes", {})) for f in functions.values()) + 1
     metrics = BY_FUNCTION * len(functions) + BY_ROUTE * routes
+    # A log metric filter publishes one metric of its own (the 429 count), in use or not.
+    filters = sum(len(f["Properties"]["MetricTransformations"])
+                  for f in resources(t, "AWS::Logs::MetricFilter").values())
     alarms = resources(t, "AWS::CloudWatch::Alarm")
     alarm_count = sum(alarm_metrics(a) for a in alarms.values())
     dashboards = len(resources(t, "AWS::CloudWatch::Dashboard"))
@@ -166,13 +169,16 @@ def main():
         ("Alarms (standard, per metric read)", alarm_count, alarm_count * PRICE["alarm_metric_month"]),
         ("Cursor secret (Secrets Manager; resolved at deploy, no calls)", secret, secret * PRICE["secret_month"]),
         ("Dashboards", dashboards, dashboards * PRICE["dashboard_month"]),
+        ("Log metric filters (their metric gets a 0 when a log arrives; idle: none)", filters, 0.0),
     ]
     for name, count, cost in floor:
         print(f"| {name} | {count} | {money(cost)} |")
     idle = sum(c for _, _, c in floor)
     print(f"| **Idle deployment** (no request: no metric data, no log ingested) | | **{money(idle)}** |")
+    metrics += filters
     print(f"| Custom metrics once every route is called each hour: {BY_FUNCTION} × {len(functions)} "
-          f"functions + {BY_ROUTE} × {routes} routes | {metrics} | {money(metrics * PRICE['metric_month'])} |")
+          f"functions + {BY_ROUTE} × {routes} routes + {filters} from log filters | {metrics} | "
+          f"{money(metrics * PRICE['metric_month'])} |")
     print(f"| **Floor in use** | | **{money(idle + metrics * PRICE['metric_month'])}** |")
     print("\nStored data adds its size: DynamoDB "
           f"{money(PRICE['ddb_store_gb_month'])} per GB-month (+{money(PRICE['ddb_pitr_gb_month'])} "

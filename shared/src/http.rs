@@ -234,6 +234,10 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             micros = started.elapsed().as_micros() as u64,
             "served"
         );
+        // Who called, for the metrics line outside the gate (shared/src/metrics.rs).
+        if let Some(c) = caller {
+            res.extensions_mut().insert(c);
+        }
         res
     }
     .instrument(span)

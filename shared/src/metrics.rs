@@ -25,6 +25,7 @@ use axum::response::Response;
 use http::Method;
 use serde_json::{Value, json};
 
+use crate::auth::Caller;
 use crate::http::X_REQUEST_ID;
 use crate::routes::{self, BASE_PATH, Match};
 use crate::store::usage::{Counted, Usage};
@@ -73,6 +74,10 @@ pub struct Served<'a> {
     /// Milliseconds since the epoch, when the answer was sent.
     pub at_ms: i64,
     pub store: Counted,
+    /// The caller's tenant and token name, when the token was known: properties of the line
+    /// (for Logs Insights to sum usage by tenant), never dimensions, so the number of metrics
+    /// does not grow with the tenants.
+    pub caller: Option<(&'a str, &'a str)>,
 }
 
 /// The route table's name for a request, or [`NO_ROUTE`].
@@ -105,6 +110,8 @@ pub fn line(s: &Served<'_>) -> Value {
         "WriteUnits": s.store.write_units,
         "status": s.status,
         "request_id": s.request_id,
+        "tenant": s.caller.map(|(tenant, _)| tenant),
+        "token": s.caller.map(|(_, token)| token),
     })
 }
 
@@ -119,6 +126,7 @@ pub async fn emit(State(function): State<Arc<str>>, req: Request, next: Next) ->
         .get(X_REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
+    let caller = res.extensions().get::<Caller>();
     let doc = line(&Served {
         function: &function,
         route,
@@ -127,6 +135,7 @@ pub async fn emit(State(function): State<Arc<str>>, req: Request, next: Next) ->
         request_id,
         at_ms: chrono::Utc::now().timestamp_millis(),
         store,
+        caller: caller.map(|c| (c.tenant.as_str(), c.token_name.as_str())),
     });
     // One write of the whole line, so lines of concurrent requests never interleave.
     let mut text = doc.to_string();
@@ -153,6 +162,7 @@ mod tests {
                 read_units: 1.5,
                 write_units: 1.0,
             },
+            caller: Some(("acme", "grafana")),
         });
         let specs = doc["_aws"]["CloudWatchMetrics"]
             .as_array()
@@ -184,6 +194,10 @@ mod tests {
         assert_eq!(doc["_aws"]["Timestamp"], 1_700_000_000_000_i64);
         assert_eq!(doc["DynamoCalls"], 3);
         assert_eq!(doc["ReadUnits"], 1.5);
+        assert_eq!(
+            (&doc["tenant"], &doc["token"]),
+            (&json!("acme"), &json!("grafana"))
+        );
     }
 
     #[test]

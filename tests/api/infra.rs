@@ -419,6 +419,64 @@ fn operators_get_alarms_per_function_json_access_logs_and_sane_throttling() {
 
 /// The router's entries are generated, but for the catch-all; this reads the whole table as
 /// cargo lambda does.
+/// The dashboard, the 429 surge alarm and the saved usage queries reach every function: a
+/// function added without them fails here.
+#[test]
+fn operators_get_a_dashboard_a_429_surge_alarm_and_usage_queries_over_every_function() {
+    let t = template();
+    let resources = t["Resources"].as_mapping().expect("Resources");
+    let text = |v: &Yaml| serde_norway::to_string(v).unwrap_or_default();
+    // The dashboard's body is valid JSON once CloudFormation substitutes its names, and shows
+    // the API and both tables.
+    let body = match &t["Resources"]["Dashboard"]["Properties"]["DashboardBody"] {
+        Yaml::Tagged(tagged) => s(&tagged.value),
+        other => s(other),
+    };
+    for name in [
+        "${HttpApi}",
+        "${ControlTable}",
+        "${DataTable}",
+        "RateLimited",
+    ] {
+        assert!(body.contains(name), "the dashboard shows {name}");
+    }
+    let mut substituted = String::new();
+    let mut rest = body.as_str();
+    while let Some(at) = rest.find("${") {
+        let end = rest[at..].find('}').expect("a closed ${...}");
+        substituted.push_str(&rest[..at]);
+        substituted.push('x');
+        rest = &rest[at + end + 1..];
+    }
+    substituted.push_str(rest);
+    let doc: serde_json::Value = serde_json::from_str(&substituted).expect("dashboard JSON");
+    assert!(doc["widgets"].as_array().is_some_and(|w| w.len() >= 6));
+    // 429s counted from the access log, and an alarm on their share of the answers.
+    let filter = &t["Resources"]["RateLimitedMetric"];
+    assert_eq!(filter["Type"], "AWS::Logs::MetricFilter");
+    assert!(text(&filter["Properties"]["FilterPattern"]).contains("429"));
+    assert!(
+        resources
+            .values()
+            .any(|r| r["Type"] == "AWS::CloudWatch::Alarm"
+                && text(r).contains("RateLimited")
+                && text(r).contains("AWS/ApiGateway"))
+    );
+    // Every saved query reads every function's log group.
+    let queries: Vec<&Yaml> = resources
+        .values()
+        .filter(|r| r["Type"] == "AWS::Logs::QueryDefinition")
+        .collect();
+    assert!(queries.iter().any(|q| text(q).contains("by tenant")));
+    for q in queries {
+        let groups = text(&q["Properties"]["LogGroupNames"]);
+        for f in Function::ALL {
+            let logs = format!("{}Logs", camel(f.name()));
+            assert!(groups.contains(&logs), "a saved query misses {logs}");
+        }
+    }
+}
+
 #[test]
 fn the_cargo_lambda_watch_router_sends_any_other_path_to_docs() {
     let text = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");

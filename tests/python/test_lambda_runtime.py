@@ -127,6 +127,10 @@ def test_the_metrics_line_counts_what_each_request_cost_dynamodb():
     lines = [json.loads(line) for line in api.stdout.splitlines() if line.startswith("{")]
     assert [m["status"] for m in lines] == [200, 401]
     ok, refused = lines
+    # Who called is in the line as properties (for per-tenant usage in Logs Insights), never
+    # as a dimension; an unknown token has none.
+    assert (ok["tenant"], ok["token"]) == ("acme", "emf"), ok
+    assert (refused["tenant"], refused["token"]) == (None, None), refused
     names = {m["Name"] for m in ok["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
     assert {"DynamoCalls", "ReadUnits", "WriteUnits"} <= names
     # A known token: its lookup (a read) and the count of the call (a write), at least.
