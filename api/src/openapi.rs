@@ -82,7 +82,7 @@ fenêtre qui la dépasse commence à la rétention, avec `meta.window_capped`. C
 `meta.window` : la fenêtre appliquée.\n\n\
 **Pagination** : `limit` entier ≥ 1, ramené au maximum de la route s'il le dépasse (`meta.limit` donne la taille \
 appliquée). `cursor` est opaque et signé, lié au compte, à la route et aux filtres : modifié ou réutilisé avec \
-d'autres filtres, il donne 400 `invalid_cursor`. `meta.next_cursor` vaut null sur la dernière page. Une liste sans curseur renvoie \
+d'autres filtres, il donne 400 `invalid_cursor`. Un curseur reste valable 24 heures (réglage du déploiement) : plus ancien, il donne aussi 400 `invalid_cursor`, et la liste reprend depuis sa première page. `meta.next_cursor` vaut null sur la dernière page. Une liste sans curseur renvoie \
 `meta.truncated` : true quand d'autres éléments correspondaient (resserrer la fenêtre ou les filtres), false sinon. Les listes \
 datées vont du plus récent au plus ancien, sans doublon ni trou entre les pages ; le curseur conserve la fenêtre \
 de la première page. Sur AWS, la lecture d'une page examine au plus 10 000 éléments : une page dont les filtres \

@@ -9,6 +9,8 @@
 //! for). The local process does not link this crate, so what it compiles in (SQLite, the
 //! demo) never reaches a function built in the same workspace.
 
+mod cursor_keys;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,13 +62,28 @@ pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Err
     let config = Config::from_env()?;
     netops_shared::telemetry::init(config.json_logs);
     let stores = open(&config).await?;
-    let state = AppState::new(&stores, config).await?;
+    let (state, ring) = match cursor_keys::KeySource::of(&config).await {
+        Some(source) => {
+            let keys = source.read().await?;
+            let state = AppState::with_cursor_keys(&stores, config, keys);
+            let ring = cursor_keys::Ring::new(source, state.cursors.clone());
+            (state, Some(Arc::new(ring)))
+        }
+        None => (AppState::new(&stores, config).await?, None),
+    };
     let (router, _) = routes.split_for_parts();
     // The name Lambda gives the function (`<stack>-fleet`), the metrics' `Function` dimension.
     let function: Arc<str> = std::env::var("AWS_LAMBDA_FUNCTION_NAME")
         .unwrap_or_default()
         .into();
-    let app = netops_shared::http::app(router, state).layer(axum::middleware::from_fn_with_state(
+    let mut app = netops_shared::http::app(router, state);
+    if let Some(ring) = ring {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            ring,
+            cursor_keys::refresh,
+        ));
+    }
+    let app = app.layer(axum::middleware::from_fn_with_state(
         function,
         netops_shared::metrics::emit,
     ));

@@ -16,8 +16,19 @@ pub struct Config {
     pub rate_limit: u64,
     /// `NETOPS_RATE_WINDOW_SECS`: the rate-limit window (60).
     pub rate_window_secs: i64,
-    /// `NETOPS_CURSOR_SECRET`: the cursor signing key; generated and kept in the store when unset.
+    /// `NETOPS_CURSOR_SECRET`: the cursor signing key; generated and kept in the store when
+    /// unset (and no secret ARN is given).
     pub cursor_secret: Option<Vec<u8>>,
+    /// `NETOPS_CURSOR_SECRET_ARN`: the Secrets Manager secret whose versions are the cursor
+    /// key ring (a function reads it at start and again every few minutes; infra/README.md,
+    /// "Rotating the cursor key"), with `NETOPS_SECRETS_ENDPOINT` to reach another endpoint
+    /// than AWS's (tests).
+    pub cursor_secret_arn: Option<String>,
+    pub secrets_endpoint: Option<String>,
+    /// `NETOPS_CURSOR_REFRESH_SECS`: how often a warm instance reads that ring again (300).
+    pub cursor_refresh_secs: u64,
+    /// `NETOPS_CURSOR_VALID_HOURS`: how long a cursor stays valid (24, at most 720).
+    pub cursor_valid_hours: u32,
     /// `NETOPS_WRITE_LOG_DAYS`: write-log entries expire this many days after their time
     /// (400; DynamoDB TTL, swept in the SQLite file).
     pub write_log_days: u32,
@@ -56,6 +67,10 @@ impl Default for Config {
             rate_limit: 600,
             rate_window_secs: 60,
             cursor_secret: None,
+            cursor_secret_arn: None,
+            secrets_endpoint: None,
+            cursor_refresh_secs: 300,
+            cursor_valid_hours: crate::cursor::DEFAULT_VALID_HOURS,
             write_log_days: DEFAULT_WRITE_LOG_DAYS,
             retention_days: None,
             json_logs: false,
@@ -108,6 +123,14 @@ impl Config {
         };
         let rate_limit = parse("NETOPS_RATE_LIMIT")?.unwrap_or(d.rate_limit);
         let rate_window_secs = parse("NETOPS_RATE_WINDOW_SECS")?.unwrap_or(d.rate_window_secs);
+        let cursor_valid_hours =
+            parse("NETOPS_CURSOR_VALID_HOURS")?.unwrap_or(d.cursor_valid_hours);
+        if !(1..=720).contains(&cursor_valid_hours) {
+            return Err(ConfigError {
+                var: "NETOPS_CURSOR_VALID_HOURS",
+                reason: format!("{cursor_valid_hours} is not between 1 and 720 hours"),
+            });
+        }
         if rate_limit == 0 || rate_window_secs <= 0 {
             return Err(ConfigError {
                 var: "NETOPS_RATE_LIMIT",
@@ -191,6 +214,12 @@ impl Config {
             rate_limit,
             rate_window_secs,
             cursor_secret: var("NETOPS_CURSOR_SECRET").map(String::into_bytes),
+            cursor_secret_arn: var("NETOPS_CURSOR_SECRET_ARN"),
+            secrets_endpoint: var("NETOPS_SECRETS_ENDPOINT"),
+            cursor_refresh_secs: parse("NETOPS_CURSOR_REFRESH_SECS")?
+                .filter(|s| *s > 0)
+                .unwrap_or(d.cursor_refresh_secs),
+            cursor_valid_hours,
             write_log_days,
             retention_days,
             json_logs,

@@ -128,6 +128,21 @@ impl ApiError {
         )
     }
 
+    /// An intact cursor older than cursors stay valid: the list starts again from its first page.
+    pub fn expired_cursor(valid_hours: i64) -> Self {
+        Self::new(
+            ErrorCode::InvalidCursor,
+            Msg::new(
+                format!(
+                    "Curseur expiré : un curseur reste valable {valid_hours} heures ; reprenez la liste depuis sa première page."
+                ),
+                format!(
+                    "Expired cursor: a cursor stays valid for {valid_hours} hours; start the list again from its first page."
+                ),
+            ),
+        )
+    }
+
     pub fn invalid_cursor() -> Self {
         Self::new(
             ErrorCode::InvalidCursor,

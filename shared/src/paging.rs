@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Caller;
-use crate::cursor::{CursorCodec, fingerprint};
+use crate::cursor::{CursorCodec, Refused, fingerprint};
 use crate::envelope::Meta;
 use crate::error::ApiError;
 use crate::extract::Params;
@@ -96,7 +96,10 @@ impl Page {
                 .codec
                 .decode(c, self.op, &self.tenant, &self.fingerprint(filters))
                 .map(Some)
-                .ok_or_else(ApiError::invalid_cursor),
+                .map_err(|refused| match refused {
+                    Refused::Invalid => ApiError::invalid_cursor(),
+                    Refused::Expired => ApiError::expired_cursor(self.codec.valid_hours()),
+                }),
         }
     }
 

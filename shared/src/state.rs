@@ -26,11 +26,18 @@ impl AppState {
             Some(k) => k.clone(),
             None => stores.deployment.secret("cursor").await?,
         };
-        Ok(Self {
+        Ok(Self::with_cursor_keys(stores, config, vec![key]))
+    }
+
+    /// State over opened stores with a cursor key ring read elsewhere (a function reads its
+    /// ring from Secrets Manager), the signing key first.
+    pub fn with_cursor_keys(stores: &Stores, config: Config, keys: Vec<Vec<u8>>) -> Self {
+        let cursors = CursorCodec::new(keys, config.cursor_valid_hours);
+        Self {
             stores: stores.clone(),
             config: Arc::new(config),
-            cursors: Arc::new(CursorCodec::new(key)),
-        })
+            cursors: Arc::new(cursors),
+        }
     }
 
     /// Counts calls in this process's memory: for the one local process, which serves every

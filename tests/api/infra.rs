@@ -238,9 +238,27 @@ fn the_sam_template_builds_arm64_al2023_functions_over_tables_with_ttl_and_recov
     assert_eq!(globals["Architectures"][0], "arm64");
     let env = &globals["Environment"]["Variables"];
     assert_eq!(env["NETOPS_STORE"], "dynamodb");
-    // The cursor key comes from Secrets Manager, never a literal.
-    let secret = serde_norway::to_string(&env["NETOPS_CURSOR_SECRET"]).unwrap_or_default();
-    assert!(secret.contains("{{resolve:secretsmanager:"), "{secret}");
+    // The cursor key ring is read from Secrets Manager by the functions themselves: neither a
+    // literal nor a value resolved into the configuration, and every function may read it.
+    assert!(env.get("NETOPS_CURSOR_SECRET").is_none());
+    let secret = serde_norway::to_string(&env["NETOPS_CURSOR_SECRET_ARN"]).unwrap_or_default();
+    assert!(secret.contains("CursorSecret"), "{secret}");
+    let read = serde_norway::to_string(&t["Resources"]["CursorKeyRead"]).unwrap_or_default();
+    assert!(
+        read.contains("secretsmanager:GetSecretValue") && !read.contains("secretsmanager:*"),
+        "{read}"
+    );
+    for (id, res) in t["Resources"].as_mapping().expect("Resources") {
+        if res["Type"] == "AWS::Serverless::Function" {
+            let policies =
+                serde_norway::to_string(&res["Properties"]["Policies"]).unwrap_or_default();
+            assert!(
+                policies.contains("CursorKeyRead"),
+                "{}: reads the cursor keys",
+                s(id)
+            );
+        }
+    }
     for table in ["ControlTable", "DataTable"] {
         let p = &t["Resources"][table]["Properties"];
         assert_eq!(p["BillingMode"], "PAY_PER_REQUEST", "{table}");

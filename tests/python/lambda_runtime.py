@@ -116,3 +116,41 @@ def apigw_event(path, token, query=""):
         },
         "isBase64Encoded": False,
     }
+
+
+class Started:
+    """A function binary kept running against its own Runtime API, answering events one at a
+    time as the test sends them (what happens between two events is up to the test)."""
+
+    def __init__(self, binary, env_extra):
+        self.api = RuntimeApi([])
+        env = dict(os.environ)
+        env.update({
+            "AWS_LAMBDA_RUNTIME_API": self.api.address,
+            "AWS_LAMBDA_FUNCTION_NAME": "fleet",
+            "AWS_LAMBDA_FUNCTION_VERSION": "1",
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "256",
+            "RUST_LOG": "warn",
+        })
+        env.update(env_extra)
+        self.proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.sent = 0
+
+    def call(self, event, timeout=30):
+        request_id = f"req-{self.sent}"
+        self.sent += 1
+        self.api.events.put((request_id, event))
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if request_id in self.api.responses:
+                return self.api.responses[request_id][1]
+            if request_id in self.api.errors or "init" in self.api.errors or self.proc.poll() is not None:
+                raise AssertionError(f"the function failed: {self.api.errors}")
+            time.sleep(0.01)
+        raise AssertionError(f"no answer to {request_id} in {timeout} s")
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.api.close()
+        return self.proc.stderr.read().decode(errors="replace")
