@@ -10,6 +10,7 @@
 //! demo) never reaches a function built in the same workspace.
 
 mod cursor_keys;
+mod xray;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,10 +84,16 @@ pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Err
             cursor_keys::refresh,
         ));
     }
-    let app = app.layer(axum::middleware::from_fn_with_state(
+    let mut app = app.layer(axum::middleware::from_fn_with_state(
         function,
         netops_shared::metrics::emit,
     ));
+    if let Some(daemon) = xray::Daemon::from_env() {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            Arc::new(daemon),
+            xray::trace,
+        ));
+    }
     // Outside the router, which sets its own `Content-Length` on every answer.
     let app = tower::ServiceExt::<lambda_http::Request>::map_response(
         app,

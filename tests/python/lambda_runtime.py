@@ -24,6 +24,8 @@ class RuntimeApi:
         self.first_next = None
         self.done = threading.Event()
         self.expected = len(events)
+        # The trace header of every invocation (a test of tracing sets its own).
+        self.trace_header = "Root=1-00000000-000000000000000000000000"
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,7 +48,7 @@ class RuntimeApi:
                 self.send_header("Lambda-Runtime-Aws-Request-Id", request_id)
                 self.send_header("Lambda-Runtime-Deadline-Ms", str(int(time.time() * 1000) + 30000))
                 self.send_header("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:eu-west-3:123456789012:function:fleet")
-                self.send_header("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000")
+                self.send_header("Lambda-Runtime-Trace-Id", api.trace_header)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

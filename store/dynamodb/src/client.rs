@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::config::interceptors::{
     AfterDeserializationInterceptorContextRef, BeforeSerializationInterceptorContextMut,
-    BeforeTransmitInterceptorContextRef,
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
@@ -24,8 +24,24 @@ use aws_sdk_dynamodb::operation::{
 };
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_types::config_bag::{Storable, StoreReplace};
 use netops_store::StoreError;
-use netops_store::usage::Usage;
+use netops_store::usage::{TracedCall, Usage};
+
+/// When the attempt in flight was sent, for the trace of a traced request.
+#[derive(Debug, Clone, Copy)]
+struct AttemptSent(std::time::SystemTime);
+
+impl Storable for AttemptSent {
+    type Storer = StoreReplace<Self>;
+}
+
+fn epoch_secs(t: std::time::SystemTime) -> f64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default()
+}
 
 /// Counts requests sent to DynamoDB (every attempt, retries included), in all and for the
 /// request being served ([`Usage`]), and the capacity each operation reports it consumed:
@@ -79,10 +95,39 @@ impl Intercept for Counting {
         &self,
         _context: &BeforeTransmitInterceptorContextRef<'_>,
         _runtime_components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
+        cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         self.0.0.fetch_add(1, Ordering::Relaxed);
         Usage::add_call();
+        if Usage::traced() {
+            cfg.interceptor_state()
+                .store_put(AttemptSent(std::time::SystemTime::now()));
+        }
+        Ok(())
+    }
+
+    /// Each attempt of a traced request, answered or not, is one call of its trace.
+    fn read_after_attempt(
+        &self,
+        context: &FinalizerInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Some(AttemptSent(sent)) = cfg.load::<AttemptSent>().copied() else {
+            return Ok(());
+        };
+        let metadata = cfg.load::<Metadata>();
+        let response = context.response();
+        Usage::add_traced(TracedCall {
+            service: metadata.map_or("DynamoDB", |m| m.service()).to_owned(),
+            operation: metadata.map_or("", |m| m.name()).to_owned(),
+            start: epoch_secs(sent),
+            end: epoch_secs(std::time::SystemTime::now()),
+            status: response.map(|r| r.status().as_u16()),
+            request_id: response
+                .and_then(|r| r.headers().get("x-amzn-requestid"))
+                .map(str::to_owned),
+        });
         Ok(())
     }
 

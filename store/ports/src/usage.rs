@@ -2,8 +2,8 @@
 //! request's metrics line is written ([`crate::metrics`]). It names no other module, so the
 //! store adapters can count without depending on the HTTP layer.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What one request cost its store so far: the DynamoDB adapter adds to the usage of the
 /// request it runs for ([`Usage::add_call`], [`Usage::add_units`]), which [`crate::metrics::emit`] puts in
@@ -18,6 +18,24 @@ pub struct Usage {
 
 tokio::task_local! {
     static USAGE: Arc<Usage>;
+    static TRACE: Arc<Mutex<Vec<TracedCall>>>;
+}
+
+/// One call to a store service made by a traced request: what an X-Ray subsegment says of it
+/// (the Lambda entry sends them, `lambda/src/xray.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TracedCall {
+    /// The service (`DynamoDB`).
+    pub service: String,
+    /// The operation (`Query`).
+    pub operation: String,
+    /// Seconds since the epoch, when the attempt was sent and when its answer (or failure) came.
+    pub start: f64,
+    pub end: f64,
+    /// The HTTP status of the answer; none when no answer came (a timeout, a lost connection).
+    pub status: Option<u16>,
+    /// The service's request id.
+    pub request_id: Option<String>,
 }
 
 impl Usage {
@@ -35,16 +53,41 @@ impl Usage {
         });
     }
 
-    /// `work`, counted for the request in scope here wherever it runs (a spawned task
-    /// leaves the scope of the task that spawns it).
+    /// `work`, counted (and traced) for the request in scope here wherever it runs (a spawned
+    /// task leaves the scope of the task that spawns it).
     pub fn carried<T>(work: impl Future<Output = T>) -> impl Future<Output = T> {
         let usage = USAGE.try_with(Arc::clone).ok();
+        let trace = TRACE.try_with(Arc::clone).ok();
         async move {
+            let work = async move {
+                match trace {
+                    Some(trace) => TRACE.scope(trace, work).await,
+                    None => work.await,
+                }
+            };
             match usage {
                 Some(usage) => USAGE.scope(usage, work).await,
                 None => work.await,
             }
         }
+    }
+
+    /// Whether the request in scope is traced: a store records its calls only then.
+    pub fn traced() -> bool {
+        TRACE.try_with(|_| ()).is_ok()
+    }
+
+    /// A call of the traced request in scope.
+    pub fn add_traced(call: TracedCall) {
+        let _ = TRACE.try_with(|t| t.lock().unwrap_or_else(|e| e.into_inner()).push(call));
+    }
+
+    /// Runs `work` traced, and returns the store calls it made.
+    pub async fn tracing<T>(work: impl Future<Output = T>) -> (T, Vec<TracedCall>) {
+        let trace = Arc::new(Mutex::new(Vec::new()));
+        let out = TRACE.scope(trace.clone(), work).await;
+        let calls = std::mem::take(&mut *trace.lock().unwrap_or_else(|e| e.into_inner()));
+        (out, calls)
     }
 
     /// Runs `work` with a usage of its own, and returns both.
@@ -93,5 +136,37 @@ mod tests {
         Usage::add_call();
         let ((), none) = Usage::measure(async {}).await;
         assert_eq!(none, Counted::default());
+    }
+
+    #[tokio::test]
+    async fn a_traced_request_keeps_its_calls_even_in_the_tasks_it_spawns() {
+        fn call(operation: &str) -> TracedCall {
+            TracedCall {
+                service: "DynamoDB".into(),
+                operation: operation.into(),
+                start: 1.0,
+                end: 2.0,
+                status: Some(200),
+                request_id: None,
+            }
+        }
+        assert!(!Usage::traced());
+        Usage::add_traced(call("Lost"));
+        let (traced, calls) = Usage::tracing(async {
+            Usage::add_traced(call("GetItem"));
+            tokio::spawn(Usage::carried(async { Usage::add_traced(call("Query")) }))
+                .await
+                .expect("task");
+            Usage::traced()
+        })
+        .await;
+        assert!(traced);
+        assert_eq!(
+            calls
+                .iter()
+                .map(|c| c.operation.as_str())
+                .collect::<Vec<_>>(),
+            ["GetItem", "Query"]
+        );
     }
 }
