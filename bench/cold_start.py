@@ -14,6 +14,10 @@ others 404 (not their route). Two times per cold start, from the process's start
 - answer: until its answer is posted back.
 Runs are interleaved, one of each binary per round, so load on the machine hits all alike.
 Prints a Markdown table; ratios are to the hello world's medians.
+
+CURSOR_KEYS=secretsmanager: the functions read their cursor key ring from a Secrets Manager
+secret (on moto) at start, as deployed, instead of from NETOPS_CURSOR_SECRET: the difference
+of the two runs is what the ring costs a cold start (the hello world reads no secret).
 """
 
 import os
@@ -64,6 +68,14 @@ try:
         "AWS_SECRET_ACCESS_KEY": "bench",
         "AWS_EC2_METADATA_DISABLED": "true",
     }
+    if os.environ.get("CURSOR_KEYS") == "secretsmanager":
+        import boto3
+
+        sm = boto3.client("secretsmanager", endpoint_url=endpoint, region_name="eu-west-3",
+                          aws_access_key_id="bench", aws_secret_access_key="bench")
+        arn = sm.create_secret(Name="bench-cursor", SecretString="cold-start-bench")["ARN"]
+        del env["NETOPS_CURSOR_SECRET"]
+        env.update({"NETOPS_CURSOR_SECRET_ARN": arn, "NETOPS_SECRETS_ENDPOINT": endpoint})
     # The tables (created by the CLI when missing) and a token.
     token = subprocess.run([netops, "token", "create", "--tenant", "acme", "--name", "bench", "--scopes", "all"],
                            env=dict(os.environ, **env), check=True, capture_output=True, text=True).stdout.strip()
