@@ -17,6 +17,29 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINARY = pathlib.Path(os.environ.get("NETOPS_BIN", ROOT / "target" / "debug" / "netops"))
 
 
+def aws_endpoint():
+    """The AWS-protocol server of the test command (moto: DynamoDB and Secrets Manager); the
+    test is skipped without one, and fails when the run requires it."""
+    endpoint = os.environ.get("NETOPS_TEST_DYNAMODB_ENDPOINT")
+    if not endpoint:
+        if os.environ.get("NETOPS_REQUIRE_AWS_TESTS"):
+            pytest.fail("NETOPS_TEST_DYNAMODB_ENDPOINT is required")
+        pytest.skip("no AWS-protocol server (NETOPS_TEST_DYNAMODB_ENDPOINT)")
+    return endpoint
+
+
+def dynamodb_env_and_token(prefix, name):
+    """A DynamoDB store on that server with tables of its own (`prefix`), and a token of tenant
+    acme made there as an operator makes one (the CLI creates the tables when missing)."""
+    env = dict(os.environ, NETOPS_STORE="dynamodb", NETOPS_DYNAMODB_ENDPOINT=aws_endpoint(),
+               NETOPS_DYNAMODB_TABLE_PREFIX=f"{prefix}{os.getpid()}-")
+    token = subprocess.run(
+        [str(BINARY), "token", "create", "--tenant", "acme", "--name", name, "--scopes", "all"],
+        check=True, capture_output=True, text=True, env=env,
+    ).stdout.strip()
+    return env, token
+
+
 class Server:
     def __init__(self, base_url: str, token: str, db: str):
         self.base_url = base_url

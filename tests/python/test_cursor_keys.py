@@ -11,8 +11,7 @@ import os
 import tempfile
 import time
 
-import pytest
-
+from conftest import aws_endpoint
 from lambda_runtime import Started, apigw_event
 from test_lambda_runtime import FLEET, seeded_db
 
@@ -38,11 +37,7 @@ def resign(cursor, key, **changes):
 
 
 def test_a_rotation_of_the_cursor_key_breaks_no_cursor_still_valid():
-    endpoint = os.environ.get("NETOPS_TEST_DYNAMODB_ENDPOINT")
-    if not endpoint:
-        if os.environ.get("NETOPS_REQUIRE_AWS_TESTS"):
-            pytest.fail("NETOPS_TEST_DYNAMODB_ENDPOINT is required")
-        pytest.skip("no AWS-protocol server (NETOPS_TEST_DYNAMODB_ENDPOINT)")
+    endpoint = aws_endpoint()
     import boto3
 
     sm = boto3.client("secretsmanager", endpoint_url=endpoint, region_name="us-east-1",

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import BINARY, ROOT
+from conftest import BINARY, ROOT, dynamodb_env_and_token
 from lambda_runtime import apigw_event, run_function
 from lambda_watch import Watch, cargo_lambda
 
@@ -108,18 +108,7 @@ def test_the_fleet_function_sends_compressed_answers_as_base64_and_304s_without_
 
 
 def test_the_metrics_line_counts_what_each_request_cost_dynamodb():
-    endpoint = os.environ.get("NETOPS_TEST_DYNAMODB_ENDPOINT")
-    if not endpoint:
-        if os.environ.get("NETOPS_REQUIRE_AWS_TESTS"):
-            pytest.fail("NETOPS_TEST_DYNAMODB_ENDPOINT is required")
-        pytest.skip("no DynamoDB-protocol server (NETOPS_TEST_DYNAMODB_ENDPOINT)")
-    env = dict(os.environ, NETOPS_STORE="dynamodb", NETOPS_DYNAMODB_ENDPOINT=endpoint,
-               NETOPS_DYNAMODB_TABLE_PREFIX=f"emf{os.getpid()}-")
-    # The tables (created by the CLI when missing) and a token, as an operator makes them.
-    token = subprocess.run(
-        [str(BINARY), "token", "create", "--tenant", "acme", "--name", "emf", "--scopes", "all"],
-        check=True, capture_output=True, text=True, env=env,
-    ).stdout.strip()
+    env, token = dynamodb_env_and_token("emf", "emf")
     events = [apigw_event("/api/v1/me", token), apigw_event("/api/v1/me", "nop_" + "x" * 40)]
     _, api = run_function(FLEET, events, {k: env[k] for k in env if k.startswith("NETOPS_")})
     assert not api.errors, api.errors

@@ -3,13 +3,9 @@
 subsegment of the function's segment; an invocation not sampled sends nothing."""
 
 import json
-import os
 import socket
-import subprocess
 
-import pytest
-
-from conftest import BINARY
+from conftest import dynamodb_env_and_token
 from lambda_runtime import Started, apigw_event
 from test_lambda_runtime import FLEET
 
@@ -30,17 +26,7 @@ def received(sock):
 
 
 def test_sampled_invocations_send_their_dynamodb_calls_as_subsegments():
-    endpoint = os.environ.get("NETOPS_TEST_DYNAMODB_ENDPOINT")
-    if not endpoint:
-        if os.environ.get("NETOPS_REQUIRE_AWS_TESTS"):
-            pytest.fail("NETOPS_TEST_DYNAMODB_ENDPOINT is required")
-        pytest.skip("no DynamoDB-protocol server (NETOPS_TEST_DYNAMODB_ENDPOINT)")
-    env = dict(os.environ, NETOPS_STORE="dynamodb", NETOPS_DYNAMODB_ENDPOINT=endpoint,
-               NETOPS_DYNAMODB_TABLE_PREFIX=f"xray{os.getpid()}-")
-    token = subprocess.run(
-        [str(BINARY), "token", "create", "--tenant", "acme", "--name", "xray", "--scopes", "all"],
-        check=True, capture_output=True, text=True, env=env,
-    ).stdout.strip()
+    env, token = dynamodb_env_and_token("xray", "xray")
     daemon = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     daemon.bind(("127.0.0.1", 0))
     daemon.setblocking(False)
