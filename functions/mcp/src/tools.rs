@@ -9,16 +9,18 @@ use std::sync::OnceLock;
 
 use netops_shared::Scope;
 use netops_shared::lang::Lang;
-use netops_shared::routes::{Access, Kind, ROUTES, Route, WindowRule};
+pub use netops_shared::routes::mcp_toolsets;
+use netops_shared::routes::{Access, Function, Kind, ROUTES, Route, WindowRule};
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 
 use crate::english;
 
 /// Budget of the whole tool list without its output schemas, in bytes: what an assistant
-/// reads to choose a tool stays under 60 KB, since it pays for every token of it (the output
-/// schemas come with it, over several pages).
-pub const LIST_BUDGET: usize = 58 * 1024;
+/// reads to choose a tool stays within 62 KiB (its annotations included), since it pays for
+/// every token of it (the output schemas come with it, over several pages; a toolset holds a
+/// part of it).
+pub const LIST_BUDGET: usize = 62 * 1024;
 
 /// Bytes of one `tools/list` page (the definitions it holds, output schemas included): the
 /// whole catalog with its output schemas is larger, so it comes in pages, each ending with a
@@ -39,6 +41,37 @@ pub fn page<'a>(visible: &'a [&'a Tool], start: usize) -> (&'a [&'a Tool], Optio
         end += 1;
     }
     (&rest[..end], rest.get(end).copied())
+}
+
+/// The modules whose tools a POST lists and calls: those its endpoint URL names in
+/// `toolsets` (comma-separated, the parameter possibly repeated), every module without it.
+#[derive(Debug, Default)]
+pub struct Toolsets(Option<Vec<Function>>);
+
+impl Toolsets {
+    /// The toolsets of a query string, or the first name that is no toolset.
+    pub fn from_query(query: Option<&str>) -> Result<Toolsets, String> {
+        let names = mcp_toolsets();
+        let mut chosen: Option<Vec<Function>> = None;
+        let pairs = form_urlencoded::parse(query.unwrap_or_default().as_bytes());
+        for (_, value) in pairs.filter(|(k, _)| k == "toolsets") {
+            let chosen = chosen.get_or_insert_with(Vec::new);
+            for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let function = Function::ALL
+                    .iter()
+                    .find(|f| f.name() == name && names.contains(&name))
+                    .ok_or_else(|| name.to_owned())?;
+                chosen.push(*function);
+            }
+        }
+        Ok(Toolsets(chosen))
+    }
+
+    pub fn holds(&self, tool: &Tool) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|chosen| chosen.contains(&tool.route.function))
+    }
 }
 
 /// Text lengths (characters) of a tool description and of a parameter description.
@@ -294,7 +327,14 @@ fn tool(
         "name": route.op,
         "description": description,
         "inputSchema": input,
-        "annotations": {"readOnlyHint": true},
+        // Every tool reads the caller's own account: nothing changes, a call may be repeated,
+        // and nothing outside the account is reached.
+        "annotations": {
+            "title": title(route, op, lang),
+            "readOnlyHint": true,
+            "idempotentHint": true,
+            "openWorldHint": false,
+        },
     });
     let mut output_len = 0;
     if let Some(output) = op.and_then(|op| output_schema(op, doc)) {
@@ -308,6 +348,32 @@ fn tool(
         def,
         output_len,
     }
+}
+
+/// A tool's display name: its operation's summary in French, its name in words in English.
+fn title(route: &Route, op: Option<&Value>, lang: Lang) -> String {
+    if lang == Lang::Fr
+        && let Some(summary) = op.and_then(|op| op["summary"].as_str())
+    {
+        return compact(summary, 60);
+    }
+    let words: Vec<&str> = route
+        .op
+        .split('_')
+        .map(|word| match word {
+            "me" => "calling token",
+            "netdiag" => "NetDiag",
+            "dns" => "DNS",
+            "cves" => "CVEs",
+            other => other,
+        })
+        .collect();
+    let text = words.join(" ");
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 const SCHEMAS: &str = "#/components/schemas/";
