@@ -53,17 +53,21 @@ def structured(result):
     return body
 
 
+@pytest.mark.filterwarnings("ignore:ping is removed")  # the legacy mode's ping, before 2026-07-28
 @pytest.mark.parametrize("mode", ["auto", MODERN, "legacy"])
 def test_the_sdk_client_connects_in_each_of_its_modes(server, full, mode):
     """auto probes `server/discover` and adopts 2026-07-28; the version pinned needs no
     exchange at all before its first request; legacy runs the `initialize` handshake."""
 
     async def body(client):
-        if mode == MODERN:
-            discovered = await client.session.discover()
+        if mode == "auto":
+            discovered = await client.session.discover()  # the probe's answer, adopted
             assert discovered.supported_versions == [MODERN, *reversed(HANDSHAKE)]
-        assert client.server_info.name == "netops"
-        assert client.server_capabilities.tools is not None
+            assert discovered.ttl_ms > 0 and discovered.cache_scope == "private"
+        if mode != MODERN:  # a pinned version sends no request before its first call
+            assert client.server_info.name == "netops"
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.prompts is not None
         if mode == "legacy":
             assert client.protocol_version in HANDSHAKE
             await client.send_ping()
@@ -303,3 +307,34 @@ def test_toolsets_and_what_their_tool_lists_cost_in_tokens(server, full):
     assert sum(c for c, _, _ in list(costs.values())[1:]) == costs["all"][0], "each tool in one toolset"
     over = {n: c for n, (_, _, c) in costs.items() if n != "all" and c >= 4000}
     assert not over, f"one module's toolset costs 4,000 tokens or more: {over}"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_prompts_through_the_sdk_in_english_and_french(server, full, mode):
+    """Each prompt is listed with its arguments and gives one user message naming the tools
+    to call; in French when the client asks for it; a prompt fetches nothing."""
+
+    async def body(client):
+        listed = (await client.list_prompts()).prompts
+        got = await client.get_prompt("slow_network", {"hostname": "PC-0042", "period": "6h"})
+        return listed, got
+
+    listed, got = run(server, body, token=full, mode=mode)
+    assert [p.name for p in listed] == ["slow_network", "what_changed", "triage_alert"]
+    assert [a.name for a in listed[0].arguments] == ["hostname", "period"]
+    assert listed[0].arguments[0].required and not listed[0].arguments[1].required
+    text = got.messages[0].content.text
+    assert got.messages[0].role == "user"
+    assert 'list_netdiag_events {"hostname":"PC-0042","period":"6h"' in text, text
+
+    async def french(client):
+        return await client.get_prompt("triage_alert", {"alert_id": "hm-12"})
+
+    http = create_mcp_http_client(headers=server.headers(full) | {"Accept-Language": "fr"})
+
+    async def main():
+        async with http, Client(streamable_http_client(server.base_url + "/mcp", http_client=http)) as client:
+            return await french(client)
+
+    text = anyio.run(main).messages[0].content.text
+    assert text.startswith("Décide si l'alerte hm-12"), text

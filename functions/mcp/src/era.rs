@@ -79,9 +79,9 @@ impl Era {
         match (self, cacheable) {
             (Era::Handshake(_), _) => String::new(),
             (Era::Modern, false) => r#""resultType":"complete""#.to_owned(),
-            (Era::Modern, true) => format!(
-                r#""resultType":"complete","ttlMs":{LIST_TTL_MS},"cacheScope":"private""#
-            ),
+            (Era::Modern, true) => {
+                format!(r#""resultType":"complete","ttlMs":{LIST_TTL_MS},"cacheScope":"private""#)
+            }
         }
     }
 }
@@ -110,7 +110,9 @@ pub fn check(
     method: &str,
     params: Option<&Map<String, Value>>,
 ) -> Result<(), Refusal> {
-    let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
+    let meta = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object);
     let missing: Vec<&str> = [PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY]
         .into_iter()
         .filter(|k| meta.is_none_or(|m| !m.contains_key(*k)))

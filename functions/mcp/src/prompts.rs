@@ -184,7 +184,10 @@ pub const PROMPTS: &[Prompt] = &[
         steps: &[
             Step {
                 tool: "list_alerts",
-                args: &[("status", Source::Fixed("all")), ("period", Source::Arg("period"))],
+                args: &[
+                    ("status", Source::Fixed("all")),
+                    ("period", Source::Arg("period")),
+                ],
                 why: Text {
                     en: "alerts open now or opened in the window (monitors, SIEM, NetDiag).",
                     fr: "les alertes ouvertes ou apparues dans la fenêtre (moniteurs, SIEM, NetDiag).",
@@ -270,7 +273,10 @@ pub const PROMPTS: &[Prompt] = &[
             },
             Step {
                 tool: "list_alerts",
-                args: &[("status", Source::Fixed("all")), ("period", Source::Fixed("7d"))],
+                args: &[
+                    ("status", Source::Fixed("all")),
+                    ("period", Source::Fixed("7d")),
+                ],
                 why: Text {
                     en: "has it fired and resolved by itself before (flapping)?",
                     fr: "s'est-elle déjà déclenchée puis résolue d'elle-même (battement) ?",
@@ -334,7 +340,10 @@ impl Prompt {
             .keys()
             .find(|k| !self.args.iter().any(|a| a.name == k.as_str()))
         {
-            return Err(format!("unknown argument '{unknown}' for prompt '{}'", self.name));
+            return Err(format!(
+                "unknown argument '{unknown}' for prompt '{}'",
+                self.name
+            ));
         }
         let mut values: Vec<(&str, String)> = Vec::new();
         for arg in self.args {
@@ -425,15 +434,28 @@ mod tests {
                 let props = &tool.def["inputSchema"]["properties"];
                 for (name, from) in step.args {
                     let schema = &props[*name];
-                    assert!(schema.is_object(), "{}: {} has no {name}", prompt.name, step.tool);
+                    assert!(
+                        schema.is_object(),
+                        "{}: {} has no {name}",
+                        prompt.name,
+                        step.tool
+                    );
                     if let (Source::Fixed(v), Some(allowed)) = (from, schema["enum"].as_array()) {
                         assert!(allowed.contains(&json!(v)), "{}: {name}={v}", prompt.name);
                     }
                     if let Source::Arg(a) = from {
-                        assert!(prompt.args.iter().any(|p| p.name == *a), "{}: {a}", prompt.name);
+                        assert!(
+                            prompt.args.iter().any(|p| p.name == *a),
+                            "{}: {a}",
+                            prompt.name
+                        );
                     }
                 }
-                for required in tool.def["inputSchema"]["required"].as_array().into_iter().flatten() {
+                for required in tool.def["inputSchema"]["required"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
                     assert!(
                         step.args.iter().any(|(n, _)| json!(n) == *required),
                         "{}: {} needs {required}",
@@ -450,7 +472,10 @@ mod tests {
                     .collect();
                 let text = prompt.render(lang, &args).expect("renders");
                 assert!(!text.contains('{') || text.contains("{\""), "{text}");
-                assert!(!text.contains("{hostname}") && !text.contains("{period}"), "{text}");
+                assert!(
+                    !text.contains("{hostname}") && !text.contains("{period}"),
+                    "{text}"
+                );
             }
         }
     }
@@ -459,18 +484,39 @@ mod tests {
     fn arguments_are_checked_and_values_escaped() {
         let slow = find("slow_network").expect("prompt");
         let args = |v: Value| v.as_object().cloned().unwrap_or_default();
-        assert!(slow.render(Lang::En, &args(json!({}))).is_err(), "hostname is required");
-        assert!(slow.render(Lang::En, &args(json!({"hostname": "a", "x": "1"}))).is_err());
-        assert!(slow.render(Lang::En, &args(json!({"hostname": "a", "period": "2h"}))).is_err());
-        assert!(slow.render(Lang::En, &args(json!({"hostname": 7}))).is_err());
+        assert!(
+            slow.render(Lang::En, &args(json!({}))).is_err(),
+            "hostname is required"
+        );
+        assert!(
+            slow.render(Lang::En, &args(json!({"hostname": "a", "x": "1"})))
+                .is_err()
+        );
+        assert!(
+            slow.render(Lang::En, &args(json!({"hostname": "a", "period": "2h"})))
+                .is_err()
+        );
+        assert!(
+            slow.render(Lang::En, &args(json!({"hostname": 7})))
+                .is_err()
+        );
         let text = slow
             .render(Lang::En, &args(json!({"hostname": "PC \"42\""})))
             .expect("renders");
-        assert!(text.contains(r#"get_machine {"hostname":"PC \"42\""}"#), "{text}");
-        assert!(text.contains(r#""period":"24h""#), "the default window: {text}");
+        assert!(
+            text.contains(r#"get_machine {"hostname":"PC \"42\""}"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""period":"24h""#),
+            "the default window: {text}"
+        );
         let fr = slow
             .render(Lang::Fr, &args(json!({"hostname": "PC-1", "period": "1h"})))
             .expect("renders");
-        assert!(fr.starts_with("Trouve pourquoi le réseau de la machine PC-1"), "{fr}");
+        assert!(
+            fr.starts_with("Trouve pourquoi le réseau de la machine PC-1"),
+            "{fr}"
+        );
     }
 }

@@ -26,8 +26,8 @@ use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
 use crate::call;
-use crate::prompts::{self, Prompt};
 use crate::era::{self, BATCH_PROTOCOL, Era};
+use crate::prompts::{self, Prompt};
 use crate::tools::{self, Toolsets};
 
 pub use crate::era::HANDSHAKE_VERSIONS as PROTOCOL_VERSIONS;
@@ -46,7 +46,8 @@ const INSTRUCTIONS_EN: &str = "Read-only tools over the data of the token's cust
 (network monitoring: fleet, flows, NetDiag, alerts, inventory, security, databases, firewall, DNS, files, network). \
 Each tool calls the v1 REST route of the same name (operationId); its result is the JSON body of the answer, \
 {data, meta}, as its outputSchema says. Paged lists: pass meta.next_cursor back as cursor with the same filters; a page may hold fewer items than limit, even none, and the list ends only where meta.next_cursor is null. \
-Windows: period or from/to (RFC 3339); meta.window gives the window applied. \
+Windows: period (ending now) or from/to (RFC 3339), which then win; a window longer than the tool's cap is cut (meta.window_capped); meta.window gives the window applied. \
+A limit above the tool's maximum is brought down to it. \
 A REST error comes back with isError and the body {error, message}. Every call counts one call of the token's quota. \
 Descriptions are in English; send the HTTP header Accept-Language: fr for French.";
 
@@ -57,7 +58,8 @@ const INSTRUCTIONS_FR: &str = "Outils en lecture seule sur les données du compt
 (supervision réseau : parc, flux, NetDiag, alertes, inventaire, sécurité, bases, pare-feu, DNS, fichiers, réseau). \
 Chaque outil appelle la route REST v1 du même nom (operationId) ; le résultat est le corps JSON de la réponse, \
 {data, meta}. Listes paginées : repasser meta.next_cursor comme cursor avec les mêmes filtres ; une page peut compter moins d'éléments que limit, voire aucun, et la liste ne finit que là où meta.next_cursor est null. \
-Fenêtres : period ou from/to (RFC 3339) ; meta.window donne la fenêtre appliquée. \
+Fenêtres : period (finissant maintenant) ou from/to (RFC 3339), qui l'emportent alors ; une fenêtre plus longue que le plafond de l'outil est réduite (meta.window_capped) ; meta.window donne la fenêtre appliquée. \
+Un limit au-delà du maximum de l'outil y est ramené. \
 Une erreur REST revient avec isError et le corps {error, message}. Chaque appel compte un appel du quota du jeton. \
 Descriptions en français parce que l'en-tête HTTP Accept-Language le préfère ; sans lui, en anglais.";
 
@@ -274,8 +276,12 @@ fn result_with(id: &Value, size: usize, last: &str, write: impl FnOnce(&mut Vec<
 fn result(id: &Value, result: &Map<String, Value>, last: &str) -> Answer {
     let json = serde_json::to_vec(result).unwrap_or_default();
     // The object's members: its text between its braces.
-    let members = json.get(1..json.len().saturating_sub(1)).unwrap_or_default();
-    result_with(id, members.len(), last, |out| out.extend_from_slice(members))
+    let members = json
+        .get(1..json.len().saturating_sub(1))
+        .unwrap_or_default();
+    result_with(id, members.len(), last, |out| {
+        out.extend_from_slice(members)
+    })
 }
 
 fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Answer {
@@ -569,7 +575,10 @@ impl Ctx<'_> {
 
     /// A prompt's text for its arguments: one user message; nothing is fetched or counted.
     fn get_prompt(&self, id: &Value, params: &Map<String, Value>) -> Answer {
-        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let Some(prompt) = prompts::find(name).filter(|p| self.offers(p)) else {
             return error(
                 id,
