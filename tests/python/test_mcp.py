@@ -338,3 +338,22 @@ def test_prompts_through_the_sdk_in_english_and_french(server, full, mode):
 
     text = anyio.run(main).messages[0].content.text
     assert text.startswith("Décide si l'alerte hm-12"), text
+
+
+TS_CLIENT = os.path.join(os.path.dirname(__file__), "..", "node", "mcp-client.mjs")
+
+
+@pytest.mark.parametrize("mode", ["auto", MODERN, "legacy"])
+def test_the_typescript_sdk_client_in_each_of_its_modes(server, full, mode):
+    """@modelcontextprotocol/client (tests/node, pinned): auto and the pinned 2026-07-28 speak
+    the newest revision, legacy the newest it negotiates by `initialize` (2025-11-25)."""
+    out = subprocess.run(["node", TS_CLIENT, mode, server.base_url + "/mcp"], capture_output=True, text=True,
+                         timeout=120, env=os.environ | {"NETOPS_TOKEN": full})
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["version"] == (HANDSHAKE[-1] if mode == "legacy" else MODERN), seen["version"]
+    assert len(seen["tools"]) >= 58 and seen["annotated"]
+    assert seen["tenant"] == "acme" and not seen["isError"]
+    assert seen["prompts"] == ["slow_network", "what_changed", "triage_alert"]
+    assert 'list_alerts {"period":"3h","status":"all"}' in seen["promptText"], seen["promptText"]
+    print(f"TypeScript client, mode {mode}: {seen['version']}, {len(seen['tools'])} tools")
