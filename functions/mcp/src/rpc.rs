@@ -272,8 +272,8 @@ fn result_with(id: &Value, size: usize, last: &str, write: impl FnOnce(&mut Vec<
     Answer { bytes, code: None }
 }
 
-/// A response whose `result` holds the members of `result`, then `last`.
-fn result(id: &Value, result: &Map<String, Value>, last: &str) -> Answer {
+/// A response whose `result` holds the members of the object `result`, then `last`.
+fn result(id: &Value, result: &Value, last: &str) -> Answer {
     let json = serde_json::to_vec(result).unwrap_or_default();
     // The object's members: its text between its braces.
     let members = json
@@ -570,7 +570,7 @@ impl Ctx<'_> {
             .collect();
         let body = json!({"prompts": listed});
         let last = self.era.result_members(true);
-        result(id, body.as_object().unwrap_or(&Map::new()), &last)
+        result(id, &body, &last)
     }
 
     /// A prompt's text for its arguments: one user message; nothing is fetched or counted.
@@ -608,7 +608,7 @@ impl Ctx<'_> {
                     "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
                 });
                 let last = self.era.result_members(false);
-                result(id, body.as_object().unwrap_or(&Map::new()), &last)
+                result(id, &body, &last)
             }
             Err(why) => error(
                 id,
@@ -633,7 +633,7 @@ impl Ctx<'_> {
             "_meta": {era::SERVER_INFO_KEY: Self::server_info()},
         });
         let members = self.era.result_members(true);
-        result(id, body.as_object().unwrap_or(&Map::new()), &members)
+        result(id, &body, &members)
     }
 
     fn initialize(&self, id: &Value, params: &Map<String, Value>) -> Answer {
@@ -656,7 +656,7 @@ impl Ctx<'_> {
             "serverInfo": Self::server_info(),
             "instructions": instructions(self.headers),
         });
-        result(id, body.as_object().unwrap_or(&Map::new()), "")
+        result(id, &body, "")
     }
 
     /// The tools of the asked toolsets the caller's scopes cover, in the route table's order,
@@ -834,11 +834,7 @@ mod tests {
 
     /// An answer of exactly `len` bytes (at least its envelope's).
     fn answer(id: usize, len: usize) -> Answer {
-        let padded = |pad: String| {
-            let mut members = Map::new();
-            members.insert("pad".into(), pad.into());
-            result(&json!(id), &members, "")
-        };
+        let padded = |pad: String| result(&json!(id), &json!({"pad": pad}), "");
         let envelope = padded(String::new()).bytes.len();
         padded("x".repeat(len.saturating_sub(envelope)))
     }
