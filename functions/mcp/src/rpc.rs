@@ -588,17 +588,9 @@ impl Ctx<'_> {
             );
         };
         let empty = Map::new();
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(a)) => a,
-            Some(_) => {
-                return error(
-                    id,
-                    INVALID_PARAMS,
-                    "Invalid params: arguments must be an object",
-                    None,
-                );
-            }
+        let arguments = match arguments(id, params) {
+            Ok(given) => given.unwrap_or(&empty),
+            Err(refused) => return refused,
         };
         let lang = tools::lang(self.headers);
         match prompt.render(lang, arguments) {
@@ -742,17 +734,9 @@ impl Ctx<'_> {
             );
         };
         let empty = Map::new();
-        let args = match params.get("arguments") {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(a)) => a,
-            Some(_) => {
-                return error(
-                    id,
-                    INVALID_PARAMS,
-                    "Invalid params: arguments must be an object",
-                    None,
-                );
-            }
+        let args = match arguments(id, params) {
+            Ok(given) => given.unwrap_or(&empty),
+            Err(refused) => return refused,
         };
         let uri = match call::target(tool, args) {
             Ok(uri) => uri,
@@ -784,6 +768,23 @@ impl Ctx<'_> {
         result_with(id, tool_result_size(&bytes), &last, |out| {
             tool_result(name, status, &bytes, out);
         })
+    }
+}
+
+/// The `arguments` of a tool call or a prompt: an object, or none (absent or null).
+fn arguments<'a>(
+    id: &Value,
+    params: &'a Map<String, Value>,
+) -> Result<Option<&'a Map<String, Value>>, Answer> {
+    match params.get("arguments") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(given)) => Ok(Some(given)),
+        Some(_) => Err(error(
+            id,
+            INVALID_PARAMS,
+            "Invalid params: arguments must be an object",
+            None,
+        )),
     }
 }
 
