@@ -189,6 +189,9 @@ fn mcp_operation() -> Value {
         .copied()
         .collect();
     let toolsets = mcp_toolsets().join(", ");
+    // One toolset or more, comma-separated.
+    let one = mcp_toolsets().join("|");
+    let toolsets_pattern = format!("^({one})(,({one}))*$");
     let answer_mib = MCP_MAX_ANSWER_BYTES / (1024 * 1024);
     json!({
         "operationId": "mcp",
@@ -230,7 +233,7 @@ fn mcp_operation() -> Value {
                 "description": format!("MCP {modern} : le nom de l'outil appelé."), "schema": {"type": "string"}},
             {"name": "toolsets", "in": "query", "required": false,
                 "description": format!("Les modules dont montrer les outils, séparés par des virgules ({toolsets}) ; tous sans ce paramètre."),
-                "schema": {"type": "string"}}],
+                "schema": {"type": "string", "pattern": toolsets_pattern}}],
         "requestBody": {"required": true, "description": "Un message JSON-RPC 2.0, ou un lot (tableau) de messages.",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcMessage"}}}},
         "responses": {
