@@ -135,10 +135,12 @@ pub fn check(
             data: None,
         })
     };
-    let requested = &meta[PROTOCOL_VERSION_KEY];
-    if header(MCP_PROTOCOL_VERSION).map(str::trim) != requested.as_str() {
+    let Some(version) = meta[PROTOCOL_VERSION_KEY]
+        .as_str()
+        .filter(|v| header(MCP_PROTOCOL_VERSION).map(str::trim) == Some(*v))
+    else {
         return mismatch("MCP-Protocol-Version differs from _meta's protocolVersion");
-    }
+    };
     if header(MCP_METHOD) != Some(method) {
         return mismatch("Mcp-Method differs from the body's method");
     }
@@ -148,13 +150,6 @@ pub fn check(
     {
         return mismatch("Mcp-Name differs from the body's name");
     }
-    let Some(version) = requested.as_str() else {
-        return Err(Refusal {
-            code: crate::rpc::INVALID_PARAMS,
-            message: "Invalid params: _meta's protocolVersion must be a string".into(),
-            data: None,
-        });
-    };
     if !MODERN_VERSIONS.contains(&version) {
         return Err(Refusal {
             code: UNSUPPORTED_PROTOCOL_VERSION,
@@ -259,6 +254,17 @@ mod tests {
         );
         let other = params("2026-07-28", Some("list_machines"));
         assert_eq!(code(&ok, "tools/call", Some(&other)), Some(HEADER_MISMATCH));
+        let mut numeric = params("2026-07-28", None);
+        numeric.insert(
+            "_meta".into(),
+            json!({PROTOCOL_VERSION_KEY: 2026, CLIENT_CAPABILITIES_KEY: {}}),
+        );
+        let no_version = headers(&[(MCP_METHOD, "tools/list")]);
+        assert_eq!(
+            code(&no_version, "tools/list", Some(&numeric)),
+            Some(HEADER_MISMATCH),
+            "no header equals a version that is no string"
+        );
         let encoded = headers(&[
             (MCP_PROTOCOL_VERSION, "2026-07-28"),
             (MCP_METHOD, "tools/call"),
