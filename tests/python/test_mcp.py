@@ -1,5 +1,6 @@
-"""The MCP entry point as an assistant meets it: the official Python MCP SDK client over
-streamable HTTP, against the real `netops serve` (docs/mcp.md)."""
+"""The MCP entry point as an assistant meets it: the official Python MCP SDK client (and the
+official TypeScript one, tests/node/mcp-client.mjs) over streamable HTTP, in each of their
+negotiation modes, against the real `netops serve` (docs/mcp.md)."""
 
 import json
 import os
