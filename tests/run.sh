@@ -28,7 +28,8 @@ fi
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
 .venv/bin/pip install -q --disable-pip-version-check -r tests/requirements-aws.txt
-# Client generators run on the OpenAPI document (tests/python/test_clients.py), pinned by
+# Client generators run on the OpenAPI document (tests/python/test_clients.py), the official
+# TypeScript MCP client and the offline tokenizer (tests/python/test_mcp.py), pinned by
 # tests/node/package-lock.json, in that folder only.
 npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
 # SAM CLI, cargo-lambda and zig, as infra/README.md tells a user to install them.

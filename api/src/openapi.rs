@@ -6,8 +6,8 @@
 use netops_shared::error::{ErrorBody, ErrorCode};
 use netops_shared::http::conventions::COMPRESS_MIN_BYTES;
 use netops_shared::routes::{
-    Access, Kind, MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH, MCP_PROTOCOL_VERSIONS, ROUTES, Route,
-    WindowRule,
+    Access, Kind, MCP_MAX_ANSWER_BYTES, MCP_MAX_BATCH, MCP_MODERN_VERSIONS, MCP_PROTOCOL_VERSIONS,
+    ROUTES, Route, WindowRule, mcp_toolsets,
 };
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
@@ -182,13 +182,28 @@ fn rate_headers() -> Value {
 /// and so cannot be one of its sources: the operation is described here.
 fn mcp_operation() -> Value {
     let versions = MCP_PROTOCOL_VERSIONS.join(", ");
+    let modern = MCP_MODERN_VERSIONS.join(", ");
+    let every: Vec<&str> = MCP_MODERN_VERSIONS
+        .iter()
+        .chain(MCP_PROTOCOL_VERSIONS)
+        .copied()
+        .collect();
+    let toolsets = mcp_toolsets().join(", ");
+    // One toolset or more, comma-separated.
+    let one = mcp_toolsets().join("|");
+    let toolsets_pattern = format!("^({one})(,({one}))*$");
     let answer_mib = MCP_MAX_ANSWER_BYTES / (1024 * 1024);
     json!({
         "operationId": "mcp",
         "tags": ["mcp"],
         "summary": "Point d'entrée des assistants IA (MCP)",
-        "description": format!("JSON-RPC 2.0 sur HTTP « streamable » sans état (MCP {versions}) : \
-    `initialize`, `tools/list`, `tools/call`, `ping`. Chaque message est un POST portant le même jeton ; \
+        "description": format!("JSON-RPC 2.0 sur HTTP « streamable » sans état (MCP {versions}, négociées par \
+    `initialize`) : `initialize`, `tools/list`, `tools/call`, `ping`. MCP {modern}, sans poignée de main : chaque \
+    requête porte sa version et les capacités du client dans `params._meta`, et les en-têtes `MCP-Protocol-Version`, \
+    `Mcp-Method` (et `Mcp-Name` pour `tools/call`) répètent le corps (sinon -32020, statut 400) ; méthodes \
+    `server/discover`, `tools/list`, `tools/call` ; chaque résultat porte `resultType`, les listes et `server/discover` \
+    `ttlMs` et `cacheScope: private` ; une méthode inconnue, dont `subscriptions/listen` (aucun flux n'est tenu \
+    ouvert), reçoit -32601 avec le statut 404, une version non prise en charge -32022 (statut 400). Chaque message est un POST portant le même jeton ; \
     les notifications reçoivent 202 sans corps ; GET et DELETE donnent 405. Un outil par route de lecture JSON, \
     nommé par son operationId ; `tools/list` ne montre que les outils couverts par les portées du jeton, par pages \
     d'au plus 56 Kio (`nextCursor`, à repasser comme `cursor`). Chaque outil porte un `outputSchema` (le schéma de la \
@@ -198,6 +213,8 @@ fn mcp_operation() -> Value {
     `isError: true`. Erreurs JSON-RPC : -32700 corps illisible, -32600 requête invalide (ces deux-là avec le statut \
     400), -32601 méthode inconnue, -32602 outil inconnu ou arguments invalides, -32000 réponse trop volumineuse. \
     En-tête `MCP-Protocol-Version` non pris en charge : 400 ; sans cet en-tête, le protocole est 2025-03-26.\n\n\
+    Jeux d'outils. `?toolsets=` sur l'URL, avec des modules séparés par des virgules ({toolsets}), ne montre et \
+    n'appelle que leurs outils ; un module inconnu donne -32600 (statut 400).\n\n\
     Limites. Un lot JSON-RPC (tableau) n'est admis que sous le protocole 2025-03-26 (2025-06-18 a retiré les lots) \
     et compte au plus {MCP_MAX_BATCH} messages ; sinon le lot entier reçoit une erreur -32600 (statut 400) et rien n'est \
     exécuté. Chaque POST compte un appel dans la limite de débit, qui couvre son premier `tools/call` ; chaque \
@@ -208,8 +225,15 @@ fn mcp_operation() -> Value {
     et chaque requête suivante du lot (alors ni exécutée ni comptée) reçoivent à leur place l'erreur -32000, \
     `data.limit_bytes` donnant la limite ; il suffit de les renvoyer dans un autre POST."),
         "parameters": [{"name": "MCP-Protocol-Version", "in": "header", "required": false,
-            "description": format!("Version du protocole négociée ({versions})."),
-            "schema": {"type": "string", "enum": MCP_PROTOCOL_VERSIONS}}],
+            "description": format!("Version du protocole : négociée ({versions}), ou celle de la requête ({modern})."),
+            "schema": {"type": "string", "enum": every}},
+            {"name": "Mcp-Method", "in": "header", "required": false,
+                "description": format!("MCP {modern} : la méthode du corps."), "schema": {"type": "string"}},
+            {"name": "Mcp-Name", "in": "header", "required": false,
+                "description": format!("MCP {modern} : le nom de l'outil appelé."), "schema": {"type": "string"}},
+            {"name": "toolsets", "in": "query", "required": false,
+                "description": format!("Les modules dont montrer les outils, séparés par des virgules ({toolsets}) ; tous sans ce paramètre."),
+                "schema": {"type": "string", "pattern": toolsets_pattern}}],
         "requestBody": {"required": true, "description": "Un message JSON-RPC 2.0, ou un lot (tableau) de messages.",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcMessage"}}}},
         "responses": {
@@ -219,7 +243,11 @@ fn mcp_operation() -> Value {
                     {"type": "array", "items": {"$ref": "#/components/schemas/JsonRpcResponse"}}]}}}},
             "202": {"description": "Notification ou réponse reçue, sans corps"},
             "400": {"description": format!("Corps illisible (-32700), message invalide (-32600), lot refusé (-32600 : plus de \
-                {MCP_MAX_BATCH} messages, ou protocole 2025-06-18 et suivants) ou version de protocole non prise en charge"),
+                {MCP_MAX_BATCH} messages, ou protocole 2025-06-18 et suivants), version de protocole non prise en charge \
+                ou jeu d'outils inconnu ; sous MCP {modern}, aussi paramètres invalides (-32602), en-têtes contraires au \
+                corps (-32020) et version non prise en charge (-32022)"),
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcResponse"}}}},
+            "404": {"description": format!("MCP {modern} : méthode inconnue (-32601), dont `subscriptions/listen`"),
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcResponse"}}}},
             "413": error_response("Corps de plus de 64 Kio (`payload_too_large`)"),
         },
@@ -238,7 +266,7 @@ fn json_rpc_schemas() -> Value {
             "properties": {
                 "jsonrpc": {"type": "string", "enum": ["2.0"]},
                 "id": {"type": ["string", "integer"]},
-                "method": {"type": "string", "examples": ["initialize", "tools/list", "tools/call", "ping"]},
+                "method": {"type": "string", "examples": ["initialize", "server/discover", "tools/list", "tools/call", "ping"]},
                 "params": {"type": "object", "description": "Pour `tools/call` : `name` et `arguments`."}}},
         "JsonRpcResponse": {"type": "object", "required": ["jsonrpc"],
             "properties": {

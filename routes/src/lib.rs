@@ -152,8 +152,23 @@ impl Route {
     }
 }
 
-/// MCP protocol versions `POST /mcp` speaks, newest first.
+/// MCP protocol versions `POST /mcp` negotiates in `initialize`, newest first.
 pub const MCP_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+/// MCP protocol versions without handshake (each request names its own in `_meta`), newest
+/// first (docs/mcp.md#transport).
+pub const MCP_MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+/// The MCP toolsets a client may ask for on the endpoint URL (`?toolsets=flows,alerts`,
+/// docs/mcp.md#toolsets): the modules that have JSON read routes, in the table's order.
+pub fn mcp_toolsets() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for route in ROUTES.iter().filter(|r| r.kind == Kind::Read) {
+        let name = route.function.name();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
 /// At most this many messages in an MCP batch (docs/mcp.md#batches-and-answer-size).
 pub const MCP_MAX_BATCH: usize = 20;
 /// At most this many bytes in the answer to one `POST /mcp`, batch or not

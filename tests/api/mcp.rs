@@ -238,7 +238,7 @@ async fn unknown_methods_are_not_found_so_newer_clients_fall_back() {
     for method in [
         "server/discover",
         "resources/list",
-        "prompts/list",
+        "completion/complete",
         "tools/delete",
     ] {
         let res = rpc(
@@ -962,4 +962,522 @@ async fn the_api_gateway_events_of_the_mcp_function_succeed() {
         seen += 1;
     }
     assert!(seen >= 3, "initialize, tools/list and tools/call events");
+}
+
+const MODERN: &str = "2026-07-28";
+
+/// The `_meta` envelope of a 2026-07-28 request.
+fn envelope(version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    })
+}
+
+/// A 2026-07-28 request to `path` (`/mcp`, with a query string or not), with its envelope
+/// and the headers the revision requires.
+async fn modern_at(
+    app: &TestApp,
+    path: &str,
+    token: &str,
+    method: &str,
+    params: Value,
+) -> TestResponse {
+    let mut params = params;
+    params["_meta"] = envelope(MODERN);
+    let name = params["name"].as_str().map(str::to_owned);
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+    let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
+    if let Some(n) = name.as_deref() {
+        headers.push(("mcp-name", n));
+    }
+    app.request(
+        Method::POST,
+        path,
+        Some(token),
+        Some(body.to_string().into_bytes()),
+        &headers,
+    )
+    .await
+}
+
+async fn modern(app: &TestApp, token: &str, method: &str, params: Value) -> TestResponse {
+    modern_at(app, "/mcp", token, method, params).await
+}
+
+/// Every page of `tools/list` under 2026-07-28 at `path`: the tools, each page checked to
+/// carry `resultType` and the cache hints.
+async fn modern_tools(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
+    let mut tools = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let res = modern_at(app, path, token, "tools/list", json!({"cursor": cursor})).await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        let result = &res.body["result"];
+        assert_eq!(result["resultType"], "complete");
+        assert_eq!(
+            result["cacheScope"], "private",
+            "the list follows the token's scopes"
+        );
+        assert!(result["ttlMs"].as_u64().is_some_and(|t| t > 0));
+        tools.extend(result["tools"].as_array().cloned().expect("tools"));
+        cursor = result["nextCursor"].clone();
+        if cursor.is_null() {
+            return tools;
+        }
+    }
+}
+
+#[tokio::test]
+async fn server_discover_names_every_supported_revision_with_cache_hints() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let res = modern(app, &token, "server/discover", json!({})).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert!(res.header("mcp-session-id").is_none(), "no session");
+    let r = &res.body["result"];
+    assert_eq!(
+        r["supportedVersions"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+    );
+    assert_eq!(r["capabilities"]["tools"]["listChanged"], false);
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["cacheScope"], "private");
+    assert!(r["ttlMs"].as_u64().is_some_and(|t| t > 0));
+    assert_eq!(
+        r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "netops"
+    );
+    let instructions = r["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("?toolsets=") && instructions.contains("flows, netdiag"),
+        "{instructions}"
+    );
+}
+
+#[tokio::test]
+async fn a_modern_request_needs_no_handshake_and_every_result_says_its_type() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let res = modern(
+        app,
+        &token,
+        "tools/call",
+        json!({"name": "get_me", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let r = &res.body["result"];
+    assert_eq!(r["resultType"], "complete");
+    assert!(r.get("ttlMs").is_none(), "a tool result is not cached");
+    assert_eq!(r["isError"], false);
+    assert_eq!(r["structuredContent"]["data"]["tenant"], "acme");
+    // A REST error is still a tool result, and says its type.
+    let res = modern(
+        app,
+        &token,
+        "tools/call",
+        json!({"name": "get_machine", "arguments": {"hostname": "NOPE-0000"}}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body["result"]["resultType"], "complete");
+    assert_eq!(res.body["result"]["isError"], true);
+    let (names, ..) = tool_names(app, &token).await;
+    let tools = modern_tools(app, "/mcp", &token).await;
+    assert_eq!(tools.len(), names.len(), "the same tools in both eras");
+    // The older revisions' results stay as they were.
+    let res = rpc(
+        app,
+        &token,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    assert!(res.body["result"].get("resultType").is_none());
+    assert!(res.body["result"].get("ttlMs").is_none());
+}
+
+#[tokio::test]
+async fn modern_requests_are_checked_in_the_revisions_order_with_its_codes_and_statuses() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let send = |body: Value, headers: Vec<(&'static str, String)>| {
+        let token = token.clone();
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            raw(app, &token, &body.to_string(), &headers).await
+        }
+    };
+    let list = |meta: Value| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
+    let hdrs = |version: &str, method: &str| {
+        vec![
+            ("mcp-protocol-version", version.to_owned()),
+            ("mcp-method", method.to_owned()),
+        ]
+    };
+    // No envelope under the 2026-07-28 header.
+    let res = send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        hdrs(MODERN, "tools/list"),
+    )
+    .await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32602)
+    );
+    // Headers that disagree with the body.
+    let res = send(list(envelope(MODERN)), hdrs(MODERN, "tools/call")).await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32020)
+    );
+    let res = send(list(envelope("2031-01-01")), hdrs(MODERN, "tools/list")).await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32020)
+    );
+    let res = send(
+        list(envelope(MODERN)),
+        vec![("mcp-method", "tools/list".into())],
+    )
+    .await;
+    assert_eq!(
+        error_code(&res),
+        -32020,
+        "the envelope without the version header"
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_me", "_meta": envelope(MODERN)}});
+    let mut named = hdrs(MODERN, "tools/call");
+    named.push(("mcp-name", "list_machines".into()));
+    let res = send(call, named).await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32020)
+    );
+    // A revision we do not speak, named alike in header and body.
+    let res = send(
+        list(envelope("2031-01-01")),
+        hdrs("2031-01-01", "tools/list"),
+    )
+    .await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32022)
+    );
+    assert_eq!(res.body["error"]["data"]["requested"], "2031-01-01");
+    assert_eq!(res.body["error"]["data"]["supported"][0], MODERN);
+    // The handshake era's methods, and the stream this deployment cannot hold: 404 at once.
+    for method in [
+        "initialize",
+        "ping",
+        "subscriptions/listen",
+        "resources/list",
+    ] {
+        let started = std::time::Instant::now();
+        let res = modern(app, &token, method, json!({})).await;
+        assert_eq!(
+            (res.status, error_code(&res)),
+            (StatusCode::NOT_FOUND, -32601),
+            "{method}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{method} answered at once"
+        );
+        assert_eq!(res.body["id"], 9);
+    }
+    let res = modern(app, &token, "subscriptions/listen", json!({})).await;
+    assert!(
+        res.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not supported")),
+        "{}",
+        res.body
+    );
+    let res = modern(app, &token, "tools/call", json!({"name": "drop_database"})).await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32602)
+    );
+    // No batch, and a notification is accepted without answer.
+    let batch = json!([list(envelope(MODERN)), list(envelope(MODERN))]);
+    let res = send(batch, hdrs(MODERN, "tools/list")).await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32600)
+    );
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": envelope(MODERN)}});
+    let res = send(note, hdrs(MODERN, "notifications/cancelled")).await;
+    assert_eq!(res.status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn the_tool_list_comes_in_the_route_tables_order_every_time() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let first = modern_tools(app, "/mcp", &token).await;
+    let again = modern_tools(app, "/mcp", &token).await;
+    assert_eq!(first, again);
+    let names: Vec<&str> = first.iter().filter_map(|t| t["name"].as_str()).collect();
+    let reads: Vec<&str> = ROUTES
+        .iter()
+        .filter(|r| r.kind == Kind::Read)
+        .map(|r| r.op)
+        .collect();
+    assert_eq!(names, reads);
+}
+
+#[tokio::test]
+async fn toolsets_in_the_endpoint_url_narrow_the_list_and_the_calls() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let of = |modules: &[&str]| -> Vec<String> {
+        ROUTES
+            .iter()
+            .filter(|r| r.kind == Kind::Read && modules.contains(&r.function.name()))
+            .map(|r| r.op.to_owned())
+            .collect()
+    };
+    let names = |tools: Vec<Value>| -> Vec<String> {
+        tools
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let tools = modern_tools(app, "/mcp?toolsets=flows,alerts", &token).await;
+    assert_eq!(names(tools), of(&["flows", "alerts"]));
+    let repeated = modern_tools(app, "/mcp?toolsets=alerts&toolsets=flows", &token).await;
+    assert_eq!(names(repeated), of(&["flows", "alerts"]));
+    // The older revisions read the same URL.
+    let res = app
+        .send(
+            Method::POST,
+            "/mcp?toolsets=dns",
+            &token,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+    let listed: Vec<Value> = res.body["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(names(listed), of(&["dns"]));
+    // A tool outside the toolsets is unknown to this connection.
+    let res = modern_at(
+        app,
+        "/mcp?toolsets=flows",
+        &token,
+        "tools/call",
+        json!({"name": "list_machines"}),
+    )
+    .await;
+    assert_eq!(error_code(&res), -32602);
+    let res = modern_at(
+        app,
+        "/mcp?toolsets=flows",
+        &token,
+        "tools/call",
+        json!({"name": "list_flows"}),
+    )
+    .await;
+    assert_eq!(res.body["result"]["isError"], false, "{}", res.body);
+    // The token's scopes still filter.
+    let dns = app.token("acme", &[Scope::ReadDns]).await;
+    let tools = modern_tools(app, "/mcp?toolsets=dns,flows", &dns).await;
+    assert_eq!(names(tools), of(&["dns"]));
+    // An unknown toolset is refused with the list of toolsets.
+    let res = modern_at(
+        app,
+        "/mcp?toolsets=flows,nope",
+        &token,
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        (res.status, error_code(&res)),
+        (StatusCode::BAD_REQUEST, -32600)
+    );
+    assert!(
+        res.body["error"]["data"]["toolsets"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("flows")))
+    );
+}
+
+#[tokio::test]
+async fn every_tool_is_annotated_read_only_idempotent_and_closed_with_a_title() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let (_, english, _) = tool_names(app, &token).await;
+    let french = {
+        let res = app
+            .request(
+                Method::POST,
+                "/mcp",
+                Some(&token),
+                Some(
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+                        .to_string()
+                        .into_bytes(),
+                ),
+                &[("accept-language", "fr")],
+            )
+            .await;
+        res.body["result"]["tools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    for tool in &english {
+        let a = &tool["annotations"];
+        let name = tool["name"].as_str().unwrap_or_default();
+        assert_eq!(a["readOnlyHint"], true, "{name}");
+        assert_eq!(a["idempotentHint"], true, "{name}");
+        assert_eq!(a["openWorldHint"], false, "{name}");
+        assert!(
+            a["title"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty() && t.len() <= 60),
+            "{name}"
+        );
+    }
+    let title = |tools: &[Value], name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["annotations"]["title"].clone())
+    };
+    assert_eq!(
+        title(&english, "list_machines"),
+        Some(json!("List machines"))
+    );
+    assert_eq!(
+        title(&english, "get_netdiag_summary"),
+        Some(json!("Get NetDiag summary"))
+    );
+    let fr = title(&french, "list_machines").expect("listed in French");
+    assert_ne!(
+        fr,
+        json!("List machines"),
+        "the French title is the operation's summary"
+    );
+}
+
+#[tokio::test]
+async fn prompts_are_listed_for_the_tools_a_token_may_call_and_cost_no_call() {
+    let app = TestApp::shared();
+    let token = app.full_token().await;
+    let list = rpc(
+        app,
+        &token,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}),
+    )
+    .await;
+    let names: Vec<&str> = list.body["result"]["prompts"]
+        .as_array()
+        .map(|p| p.iter().filter_map(|p| p["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["slow_network", "what_changed", "triage_alert"]);
+    let slow = &list.body["result"]["prompts"][0];
+    assert_eq!(
+        slow["arguments"][0],
+        json!({"name": "hostname", "description": "Host name of the machine, as list_machines gives it.", "required": true})
+    );
+    assert_eq!(slow["arguments"][1]["required"], false);
+    // Under 2026-07-28, the list is cacheable and the text says its type.
+    let res = modern(app, &token, "prompts/list", json!({})).await;
+    assert_eq!(res.body["result"]["cacheScope"], "private");
+    let before = remaining(
+        &rpc(
+            app,
+            &token,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await,
+    );
+    let res = modern(
+        app,
+        &token,
+        "prompts/get",
+        json!({"name": "slow_network", "arguments": {"hostname": "PC-0042"}}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let r = &res.body["result"];
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["messages"][0]["role"], "user");
+    let text = r["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains(r#"get_netdiag_summary {"hostname":"PC-0042","period":"24h"}"#),
+        "{text}"
+    );
+    let after = remaining(
+        &rpc(
+            app,
+            &token,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await,
+    );
+    assert_eq!(before - after, 2, "a prompt is one POST, no tool call");
+    // In French, and refused when its arguments do not fit.
+    let res = app
+        .request(
+            Method::POST,
+            "/mcp",
+            Some(&token),
+            Some(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "what_changed"}}).to_string().into_bytes()),
+            &[("accept-language", "fr")],
+        )
+        .await;
+    let text = res.body["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("Trouve ce qui a changé") && text.contains(r#""period":"1h""#),
+        "{text}"
+    );
+    for params in [
+        json!({"name": "slow_network"}),
+        json!({"name": "slow_network", "arguments": {"hostname": "a", "period": "2h"}}),
+        json!({"name": "nope"}),
+    ] {
+        let res = rpc(
+            app,
+            &token,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": params}),
+        )
+        .await;
+        assert_eq!(error_code(&res), -32602, "{params}");
+    }
+    // A token that cannot call every tool of a prompt is not offered it, nor is a toolset.
+    let dns = app.token("acme", &[Scope::ReadDns]).await;
+    let res = rpc(
+        app,
+        &dns,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}),
+    )
+    .await;
+    assert_eq!(res.body["result"]["prompts"], json!([]));
+    let res = rpc(app, &dns, json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "triage_alert", "arguments": {"alert_id": "x"}}})).await;
+    assert_eq!(error_code(&res), -32602);
+    let res = modern_at(
+        app,
+        "/mcp?toolsets=netdiag,flows,fleet",
+        &token,
+        "prompts/list",
+        json!({}),
+    )
+    .await;
+    let offered: Vec<&str> = res.body["result"]["prompts"]
+        .as_array()
+        .map(|p| p.iter().filter_map(|p| p["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(offered, ["slow_network"]);
 }

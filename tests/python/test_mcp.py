@@ -1,7 +1,10 @@
-"""The MCP entry point as an assistant meets it: the official Python MCP SDK client over
-streamable HTTP, against the real `netops serve` (docs/mcp.md)."""
+"""The MCP entry point as an assistant meets it: the official Python MCP SDK client (and the
+official TypeScript one, tests/node/mcp-client.mjs) over streamable HTTP, in each of their
+negotiation modes, against the real `netops serve` (docs/mcp.md)."""
 
 import json
+import os
+import subprocess
 
 import anyio
 import pytest
@@ -14,6 +17,10 @@ from mcp.shared.exceptions import MCPError
 
 from test_clients import links_to, pointer
 
+MODERN = "2026-07-28"
+HANDSHAKE = ("2025-03-26", "2025-06-18", "2025-11-25")
+TOKENS = os.path.join(os.path.dirname(__file__), "..", "node", "tokens.mjs")
+
 
 @pytest.fixture(scope="module")
 def full(server):
@@ -21,16 +28,18 @@ def full(server):
     return server.create_token("all", "mcp-python-full")
 
 
-def connect(server, token=None, mode="auto"):
+def connect(server, token=None, mode="auto", query=""):
     http = create_mcp_http_client(headers=server.headers(token))
-    return http, Client(streamable_http_client(server.base_url + "/mcp", http_client=http), mode=mode)
+    url = server.base_url + "/mcp" + query
+    return http, Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
-def run(server, body, token=None, mode="auto"):
-    """Connects (initialize), runs `body(client)` and returns its value."""
+def run(server, body, token=None, mode="auto", query=""):
+    """Connects (in mode auto: `server/discover`, which finds 2026-07-28), runs
+    `body(client)` and returns its value."""
 
     async def main():
-        http, client = connect(server, token, mode)
+        http, client = connect(server, token, mode, query)
         async with http, client:
             return await body(client)
 
@@ -45,17 +54,32 @@ def structured(result):
     return body
 
 
-@pytest.mark.filterwarnings("ignore:ping is removed")  # only from 2026-07-28, which we do not speak
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_the_sdk_client_initializes_over_streamable_http(server, full, mode):
-    async def body(client):
-        assert client.server_info.name == "netops"
-        assert client.protocol_version in ("2025-03-26", "2025-06-18", "2025-11-25")
-        assert client.server_capabilities.tools is not None
-        await client.send_ping()
-        return client.protocol_version
+@pytest.mark.filterwarnings("ignore:ping is removed")  # the legacy mode's ping, before 2026-07-28
+@pytest.mark.parametrize("mode", ["auto", MODERN, "legacy"])
+def test_the_sdk_client_connects_in_each_of_its_modes(server, full, mode):
+    """auto probes `server/discover` and adopts 2026-07-28; the version pinned needs no
+    exchange at all before its first request; legacy runs the `initialize` handshake."""
 
-    version = run(server, body, token=full, mode=mode)
+    async def body(client):
+        if mode == "auto":
+            discovered = await client.session.discover()  # the probe's answer, adopted
+            assert discovered.supported_versions == [MODERN, *reversed(HANDSHAKE)]
+            assert discovered.ttl_ms > 0 and discovered.cache_scope == "private"
+        if mode != MODERN:  # a pinned version sends no request before its first call
+            assert client.server_info.name == "netops"
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.prompts is not None
+        if mode == "legacy":
+            assert client.protocol_version in HANDSHAKE
+            await client.send_ping()
+        else:
+            assert client.protocol_version == MODERN
+        tools = await all_tools(client)
+        me = structured(await client.call_tool("get_me", {}))
+        return client.protocol_version, len(tools), me
+
+    version, count, me = run(server, body, token=full, mode=mode)
+    assert count >= 58 and me["data"]["tenant"] == "acme"
     print(f"negotiated {version} in mode {mode}")
 
 
@@ -125,7 +149,8 @@ def test_every_tool_answers_what_its_output_schema_says(server, full):
         Draft202012Validator(tool.output_schema).validate(structured(result))
 
 
-def test_tool_calls_return_the_rest_bodies(server, full):
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_tool_calls_return_the_rest_bodies(server, full, mode):
     rest = server.get("/machines", token=full, params={"status": "online", "limit": 3}).json()
 
     async def body(client):
@@ -137,7 +162,7 @@ def test_tool_calls_return_the_rest_bodies(server, full):
         bad = await client.call_tool("list_machines", {"limit": 0})
         return me, page, one, missing, bad, first
 
-    me, page, one, missing, bad, first = run(server, body, token=full)
+    me, page, one, missing, bad, first = run(server, body, token=full, mode=mode)
     assert not me.is_error and structured(me)["data"]["tenant"] == "acme"
     assert not page.is_error
     assert structured(page)["data"] == rest["data"]
@@ -215,7 +240,7 @@ def test_raw_protocol_answers(server, full):
     res = post("{oops")
     assert res.status_code == 400 and res.json()["error"]["code"] == -32700
     res = post('{"jsonrpc":"2.0","id":1,"method":"server/discover"}')
-    assert res.status_code == 200 and res.json()["error"]["code"] == -32601
+    assert res.status_code == 200 and res.json()["error"]["code"] == -32601, "no discover before 2026-07-28"
     res = post('{"jsonrpc":"2.0","id":1,"method":"ping"}', extra={"MCP-Protocol-Version": "1999-01-01"})
     assert res.status_code == 400
     assert requests.get(url, headers=headers, timeout=30).status_code == 405
@@ -235,3 +260,101 @@ def test_tool_descriptions_are_english_unless_the_client_asks_for_french(server,
     assert "Paginé" in french["list_machines"]["description"]
     assert german["list_machines"]["description"] == machines, "English unless French is preferred"
     assert english["list_machines"]["outputSchema"] == french["list_machines"]["outputSchema"]
+
+
+def modern_post(server, token, method, params=None, query=""):
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = server.headers(token) | {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    return requests.post(server.base_url + "/mcp" + query, headers=headers, timeout=30,
+                         json={"jsonrpc": "2.0", "id": 1, "method": method, "params": (params or {}) | {"_meta": meta}})
+
+
+def test_subscriptions_listen_is_refused_at_once_and_the_sdk_says_so(server, full):
+    """This deployment answers JSON and holds no stream open (API Gateway HTTP API): the
+    stream of 2026-07-28 is refused with the protocol's error, never left hanging."""
+    res = modern_post(server, full, "subscriptions/listen")
+    assert res.status_code == 404 and res.json()["error"]["code"] == -32601
+
+    async def body(client):
+        with anyio.fail_after(10), pytest.raises(MCPError) as err:
+            async with client.listen(tools_list_changed=True):
+                pass
+        return err.value.code
+
+    assert run(server, body, token=full) == -32601
+
+
+def tokens(text):
+    """Tokens of `text` for an o200k_base model (gpt-tokenizer, offline)."""
+    out = subprocess.run(["node", TOKENS], input=text, capture_output=True, text=True, check=True, timeout=60)
+    return int(out.stdout)
+
+
+def test_toolsets_and_what_their_tool_lists_cost_in_tokens(server, full):
+    """`?toolsets=` on the endpoint URL narrows the tools the SDK client loads; the whole
+    JSON it loads (names, titles, descriptions, input and output schemas, annotations) is
+    counted in tokens, for all tools and for each module's toolset."""
+    names = modern_post(server, full, "tools/list", query="?toolsets=nope").json()["error"]["data"]["toolsets"]
+    assert "flows" in names and "alerts" in names
+    costs = {}
+    for toolset in [None, *names]:
+        query = f"?toolsets={toolset}" if toolset else ""
+        tools = run(server, all_tools, token=full, query=query)
+        loaded = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+                            ensure_ascii=False, separators=(",", ":"))
+        costs[toolset or "all"] = (len(tools), len(loaded.encode()), tokens(loaded))
+    for name, (count, size, cost) in costs.items():
+        print(f"tools/list {name}: {count} tools, {size} bytes, {cost} tokens (o200k_base)")
+    assert sum(c for c, _, _ in list(costs.values())[1:]) == costs["all"][0], "each tool in one toolset"
+    over = {n: c for n, (_, _, c) in costs.items() if n != "all" and c >= 4000}
+    assert not over, f"one module's toolset costs 4,000 tokens or more: {over}"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_prompts_through_the_sdk_in_english_and_french(server, full, mode):
+    """Each prompt is listed with its arguments and gives one user message naming the tools
+    to call; in French when the client asks for it; a prompt fetches nothing."""
+
+    async def body(client):
+        listed = (await client.list_prompts()).prompts
+        got = await client.get_prompt("slow_network", {"hostname": "PC-0042", "period": "6h"})
+        return listed, got
+
+    listed, got = run(server, body, token=full, mode=mode)
+    assert [p.name for p in listed] == ["slow_network", "what_changed", "triage_alert"]
+    assert [a.name for a in listed[0].arguments] == ["hostname", "period"]
+    assert listed[0].arguments[0].required and not listed[0].arguments[1].required
+    text = got.messages[0].content.text
+    assert got.messages[0].role == "user"
+    assert 'list_netdiag_events {"hostname":"PC-0042","period":"6h"' in text, text
+
+    async def french(client):
+        return await client.get_prompt("triage_alert", {"alert_id": "hm-12"})
+
+    http = create_mcp_http_client(headers=server.headers(full) | {"Accept-Language": "fr"})
+
+    async def main():
+        async with http, Client(streamable_http_client(server.base_url + "/mcp", http_client=http)) as client:
+            return await french(client)
+
+    text = anyio.run(main).messages[0].content.text
+    assert text.startswith("Décide si l'alerte hm-12"), text
+
+
+TS_CLIENT = os.path.join(os.path.dirname(__file__), "..", "node", "mcp-client.mjs")
+
+
+@pytest.mark.parametrize("mode", ["auto", MODERN, "legacy"])
+def test_the_typescript_sdk_client_in_each_of_its_modes(server, full, mode):
+    """@modelcontextprotocol/client (tests/node, pinned): auto and the pinned 2026-07-28 speak
+    the newest revision, legacy the newest it negotiates by `initialize` (2025-11-25)."""
+    out = subprocess.run(["node", TS_CLIENT, mode, server.base_url + "/mcp"], capture_output=True, text=True,
+                         timeout=120, env=os.environ | {"NETOPS_TOKEN": full})
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["version"] == (HANDSHAKE[-1] if mode == "legacy" else MODERN), seen["version"]
+    assert len(seen["tools"]) >= 58 and seen["annotated"]
+    assert seen["tenant"] == "acme" and not seen["isError"]
+    assert seen["prompts"] == ["slow_network", "what_changed", "triage_alert"]
+    assert 'list_alerts {"period":"3h","status":"all"}' in seen["promptText"], seen["promptText"]
+    print(f"TypeScript client, mode {mode}: {seen['version']}, {len(seen['tools'])} tools")

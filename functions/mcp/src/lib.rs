@@ -5,6 +5,8 @@
 
 mod call;
 mod english;
+mod era;
+mod prompts;
 mod rpc;
 pub mod tools;
 

@@ -1,6 +1,7 @@
 //! The protocol: JSON-RPC 2.0 over stateless streamable HTTP (MCP 2025-03-26, 2025-06-18,
-//! 2025-11-25). Every message is one POST with the same bearer token; answers are JSON,
-//! never event streams, and no session id is issued. A POST cannot multiply work, quota or
+//! 2025-11-25 negotiated by `initialize`, and 2026-07-28 without handshake: [`crate::era`]).
+//! Every message is one POST with the same bearer token; answers are JSON, never event
+//! streams, and no session id is issued. A POST cannot multiply work, quota or
 //! memory (docs/mcp.md#batches-and-answer-size): a batch holds at most 20 messages and only
 //! under 2025-03-26, every tool call counts against the quota, and an answer holds at most
 //! 8 MiB.
@@ -14,7 +15,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use http_body::{Frame, SizeHint};
 use netops_shared::error::ApiError;
 use netops_shared::extract::BODY_LIMIT;
@@ -25,13 +26,14 @@ use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
 use crate::call;
-use crate::tools;
+use crate::era::{self, BATCH_PROTOCOL, Era};
+use crate::prompts::{self, Prompt};
+use crate::tools::{self, Toolsets};
 
+pub use crate::era::HANDSHAKE_VERSIONS as PROTOCOL_VERSIONS;
 pub use netops_shared::routes::{
     MCP_MAX_ANSWER_BYTES as MAX_ANSWER_BYTES, MCP_MAX_BATCH as MAX_BATCH,
-    MCP_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS,
 };
-pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -40,25 +42,38 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// The first of JSON-RPC's implementation-defined server errors: an answer that did not fit.
 pub const ANSWER_TOO_LARGE: i64 = -32000;
 
-/// The protocol of a request that names none (MCP 2025-06-18, transports, "Protocol Version
-/// Header"), and the only one we speak with JSON-RPC batches: 2025-06-18 removed them.
-const BATCH_PROTOCOL: &str = "2025-03-26";
-
 const INSTRUCTIONS_EN: &str = "Read-only tools over the data of the token's customer account \
 (network monitoring: fleet, flows, NetDiag, alerts, inventory, security, databases, firewall, DNS, files, network). \
 Each tool calls the v1 REST route of the same name (operationId); its result is the JSON body of the answer, \
 {data, meta}, as its outputSchema says. Paged lists: pass meta.next_cursor back as cursor with the same filters; a page may hold fewer items than limit, even none, and the list ends only where meta.next_cursor is null. \
-Windows: period or from/to (RFC 3339); meta.window gives the window applied. \
+Windows: period (ending now) or from/to (RFC 3339), which then win; a window longer than the tool's cap is cut (meta.window_capped); meta.window gives the window applied. \
+A limit above the tool's maximum is brought down to it. \
 A REST error comes back with isError and the body {error, message}. Every call counts one call of the token's quota. \
 Descriptions are in English; send the HTTP header Accept-Language: fr for French.";
+
+const TOOLSETS_EN: &str = "Toolsets: add ?toolsets= to the endpoint URL with some of these modules, \
+comma-separated, to list and call only their tools:";
 
 const INSTRUCTIONS_FR: &str = "Outils en lecture seule sur les données du compte client du jeton \
 (supervision réseau : parc, flux, NetDiag, alertes, inventaire, sécurité, bases, pare-feu, DNS, fichiers, réseau). \
 Chaque outil appelle la route REST v1 du même nom (operationId) ; le résultat est le corps JSON de la réponse, \
 {data, meta}. Listes paginées : repasser meta.next_cursor comme cursor avec les mêmes filtres ; une page peut compter moins d'éléments que limit, voire aucun, et la liste ne finit que là où meta.next_cursor est null. \
-Fenêtres : period ou from/to (RFC 3339) ; meta.window donne la fenêtre appliquée. \
+Fenêtres : period (finissant maintenant) ou from/to (RFC 3339), qui l'emportent alors ; une fenêtre plus longue que le plafond de l'outil est réduite (meta.window_capped) ; meta.window donne la fenêtre appliquée. \
+Un limit au-delà du maximum de l'outil y est ramené. \
 Une erreur REST revient avec isError et le corps {error, message}. Chaque appel compte un appel du quota du jeton. \
 Descriptions en français parce que l'en-tête HTTP Accept-Language le préfère ; sans lui, en anglais.";
+
+const TOOLSETS_FR: &str = "Jeux d'outils : ajouter ?toolsets= à l'URL du point d'entrée avec certains de \
+ces modules, séparés par des virgules, pour ne lister et n'appeler que leurs outils :";
+
+/// What `initialize` and `server/discover` tell the assistant, in the request's language.
+fn instructions(headers: &HeaderMap) -> String {
+    let (text, toolsets) = match tools::lang(headers) {
+        Lang::En => (INSTRUCTIONS_EN, TOOLSETS_EN),
+        Lang::Fr => (INSTRUCTIONS_FR, TOOLSETS_FR),
+    };
+    format!("{text} {toolsets} {}.", tools::mcp_toolsets().join(", "))
+}
 
 /// `POST /mcp`. Its OpenAPI operation is written in the docs crate (`mcp_operation`), which
 /// this crate builds its tools from.
@@ -66,15 +81,12 @@ pub async fn mcp(
     State(state): State<AppState>,
     caller: Caller,
     request: RequestCtx,
+    uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let Ok(bytes) = axum::body::to_bytes(body, BODY_LIMIT).await else {
         return ApiError::payload_too_large().into_response();
-    };
-    let version = match protocol(&headers) {
-        Ok(version) => version,
-        Err(refusal) => return reply(StatusCode::BAD_REQUEST, refusal.into()),
     };
     let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
         let answer = error(
@@ -85,11 +97,30 @@ pub async fn mcp(
         );
         return reply(StatusCode::BAD_REQUEST, answer.into());
     };
+    let era = match Era::of(&headers, &message) {
+        Ok(era) => era,
+        Err(unsupported) => {
+            let refusal = unsupported_header(unsupported);
+            return reply(StatusCode::BAD_REQUEST, refusal.into());
+        }
+    };
+    let toolsets = match Toolsets::from_query(uri.query()) {
+        Ok(toolsets) => toolsets,
+        Err(unknown) => {
+            let msg = format!(
+                "Invalid Request: unknown toolset '{unknown}' in the endpoint URL; toolsets: {}",
+                tools::mcp_toolsets().join(", ")
+            );
+            let data = json!({"toolsets": tools::mcp_toolsets()});
+            let refusal = error(&Value::Null, INVALID_REQUEST, &msg, Some(data));
+            return reply(StatusCode::BAD_REQUEST, refusal.into());
+        }
+    };
     let (messages, batch) = match message {
         Value::Array(batch) if !batch.is_empty() => (batch, true),
         single => (vec![single], false),
     };
-    if batch && let Some(refusal) = refuse_batch(version, messages.len()) {
+    if batch && let Some(refusal) = refuse_batch(era.version(), messages.len()) {
         return reply(StatusCode::BAD_REQUEST, refusal.into());
     }
     let mut ctx = Ctx {
@@ -97,12 +128,16 @@ pub async fn mcp(
         caller: &caller,
         request_id: &request.request_id,
         headers: &headers,
+        era,
+        toolsets: &toolsets,
         tool_calls: 0,
         quota: None,
     };
     let (out, code) = ctx.answer_all(&messages, batch).await;
     let mut res = if out.is_empty() {
         accepted()
+    } else if era == Era::Modern {
+        reply(era::status(code), out)
     } else if matches!(code, Some(PARSE_ERROR | INVALID_REQUEST)) && !batch {
         reply(StatusCode::BAD_REQUEST, out)
     } else {
@@ -115,24 +150,17 @@ pub async fn mcp(
     res
 }
 
-/// The protocol version of the request: its `MCP-Protocol-Version` header, or 2025-03-26 when
-/// it has none (MCP 2025-06-18, transports, "Protocol Version Header"); an unsupported one is
-/// refused.
-fn protocol(headers: &HeaderMap) -> Result<&'static str, Answer> {
-    let Some(value) = headers.get(MCP_PROTOCOL_VERSION) else {
-        return Ok(BATCH_PROTOCOL);
-    };
-    let value = value.to_str().map(str::trim).unwrap_or_default();
-    PROTOCOL_VERSIONS
-        .iter()
-        .find(|v| **v == value)
-        .copied()
-        .ok_or_else(|| {
-            let supported = PROTOCOL_VERSIONS.join(", ");
-            let msg =
-                format!("Bad Request: unsupported MCP-Protocol-Version; supported: {supported}");
-            error(&Value::Null, INVALID_REQUEST, &msg, None)
-        })
+/// The refusal of a POST whose `MCP-Protocol-Version` header names a revision we do not
+/// speak, without the 2026-07-28 envelope (MCP 2025-06-18, transports, "Protocol Version
+/// Header": 400).
+fn unsupported_header(value: &str) -> Answer {
+    let supported = era::supported();
+    let msg = format!(
+        "Bad Request: unsupported MCP-Protocol-Version; supported: {}",
+        supported.join(", ")
+    );
+    let data = json!({"supported": supported, "requested": value});
+    error(&Value::Null, INVALID_REQUEST, &msg, Some(data))
 }
 
 /// A batch refused as a whole, before any of it runs (docs/mcp.md#batches-and-answer-size).
@@ -225,24 +253,35 @@ struct Answer {
     code: Option<i64>,
 }
 
-/// A response whose `result` `write` serializes in place (about `size` bytes).
-fn result_with(id: &Value, size: usize, write: impl FnOnce(&mut Vec<u8>)) -> Answer {
-    let mut bytes = Vec::with_capacity(size + 48);
+/// A response whose `result` object holds the members `write` serializes in place (about
+/// `size` bytes), then `last`, the members of the era ([`Era::result_members`]).
+fn result_with(id: &Value, size: usize, last: &str, write: impl FnOnce(&mut Vec<u8>)) -> Answer {
+    let mut bytes = Vec::with_capacity(size + last.len() + 48);
     bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     bytes.extend_from_slice(&serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec()));
-    bytes.extend_from_slice(br#","result":"#);
+    bytes.extend_from_slice(br#","result":{"#);
+    let start = bytes.len();
     write(&mut bytes);
-    bytes.push(b'}');
+    if !last.is_empty() {
+        if bytes.len() > start {
+            bytes.push(b',');
+        }
+        bytes.extend_from_slice(last.as_bytes());
+    }
+    bytes.extend_from_slice(b"}}");
     Answer { bytes, code: None }
 }
 
-/// A response whose `result` is already serialized JSON.
-fn result_raw(id: &Value, result: &[u8]) -> Answer {
-    result_with(id, result.len(), |out| out.extend_from_slice(result))
-}
-
-fn result(id: &Value, result: &Value) -> Answer {
-    result_raw(id, &serde_json::to_vec(result).unwrap_or_default())
+/// A response whose `result` holds the members of the object `result`, then `last`.
+fn result(id: &Value, result: &Value, last: &str) -> Answer {
+    let json = serde_json::to_vec(result).unwrap_or_default();
+    // The object's members: its text between its braces.
+    let members = json
+        .get(1..json.len().saturating_sub(1))
+        .unwrap_or_default();
+    result_with(id, members.len(), last, |out| {
+        out.extend_from_slice(members)
+    })
 }
 
 fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Answer {
@@ -390,6 +429,10 @@ struct Ctx<'a> {
     /// The POST's request id, which each tool call's REST request shares.
     request_id: &'a str,
     headers: &'a HeaderMap,
+    /// The revision the POST speaks.
+    era: Era,
+    /// The modules whose tools the endpoint URL asked for.
+    toolsets: &'a Toolsets,
     /// The tool calls met so far in this POST.
     tool_calls: usize,
     /// The caller's quota as last counted here, when a tool call was counted.
@@ -441,20 +484,148 @@ impl Ctx<'_> {
         params: Option<&Map<String, Value>>,
         room: usize,
     ) -> Answer {
+        if self.era == Era::Modern
+            && let Err(refused) = era::check(self.headers, method, params)
+        {
+            return error(id, refused.code, &refused.message, refused.data);
+        }
         let empty = Map::new();
         let params = params.unwrap_or(&empty);
-        match method {
-            "initialize" => self.initialize(id, params),
-            "ping" => result_raw(id, b"{}"),
-            "tools/list" => self.list(id, params),
-            "tools/call" => self.call(id, params, room).await,
-            other => error(
+        match (method, self.era) {
+            ("initialize", Era::Handshake(_)) => self.initialize(id, params),
+            ("ping", Era::Handshake(_)) => result_with(id, 0, "", |_| {}),
+            ("server/discover", Era::Modern) => self.discover(id),
+            ("subscriptions/listen", Era::Modern) => error(
+                id,
+                METHOD_NOT_FOUND,
+                "Method not found: subscriptions/listen is not supported here: every POST is \
+                 answered with JSON and no stream is held open (API Gateway HTTP API); the tool \
+                 list changes only with a deployment",
+                Some(json!({"supported": self.methods()})),
+            ),
+            ("tools/list", _) => self.list(id, params),
+            ("tools/call", _) => self.call(id, params, room).await,
+            ("prompts/list", _) => self.list_prompts(id, params),
+            ("prompts/get", _) => self.get_prompt(id, params),
+            (other, _) => error(
                 id,
                 METHOD_NOT_FOUND,
                 &format!("Method not found: {other}"),
-                Some(json!({"supported": ["initialize", "ping", "tools/list", "tools/call"]})),
+                Some(json!({"supported": self.methods()})),
             ),
         }
+    }
+
+    /// The methods of the POST's revision.
+    fn methods(&self) -> &'static [&'static str] {
+        match self.era {
+            Era::Handshake(_) => &[
+                "initialize",
+                "ping",
+                "tools/list",
+                "tools/call",
+                "prompts/list",
+                "prompts/get",
+            ],
+            Era::Modern => &[
+                "server/discover",
+                "tools/list",
+                "tools/call",
+                "prompts/list",
+                "prompts/get",
+            ],
+        }
+    }
+
+    fn capabilities() -> Value {
+        json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
+    }
+
+    /// Whether this POST may call the tool named `name`: in its toolsets and its scopes.
+    fn can_call(&self, name: &str) -> bool {
+        tools::find(name)
+            .is_some_and(|t| self.toolsets.holds(t) && t.covered_by(&self.caller.scopes))
+    }
+
+    /// Whether this POST may call every tool the prompt names.
+    fn offers(&self, prompt: &Prompt) -> bool {
+        prompt.steps.iter().all(|s| self.can_call(s.tool))
+    }
+
+    /// The prompts this POST may follow through, in one page.
+    fn list_prompts(&self, id: &Value, params: &Map<String, Value>) -> Answer {
+        if params.get("cursor").is_some_and(|c| !c.is_null()) {
+            return error(
+                id,
+                INVALID_PARAMS,
+                "Invalid params: cursor is not one this server gave",
+                None,
+            );
+        }
+        let lang = tools::lang(self.headers);
+        let listed: Vec<Value> = prompts::PROMPTS
+            .iter()
+            .filter(|p| self.offers(p))
+            .map(|p| p.def(lang))
+            .collect();
+        let body = json!({"prompts": listed});
+        let last = self.era.result_members(true);
+        result(id, &body, &last)
+    }
+
+    /// A prompt's text for its arguments: one user message; nothing is fetched or counted.
+    fn get_prompt(&self, id: &Value, params: &Map<String, Value>) -> Answer {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let Some(prompt) = prompts::find(name).filter(|p| self.offers(p)) else {
+            return error(
+                id,
+                INVALID_PARAMS,
+                &format!("Invalid params: unknown prompt '{name}'"),
+                Some(json!({"prompt": name})),
+            );
+        };
+        let empty = Map::new();
+        let arguments = match arguments(id, params) {
+            Ok(given) => given.unwrap_or(&empty),
+            Err(refused) => return refused,
+        };
+        let lang = tools::lang(self.headers);
+        match prompt.render(lang, arguments) {
+            Ok(text) => {
+                let body = json!({
+                    "description": prompt.description.en_or_fr(lang),
+                    "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+                });
+                let last = self.era.result_members(false);
+                result(id, &body, &last)
+            }
+            Err(why) => error(
+                id,
+                INVALID_PARAMS,
+                &format!("Invalid params: {why}"),
+                Some(json!({"prompt": name})),
+            ),
+        }
+    }
+
+    fn server_info() -> Value {
+        json!({"name": "netops", "title": "Network Operations API", "version": env!("CARGO_PKG_VERSION")})
+    }
+
+    /// `server/discover` (MCP 2026-07-28): every revision spoken, the capabilities, the
+    /// instructions and who we are, cacheable.
+    fn discover(&self, id: &Value) -> Answer {
+        let body = json!({
+            "supportedVersions": era::supported(),
+            "capabilities": Self::capabilities(),
+            "instructions": instructions(self.headers),
+            "_meta": {era::SERVER_INFO_KEY: Self::server_info()},
+        });
+        let members = self.era.result_members(true);
+        result(id, &body, &members)
     }
 
     fn initialize(&self, id: &Value, params: &Map<String, Value>) -> Answer {
@@ -471,27 +642,22 @@ impl Ctx<'_> {
             .iter()
             .find(|v| **v == requested)
             .unwrap_or(&PROTOCOL_VERSIONS[0]);
-        result(
-            id,
-            &json!({
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": false}},
-                "serverInfo": {"name": "netops", "title": "Network Operations API", "version": env!("CARGO_PKG_VERSION")},
-                "instructions": match tools::lang(self.headers) {
-                    Lang::En => INSTRUCTIONS_EN,
-                    Lang::Fr => INSTRUCTIONS_FR,
-                },
-            }),
-        )
+        let body = json!({
+            "protocolVersion": version,
+            "capabilities": Self::capabilities(),
+            "serverInfo": Self::server_info(),
+            "instructions": instructions(self.headers),
+        });
+        result(id, &body, "")
     }
 
-    /// The tools the caller's scopes cover, from their definitions serialized once, one page
-    /// of at most [`tools::PAGE_BUDGET`] bytes at a time: `nextCursor` (the name of the next
-    /// tool) asks for the next page.
+    /// The tools of the asked toolsets the caller's scopes cover, in the route table's order,
+    /// from their definitions serialized once, one page of at most [`tools::PAGE_BUDGET`]
+    /// bytes at a time: `nextCursor` (the name of the next tool) asks for the next page.
     fn list(&self, id: &Value, params: &Map<String, Value>) -> Answer {
         let visible: Vec<&tools::Tool> = tools::catalog(tools::lang(self.headers))
             .iter()
-            .filter(|t| t.covered_by(&self.caller.scopes))
+            .filter(|t| self.toolsets.holds(t) && t.covered_by(&self.caller.scopes))
             .collect();
         let start = match params.get("cursor") {
             None | Some(Value::Null) => Some(0),
@@ -507,8 +673,9 @@ impl Ctx<'_> {
             );
         };
         let (page, next) = tools::page(&visible, start);
-        result_with(id, tools::PAGE_BUDGET, |out| {
-            out.extend_from_slice(br#"{"tools":["#);
+        let last = self.era.result_members(true);
+        result_with(id, tools::PAGE_BUDGET, &last, |out| {
+            out.extend_from_slice(br#""tools":["#);
             for (i, tool) in page.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
@@ -520,7 +687,6 @@ impl Ctx<'_> {
                 out.extend_from_slice(br#","nextCursor":"#);
                 out.extend_from_slice(&serde_json::to_vec(next.name()).unwrap_or_default());
             }
-            out.push(b'}');
         })
     }
 
@@ -542,11 +708,12 @@ impl Ctx<'_> {
 
     async fn call(&mut self, id: &Value, params: &Map<String, Value>, room: usize) -> Answer {
         let name = params.get("name").and_then(Value::as_str);
+        let last = self.era.result_members(false);
         if let Err(refused) = self.count().await {
             let body = refused.body(Lang::from_headers(self.headers)).to_string();
             let status = refused.code.status();
             let name = name.unwrap_or_default();
-            return result_with(id, tool_result_size(body.as_bytes()), |out| {
+            return result_with(id, tool_result_size(body.as_bytes()), &last, |out| {
                 tool_result(name, status, body.as_bytes(), out);
             });
         }
@@ -558,7 +725,7 @@ impl Ctx<'_> {
                 None,
             );
         };
-        let Some(tool) = tools::find(name) else {
+        let Some(tool) = tools::find(name).filter(|t| self.toolsets.holds(t)) else {
             return error(
                 id,
                 INVALID_PARAMS,
@@ -567,17 +734,9 @@ impl Ctx<'_> {
             );
         };
         let empty = Map::new();
-        let args = match params.get("arguments") {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(a)) => a,
-            Some(_) => {
-                return error(
-                    id,
-                    INVALID_PARAMS,
-                    "Invalid params: arguments must be an object",
-                    None,
-                );
-            }
+        let args = match arguments(id, params) {
+            Ok(given) => given.unwrap_or(&empty),
+            Err(refused) => return refused,
         };
         let uri = match call::target(tool, args) {
             Ok(uri) => uri,
@@ -606,9 +765,26 @@ impl Ctx<'_> {
             return too_large(id);
         };
         tracing::debug!(tool = name, status = status.as_u16(), "tool call");
-        result_with(id, tool_result_size(&bytes), |out| {
+        result_with(id, tool_result_size(&bytes), &last, |out| {
             tool_result(name, status, &bytes, out);
         })
+    }
+}
+
+/// The `arguments` of a tool call or a prompt: an object, or none (absent or null).
+fn arguments<'a>(
+    id: &Value,
+    params: &'a Map<String, Value>,
+) -> Result<Option<&'a Map<String, Value>>, Answer> {
+    match params.get("arguments") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(given)) => Ok(Some(given)),
+        Some(_) => Err(error(
+            id,
+            INVALID_PARAMS,
+            "Invalid params: arguments must be an object",
+            None,
+        )),
     }
 }
 
@@ -620,8 +796,8 @@ fn tool_result_size(body: &[u8]) -> usize {
     2 * body.len() + escaped + 96
 }
 
-/// The REST answer as a tool result, written to `out`: its JSON text, the same JSON as
-/// structured content (embedded as is, never re-encoded), and `isError` unless it succeeded.
+/// The REST answer as the members of a tool result, written to `out`: its JSON text, the
+/// same JSON as structured content (embedded as is, never re-encoded), and `isError`.
 fn tool_result(tool: &str, status: StatusCode, body: &[u8], out: &mut Vec<u8>) {
     let is_error = !status.is_success();
     let text = std::str::from_utf8(body)
@@ -642,14 +818,14 @@ fn tool_result(tool: &str, status: StatusCode, body: &[u8], out: &mut Vec<u8>) {
             out,
         );
     };
-    out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    out.extend_from_slice(br#""content":[{"type":"text","text":"#);
     let _ = serde_json::to_writer(&mut *out, text);
     out.extend_from_slice(br#"}],"structuredContent":"#);
     out.extend_from_slice(text.as_bytes());
     out.extend_from_slice(if is_error {
-        br#","isError":true}"#
+        br#","isError":true"#
     } else {
-        br#","isError":false}"#
+        br#","isError":false"#
     });
 }
 
@@ -659,9 +835,9 @@ mod tests {
 
     /// An answer of exactly `len` bytes (at least its envelope's).
     fn answer(id: usize, len: usize) -> Answer {
-        let envelope = result(&json!(id), &json!({"pad": ""})).bytes.len();
-        let pad = "x".repeat(len.saturating_sub(envelope));
-        result(&json!(id), &json!({"pad": pad}))
+        let padded = |pad: String| result(&json!(id), &json!({"pad": pad}), "");
+        let envelope = padded(String::new()).bytes.len();
+        padded("x".repeat(len.saturating_sub(envelope)))
     }
 
     fn request(id: usize) -> Value {

@@ -9,16 +9,18 @@ use std::sync::OnceLock;
 
 use netops_shared::Scope;
 use netops_shared::lang::Lang;
-use netops_shared::routes::{Access, Kind, ROUTES, Route, WindowRule};
+pub use netops_shared::routes::mcp_toolsets;
+use netops_shared::routes::{Access, Function, Kind, ROUTES, Route};
 use netops_shared::window::PERIODS;
 use serde_json::{Map, Value, json};
 
 use crate::english;
 
 /// Budget of the whole tool list without its output schemas, in bytes: what an assistant
-/// reads to choose a tool stays under 60 KB, since it pays for every token of it (the output
-/// schemas come with it, over several pages).
-pub const LIST_BUDGET: usize = 58 * 1024;
+/// reads to choose a tool stays within 62 KiB (its annotations included), since it pays for
+/// every token of it (the output schemas come with it, over several pages; a toolset holds a
+/// part of it).
+pub const LIST_BUDGET: usize = 62 * 1024;
 
 /// Bytes of one `tools/list` page (the definitions it holds, output schemas included): the
 /// whole catalog with its output schemas is larger, so it comes in pages, each ending with a
@@ -39,6 +41,37 @@ pub fn page<'a>(visible: &'a [&'a Tool], start: usize) -> (&'a [&'a Tool], Optio
         end += 1;
     }
     (&rest[..end], rest.get(end).copied())
+}
+
+/// The modules whose tools a POST lists and calls: those its endpoint URL names in
+/// `toolsets` (comma-separated, the parameter possibly repeated), every module without it.
+#[derive(Debug, Default)]
+pub struct Toolsets(Option<Vec<Function>>);
+
+impl Toolsets {
+    /// The toolsets of a query string, or the first name that is no toolset.
+    pub fn from_query(query: Option<&str>) -> Result<Toolsets, String> {
+        let names = mcp_toolsets();
+        let mut chosen: Option<Vec<Function>> = None;
+        let pairs = form_urlencoded::parse(query.unwrap_or_default().as_bytes());
+        for (_, value) in pairs.filter(|(k, _)| k == "toolsets") {
+            let chosen = chosen.get_or_insert_with(Vec::new);
+            for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let function = Function::ALL
+                    .iter()
+                    .find(|f| f.name() == name && names.contains(&name))
+                    .ok_or_else(|| name.to_owned())?;
+                chosen.push(*function);
+            }
+        }
+        Ok(Toolsets(chosen))
+    }
+
+    pub fn holds(&self, tool: &Tool) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|chosen| chosen.contains(&tool.route.function))
+    }
 }
 
 /// Text lengths (characters) of a tool description and of a parameter description.
@@ -294,10 +327,17 @@ fn tool(
         "name": route.op,
         "description": description,
         "inputSchema": input,
-        "annotations": {"readOnlyHint": true},
+        // Every tool reads the caller's own account: nothing changes, a call may be repeated,
+        // and nothing outside the account is reached.
+        "annotations": {
+            "title": title(route, op, lang),
+            "readOnlyHint": true,
+            "idempotentHint": true,
+            "openWorldHint": false,
+        },
     });
     let mut output_len = 0;
-    if let Some(output) = op.and_then(|op| output_schema(op, doc)) {
+    if let Some(output) = op.and_then(|op| output_schema(route, op, doc)) {
         output_len = r#","outputSchema":"#.len() + output.to_string().len();
         def["outputSchema"] = output;
     }
@@ -310,22 +350,56 @@ fn tool(
     }
 }
 
+/// A tool's display name: its operation's summary in French, its name in words in English.
+fn title(route: &Route, op: Option<&Value>, lang: Lang) -> String {
+    if lang == Lang::Fr
+        && let Some(summary) = op.and_then(|op| op["summary"].as_str())
+    {
+        return compact(summary, 60);
+    }
+    let words: Vec<&str> = route
+        .op
+        .split('_')
+        .map(|word| match word {
+            "me" => "calling token",
+            "netdiag" => "NetDiag",
+            "dns" => "DNS",
+            "cves" => "CVEs",
+            other => other,
+        })
+        .collect();
+    let text = words.join(" ");
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 const SCHEMAS: &str = "#/components/schemas/";
 
 /// The tool's `outputSchema` (MCP 2025-06-18): the schema of its route's 200 JSON answer,
 /// the `structuredContent` of a successful call, self-contained: every component it
 /// references is copied under `$defs`. Descriptions and examples are left out: the document
 /// carries them, and every byte of the tool list costs an assistant tokens.
-fn output_schema(op: &Value, doc: &Value) -> Option<Value> {
+fn output_schema(route: &Route, op: &Value, doc: &Value) -> Option<Value> {
     let root = &op["responses"]["200"]["content"]["application/json"]["schema"];
     let name = root["$ref"].as_str()?.strip_prefix(SCHEMAS)?;
+    let schemas = &doc["components"]["schemas"];
+    let meta = schemas[name]["properties"]["meta"]["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix(SCHEMAS));
     let mut defs = Map::new();
     let mut todo = vec![name.to_owned()];
     while let Some(name) = todo.pop() {
         if defs.contains_key(&name) {
             continue;
         }
-        let schema = bare(&doc["components"]["schemas"][&name], &mut todo);
+        let schema = if meta == Some(name.as_str()) {
+            bare(&own_meta(&schemas[&name], route), &mut todo)
+        } else {
+            bare(&schemas[&name], &mut todo)
+        };
         defs.insert(name, schema);
     }
     let mut out = defs.remove(name)?;
@@ -336,6 +410,28 @@ fn output_schema(op: &Value, doc: &Value) -> Option<Value> {
         out["$defs"] = Value::Object(defs);
     }
     Some(out)
+}
+
+/// The keys of `meta` the instructions and the tool's description already explain, left out
+/// of its output schema unless the route answers them as keys of its own: the paging and
+/// window helpers' (the cursor stays: a client follows it).
+const EXPLAINED_META: &[&str] = &["limit", "truncated", "window", "window_capped"];
+
+/// A route's `meta` schema without the [`EXPLAINED_META`] keys of its paging and window
+/// rules, open to them (no `additionalProperties: false`).
+fn own_meta(schema: &Value, route: &Route) -> Value {
+    let mut out = schema.clone();
+    let explained = |k: &str| EXPLAINED_META.contains(&k) && !route.meta.contains(&k);
+    if let Some(obj) = out.as_object_mut() {
+        obj.remove("additionalProperties");
+        if let Some(props) = obj.get_mut("properties").and_then(Value::as_object_mut) {
+            props.retain(|k, _| !explained(k));
+        }
+        if let Some(required) = obj.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|k| !k.as_str().is_some_and(explained));
+        }
+    }
+    out
 }
 
 /// A schema without its words (descriptions, examples, titles, integer formats), its
@@ -452,18 +548,12 @@ fn limits(route: &Route, lang: Lang) -> String {
 /// Paging and window parameters from the route table.
 fn common_params(route: &Route, lang: Lang) -> Vec<(&'static str, Value)> {
     let mut out = Vec::new();
+    // What limit and period do is said once, in the instructions, and each tool's bounds in
+    // its description: their schemas hold only the bounds.
     if let Some(p) = route.paging {
-        let limit = match lang {
-            Lang::En => format!("Page size; above {}: brought down to {}.", p.max, p.max),
-            Lang::Fr => format!(
-                "Taille de page ; au-delà de {} : ramenée à {}.",
-                p.max, p.max
-            ),
-        };
         out.push((
             "limit",
-            json!({"type": "integer", "minimum": 1, "maximum": p.max, "default": p.default,
-                "description": limit}),
+            json!({"type": "integer", "minimum": 1, "maximum": p.max, "default": p.default}),
         ));
         if p.cursor {
             let cursor = match lang {
@@ -473,36 +563,16 @@ fn common_params(route: &Route, lang: Lang) -> Vec<(&'static str, Value)> {
             out.push(("cursor", json!({"type": "string", "description": cursor})));
         }
     }
-    if let Some(w) = route.window {
-        out.extend(window_params(w, lang));
+    if route.window.is_some() {
+        out.extend(window_params());
     }
     out
 }
 
-fn window_params(rule: WindowRule, lang: Lang) -> Vec<(&'static str, Value)> {
+fn window_params() -> Vec<(&'static str, Value)> {
     let periods: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
-    let default = duration(rule.default_secs, lang);
-    let description = match (lang, rule.max_secs) {
-        (Lang::En, Some(m)) => format!(
-            "Window ending now, default {default}; at most {} (beyond: cut, meta.window_capped). Ignored when from and to are given.",
-            duration(m, lang)
-        ),
-        (Lang::En, None) => {
-            format!("Window ending now, default {default}. Ignored when from and to are given.")
-        }
-        (Lang::Fr, Some(m)) => format!(
-            "Fenêtre finissant maintenant, défaut {default} ; {} au plus (au-delà : réduite, meta.window_capped). Ignorée si from et to sont donnés.",
-            duration(m, lang)
-        ),
-        (Lang::Fr, None) => format!(
-            "Fenêtre finissant maintenant, défaut {default}. Ignorée si from et to sont donnés."
-        ),
-    };
     vec![
-        (
-            "period",
-            json!({"type": "string", "enum": periods, "description": description}),
-        ),
+        ("period", json!({"type": "string", "enum": periods})),
         ("from", json!({"type": "string", "format": "date-time"})),
         ("to", json!({"type": "string", "format": "date-time"})),
     ]
