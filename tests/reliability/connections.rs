@@ -589,9 +589,8 @@ fn request_with_body(
     framing: Framing,
 ) -> Vec<u8> {
     let body = format!("{{\"note\": \"{}\"}}", "x".repeat(size.saturating_sub(12)));
-    let mut head = format!(
-        "{method} /api/v1{path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-    );
+    let mut head =
+        format!("{method} /api/v1{path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n");
     if let Some(token) = token {
         head.push_str(&format!("Authorization: Bearer {token}\r\n"));
     }
@@ -619,7 +618,10 @@ async fn every_write_refused_before_its_body_is_read_is_answered_on_the_kept_ali
     let served = Serve::seeded().env("NETOPS_RATE_LIMIT", 6).start();
     let http = reqwest::Client::new();
     let host = crate::netdiag_host(&http, &served).await;
-    let reader = create_token(&served.db, &["--name", "reader", "--scopes", "read:netdiag"]);
+    let reader = create_token(
+        &served.db,
+        &["--name", "reader", "--scopes", "read:netdiag"],
+    );
     let (all, reader) = (Some(served.token.as_str()), Some(reader.as_str()));
     let ack = "/alerts/hm-10004/ack";
     let actions = format!("/netdiag/machines/{host}/actions");
@@ -628,13 +630,34 @@ async fn every_write_refused_before_its_body_is_read_is_answered_on_the_kept_ali
     // caller is past the quota). Bodies of 8 to 60 KB, more than one read of the server's.
     let calls: Vec<(Vec<u8>, [u16; 2])> = vec![
         // The loop: an 8 KB note is too long (400), then over the quota (429).
-        (request_with_body("POST", ack, all, 8_000, Framing::Length), [400, 429]),
-        (request_with_body("POST", ack, None, 8_000, Framing::Length), [401, 429]),
-        (request_with_body("POST", &actions, reader, 20_000, Framing::Length), [403, 429]),
-        (request_with_body("PUT", &settings, reader, 20_000, Framing::Chunked), [403, 429]),
-        (request_with_body("POST", "/nothing", all, 30_000, Framing::Length), [404, 429]),
-        (request_with_body("PATCH", ack, all, 10_000, Framing::Chunked), [405, 429]),
-        (request_with_body("PUT", &settings, None, 60_000, Framing::Length), [401, 429]),
+        (
+            request_with_body("POST", ack, all, 8_000, Framing::Length),
+            [400, 429],
+        ),
+        (
+            request_with_body("POST", ack, None, 8_000, Framing::Length),
+            [401, 429],
+        ),
+        (
+            request_with_body("POST", &actions, reader, 20_000, Framing::Length),
+            [403, 429],
+        ),
+        (
+            request_with_body("PUT", &settings, reader, 20_000, Framing::Chunked),
+            [403, 429],
+        ),
+        (
+            request_with_body("POST", "/nothing", all, 30_000, Framing::Length),
+            [404, 429],
+        ),
+        (
+            request_with_body("PATCH", ack, all, 10_000, Framing::Chunked),
+            [405, 429],
+        ),
+        (
+            request_with_body("PUT", &settings, None, 60_000, Framing::Length),
+            [401, 429],
+        ),
     ];
     let mut stream = TcpStream::connect(served.addr()).await.expect("connect");
     let mut seen = std::collections::BTreeSet::new();
@@ -666,12 +689,24 @@ async fn a_refused_body_over_64_kib_gets_its_answer_then_a_graceful_close() {
     let ack = "/alerts/hm-10004/ack";
     let cases = [
         // Declared too long: refused unread.
-        (request_with_body("POST", ack, Some(&served.token), 100_000, Framing::Length), 413),
+        (
+            request_with_body("POST", ack, Some(&served.token), 100_000, Framing::Length),
+            413,
+        ),
         // Read up to the limit, then refused.
-        (request_with_body("POST", ack, Some(&served.token), 100_000, Framing::Chunked), 413),
+        (
+            request_with_body("POST", ack, Some(&served.token), 100_000, Framing::Chunked),
+            413,
+        ),
         // 4 MB that no one reads, from a caller without a token.
-        (request_with_body("POST", ack, None, 4_000_000, Framing::Length), 401),
-        (request_with_body("POST", ack, None, 4_000_000, Framing::Chunked), 401),
+        (
+            request_with_body("POST", ack, None, 4_000_000, Framing::Length),
+            401,
+        ),
+        (
+            request_with_body("POST", ack, None, 4_000_000, Framing::Chunked),
+            401,
+        ),
     ];
     for (request, status) in cases {
         let stream = TcpStream::connect(served.addr()).await.expect("connect");

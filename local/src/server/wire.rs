@@ -19,11 +19,14 @@ use http::{HeaderMap, HeaderValue, header};
 use netops_shared::error::ApiError;
 use netops_shared::http::X_REQUEST_ID;
 use netops_shared::lang::Lang;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::time::{Instant, Sleep};
+use tokio::time::{Duration, Instant, Sleep};
 
 use super::{Exchange, Limits};
+
+/// How long a closing connection reads what its client still sends ([`Wire::close`]).
+const LINGER: Duration = Duration::from_secs(5);
 
 /// A connection's socket with its timeouts.
 pub(super) struct Wire {
@@ -156,12 +159,31 @@ impl Wire {
             match first {
                 Some(bytes) if self.exchange.waiting() => {
                     self.own = Some((self.replacement(bytes), 0));
+                    // The rest of the refused head may still be coming.
+                    self.exchange.linger.store(true, Ordering::Release);
                 }
                 _ => return Poll::Ready(Ok(None)),
             }
         }
         ready!(self.poll_own(cx))?;
         Poll::Ready(Ok(Some(len)))
+    }
+
+    /// Ends the connection: what is left of our own answer, then our side's end (FIN). When
+    /// the client may still be sending (a body left unread, a head hyper refused), what it
+    /// sends is read and thrown away until it ends its side too, for at most [`LINGER`]:
+    /// closing a socket with unread bytes sends a reset, on which the client's system may
+    /// drop the answer before its client reads it (the "lingering close" of Apache and nginx).
+    pub(super) async fn close(mut self) {
+        let linger = self.exchange.linger.load(Ordering::Acquire);
+        let ended = async {
+            if self.shutdown().await.is_err() || !linger {
+                return;
+            }
+            let mut sink = vec![0; 16 * 1024];
+            while matches!(self.io.read(&mut sink).await, Ok(n) if n > 0) {}
+        };
+        let _ = tokio::time::timeout(LINGER, ended).await;
     }
 
     /// The answer was flushed: the connection now waits for its next request. The idle
