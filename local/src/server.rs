@@ -28,6 +28,7 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
+use netops_shared::AppState;
 use netops_shared::config::ConfigError;
 use netops_shared::error::ApiError;
 use netops_shared::extract::BODY_LIMIT;
@@ -157,10 +158,12 @@ pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 /// Serves `app` on `listener` within `limits` until `stop` resolves, then lets the answers
-/// under way finish (at most [`GRACE`]).
+/// under way finish (at most [`GRACE`]). The refusals of the HTTP layer count against the
+/// client's quota in `state`'s counters, as the gate counts a call without a token.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
+    state: AppState,
     limits: Limits,
     stop: impl Future<Output = ()>,
 ) {
@@ -225,7 +228,14 @@ pub async fn serve(
             peer,
             body_timeout: limits.body_timeout,
         };
-        let wire = Wire::new(stream, exchange, limits, stopping.clone());
+        let wire = Wire::new(
+            stream,
+            exchange,
+            limits,
+            stopping.clone(),
+            state.clone(),
+            peer.ip(),
+        );
         let mut conn = http.serve_connection(TokioIo::new(wire), service);
         let mut shutting_down = shutting_down.clone();
         tokio::spawn(async move {

@@ -1005,15 +1005,22 @@ async fn refusals_of_the_http_layer_are_in_the_same_shape() {
       }
     }
     "###);
+    // With the rate limit of the client's address, which it counts against (the count and
+    // the seconds left move with the window).
     assert_json_snapshot!(headers(&res), {
         r#"["date"]"# => "[date]",
         r#"["x-request-id"]"# => "[request id]",
+        r#"["x-ratelimit-remaining"]"# => "[remaining]",
+        r#"["x-ratelimit-reset"]"# => "[seconds]",
     }, @r###"
     {
       "connection": "close",
       "content-length": "104",
       "content-type": "application/json",
       "date": "[date]",
+      "x-ratelimit-limit": "600",
+      "x-ratelimit-remaining": "[remaining]",
+      "x-ratelimit-reset": "[seconds]",
       "x-request-id": "[request id]"
     }
     "###);

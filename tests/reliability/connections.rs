@@ -547,7 +547,10 @@ async fn a_stop_does_not_wait_for_connections_that_hold_no_request() {
 async fn unauthenticated_calls_are_counted_per_client_address() {
     // The gate buckets calls without a valid token by the peer address the server loop
     // hands it: two loopback addresses, two buckets.
-    let served = Serve::seeded().env("NETOPS_RATE_LIMIT", 2).start();
+    let served = Serve::seeded()
+        .env("NETOPS_RATE_LIMIT", 2)
+        .env("NETOPS_RATE_WINDOW_SECS", LONG_WINDOW)
+        .start();
     let from = |ip: [u8; 4]| {
         reqwest::Client::builder()
             .local_address(std::net::IpAddr::from(ip))
@@ -569,6 +572,10 @@ async fn unauthenticated_calls_are_counted_per_client_address() {
     );
     assert_eq!(other.headers()["x-ratelimit-remaining"], "1");
 }
+
+/// A rate-limit window (about 30 years) whose end no test run reaches: a test that counts
+/// calls does not see its counts start again.
+const LONG_WINDOW: u64 = 1 << 30;
 
 /// How a test request carries its body.
 #[derive(Clone, Copy, Debug)]
@@ -614,8 +621,12 @@ fn request_with_body(
 
 #[tokio::test]
 async fn every_write_refused_before_its_body_is_read_is_answered_on_the_kept_alive_connection() {
-    // Six calls a minute: the refusals go past the quota of every caller within the test.
-    let served = Serve::seeded().env("NETOPS_RATE_LIMIT", 6).start();
+    // Six calls: the refusals go past the quota of every caller within the test, in a window
+    // of 30 years that no test run crosses the end of.
+    let served = Serve::seeded()
+        .env("NETOPS_RATE_LIMIT", 6)
+        .env("NETOPS_RATE_WINDOW_SECS", LONG_WINDOW)
+        .start();
     let http = reqwest::Client::new();
     let host = crate::netdiag_host(&http, &served).await;
     let reader = create_token(
@@ -731,4 +742,59 @@ async fn a_refused_body_over_64_kib_gets_its_answer_then_a_graceful_close() {
             .expect("task")
             .expect("the server read the whole request before closing");
     }
+}
+
+#[tokio::test]
+async fn refusals_of_the_http_layer_carry_the_rate_limit_of_the_client_address() {
+    let served = Serve::seeded()
+        .env("NETOPS_RATE_LIMIT", 5)
+        .env("NETOPS_RATE_WINDOW_SECS", LONG_WINDOW)
+        .env("NETOPS_HEADER_TIMEOUT_SECS", 1)
+        .start();
+    let addr = served.addr();
+    let mut many = String::from("GET /api/v1/me HTTP/1.1\r\nHost: x\r\n");
+    for i in 0..200 {
+        many.push_str(&format!("X-Filler-{i}: a\r\n"));
+    }
+    many.push_str("\r\n");
+    let refusals = [
+        (
+            b"GET /api/v1/\0me HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            format!(
+                "GET /api/v1/me?q={} HTTP/1.1\r\nHost: x\r\n\r\n",
+                "a".repeat(100_000)
+            )
+            .into_bytes(),
+            414,
+        ),
+        (many.into_bytes(), 431),
+        // A head that stops half-way, refused after the header timeout.
+        (b"GET /api/v1/me HTTP/1.1\r\nHost: x\r\nX-Sl".to_vec(), 408),
+    ];
+    // Each counts one call of the address's quota, as a call without a token does.
+    for (i, (request, status)) in refusals.into_iter().enumerate() {
+        let answer = exchange(addr, request).await;
+        assert_eq!(answer.status, status, "{answer:?}");
+        assert_eq!(answer.header("x-ratelimit-limit"), Some("5"), "{answer:?}");
+        let remaining = (4 - i).to_string();
+        assert_eq!(
+            answer.header("x-ratelimit-remaining"),
+            Some(remaining.as_str()),
+            "{answer:?}"
+        );
+        let reset: u64 = answer
+            .header("x-ratelimit-reset")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("x-ratelimit-reset: {answer:?}"));
+        assert!((1..=LONG_WINDOW).contains(&reset), "{answer:?}");
+    }
+    // The gate counts in the same bucket: the fifth call is the last one.
+    let me = format!("{}/me", served.base);
+    let last = reqwest::get(&me).await.expect("me");
+    assert_eq!(last.status(), 401);
+    assert_eq!(last.headers()["x-ratelimit-remaining"], "0");
+    assert_eq!(reqwest::get(&me).await.expect("me").status(), 429);
 }
