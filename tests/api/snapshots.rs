@@ -1265,8 +1265,8 @@ async fn a_windowed_list_gives_the_window_applied() {
         "limit": 2,
         "next_cursor": null,
         "window": {
-          "from": "2099-01-25T00:00:00Z",
-          "to": "2099-02-01T00:00:00Z"
+          "from": "2099-01-25T00:00:00.000Z",
+          "to": "2099-02-01T00:00:00.000Z"
         },
         "window_capped": true
       }
