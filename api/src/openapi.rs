@@ -25,6 +25,9 @@ réglages NetDiag d'un poste, lancer une action de diagnostic.\n\n\
 **Authentification** : en-tête `Authorization: Bearer <jeton>` sur toutes les routes sauf `/openapi.json` et \
 `/docs`. Jeton absent, inconnu, expiré ou révoqué : 401. Portée manquante : 403, le corps nomme la portée dans `scope`.\n\n\
 **Ordre des contrôles** : jeton (401), limite de débit (429), portée (403), paramètres (400), existence (404).\n\n\
+**Dates** : toute date d'une réponse est au format RFC 3339 en UTC, à la milliseconde, sous une seule forme : \
+`2026-11-28T16:00:02.232Z` (trois décimales, même nulles, et `Z`). Les dates envoyées (`from`, `to`) sont lues en \
+RFC 3339 quelle que soit leur précision et leur décalage.\n\n\
 **Erreurs** : corps `{error, message}` (plus `scope` sur un 403). Codes stables : {codes}. Message en français, en anglais si \
 `Accept-Language` préfère `en`. Les paramètres inconnus sont ignorés ; une valeur invalide d'un paramètre connu \
 donne 400 en le nommant, une valeur vide aussi (`?to=` : omettre le paramètre pour sa valeur par défaut). Corps de requête : 64 Kio au plus (413).\n\n\

@@ -467,7 +467,7 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config, live: bool) -> Resul
         tokio::spawn(live::worker(stores, retention_days));
     }
     tracing::info!(fd_limit, ?limits, "serving");
-    server::serve(listener, netops::app(state), limits, stop).await;
+    server::serve(listener, netops::app(state.clone()), state, limits, stop).await;
     eprintln!("netops: stopped");
     Ok(())
 }

@@ -14,6 +14,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -23,11 +24,14 @@ use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
 use axum::response::Response;
 use http::{HeaderValue, Request, header};
-use hyper::body::{Frame, Incoming, SizeHint};
+use http_body_util::BodyExt;
+use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
+use netops_shared::AppState;
 use netops_shared::config::ConfigError;
 use netops_shared::error::ApiError;
+use netops_shared::extract::BODY_LIMIT;
 use netops_shared::lang::Lang;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::Semaphore;
@@ -154,10 +158,12 @@ pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 /// Serves `app` on `listener` within `limits` until `stop` resolves, then lets the answers
-/// under way finish (at most [`GRACE`]).
+/// under way finish (at most [`GRACE`]). The refusals of the HTTP layer count against the
+/// client's quota in `state`'s counters, as the gate counts a call without a token.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
+    state: AppState,
     limits: Limits,
     stop: impl Future<Output = ()>,
 ) {
@@ -222,24 +228,33 @@ pub async fn serve(
             peer,
             body_timeout: limits.body_timeout,
         };
-        let wire = Wire::new(stream, exchange, limits, stopping.clone());
-        let conn = http.serve_connection(TokioIo::new(wire), service);
+        let wire = Wire::new(
+            stream,
+            exchange,
+            limits,
+            stopping.clone(),
+            state.clone(),
+            peer.ip(),
+        );
+        let mut conn = http.serve_connection(TokioIo::new(wire), service);
         let mut shutting_down = shutting_down.clone();
         tokio::spawn(async move {
-            let mut conn = pin!(conn);
+            // hyper's own end of a connection shuts the socket and drops it at once: the
+            // wire closes it instead, lingering when a client may still be sending.
             let stop = async {
                 let _ = shutting_down.wait_for(|stop| *stop).await;
             };
             let ended = tokio::select! {
-                ended = conn.as_mut() => ended,
+                ended = std::future::poll_fn(|cx| conn.poll_without_shutdown(cx)) => ended,
                 () = stop => {
-                    conn.as_mut().graceful_shutdown();
-                    conn.await
+                    Pin::new(&mut conn).graceful_shutdown();
+                    std::future::poll_fn(|cx| conn.poll_without_shutdown(cx)).await
                 }
             };
             if let Err(e) = ended {
                 tracing::debug!(error = %e, %peer, "connection ended");
             }
+            conn.into_parts().io.into_inner().close().await;
             drop(permit);
         });
     }
@@ -293,6 +308,11 @@ struct Exchange {
     phase: AtomicU8,
     /// The current request's body missed its deadline.
     body_timed_out: AtomicBool,
+    /// The body the application left unread, handed back when it dropped it.
+    unread: Mutex<Option<Unread>>,
+    /// The connection is to close while the client may still be sending: its end lingers
+    /// (see `Wire::close`).
+    linger: AtomicBool,
 }
 
 /// Waiting for a request head (a new connection, or after an answer was flushed).
@@ -326,6 +346,10 @@ impl Exchange {
     fn waiting(&self) -> bool {
         self.phase.load(Ordering::Acquire) == WAITING
     }
+
+    fn take_unread(&self) -> Option<Unread> {
+        self.unread.lock().ok().and_then(|mut unread| unread.take())
+    }
 }
 
 /// The application as hyper calls it for one connection: the peer's address for the gate
@@ -349,11 +373,18 @@ impl hyper::service::Service<Request<Incoming>> for Handler {
         let lang = Lang::from_headers(req.headers());
         let deadline = Instant::now() + self.body_timeout;
         let exchange = self.exchange.clone();
+        let expects_continue = req
+            .headers()
+            .get(header::EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
         let mut req = req.map(|body| {
             Body::new(Deadline {
-                body,
+                body: Some(body),
                 deadline,
                 timer: None,
+                read: 0,
+                ended: false,
+                expects_continue,
                 exchange: exchange.clone(),
             })
         });
@@ -361,8 +392,15 @@ impl hyper::service::Service<Request<Incoming>> for Handler {
         let app = self.app.clone();
         Box::pin(async move {
             let Ok(mut res) = app.oneshot(req).await;
+            let unread = exchange.take_unread();
             if exchange.body_timed_out.load(Ordering::Acquire) {
                 res = body_timed_out(res, lang);
+            } else if let Some(unread) = unread
+                && !unread.discard().await
+            {
+                res.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                exchange.linger.store(true, Ordering::Release);
             }
             let res = netops_shared::http::conventions::leaving(res);
             Ok(res.map(|body| Answer { body, exchange }))
@@ -388,12 +426,19 @@ fn body_timed_out(res: Response, lang: Lang) -> Response {
 
 /// A request body that must arrive in full by a deadline. tower-http's `TimeoutBody`
 /// restarts its timer at each frame, so a body trickled a byte at a time would never time
-/// out; this one counts from the head.
+/// out; this one counts from the head. Dropped before its end (a refusal that did not read
+/// it), it hands what is left back to the exchange as [`Unread`].
 struct Deadline {
-    body: Incoming,
+    /// Always there until the drop.
+    body: Option<Incoming>,
     deadline: Instant,
     /// Armed on the first wait only: most bodies are empty or already there.
     timer: Option<Pin<Box<Sleep>>>,
+    /// Bytes of the body read so far.
+    read: u64,
+    /// The last frame, or an error, was read.
+    ended: bool,
+    expects_continue: bool,
     exchange: Arc<Exchange>,
 }
 
@@ -406,7 +451,14 @@ impl hyper::body::Body for Deadline {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = &mut *self;
-        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
+        let Some(body) = this.body.as_mut() else {
+            return Poll::Ready(None);
+        };
+        if let Poll::Ready(frame) = Pin::new(body).poll_frame(cx) {
+            match &frame {
+                Some(Ok(f)) => this.read += f.data_ref().map_or(0, |d| d.len() as u64),
+                _ => this.ended = true,
+            }
             return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
         }
         let deadline = this.deadline;
@@ -414,6 +466,7 @@ impl hyper::body::Body for Deadline {
             .timer
             .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
         if timer.as_mut().poll(cx).is_ready() {
+            this.ended = true;
             this.exchange.body_timed_out.store(true, Ordering::Release);
             let e = std::io::Error::new(std::io::ErrorKind::TimedOut, "request body timed out");
             return Poll::Ready(Some(Err(e.into())));
@@ -422,11 +475,69 @@ impl hyper::body::Body for Deadline {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.body.as_ref().is_none_or(|b| b.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        self.body
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), |b| b.size_hint())
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        if let Some(body) = self.body.take()
+            && !self.ended
+            && !body.is_end_stream()
+            && let Ok(mut unread) = self.exchange.unread.lock()
+        {
+            *unread = Some(Unread {
+                body,
+                deadline: self.deadline,
+                read: self.read,
+                expects_continue: self.expects_continue,
+            });
+        }
+    }
+}
+
+/// The rest of a request body the application did not read (it refused the request first:
+/// 401, 403, 404, 405, 413, 429...). hyper would read what it already holds of it and close
+/// the connection otherwise, often after an answer that did not say so, and a client
+/// reusing the connection would lose its next request.
+struct Unread {
+    body: Incoming,
+    deadline: Instant,
+    read: u64,
+    expects_continue: bool,
+}
+
+impl Unread {
+    /// Reads the rest and throws it away, so that the connection can serve the next request:
+    /// true when the whole body, at most [`BODY_LIMIT`] bytes, came by its deadline. A longer
+    /// body is not read; nor is one whose client waits for `100 Continue` (it may never send
+    /// it): the answer closes the connection then.
+    async fn discard(mut self) -> bool {
+        let room = (BODY_LIMIT as u64).saturating_sub(self.read);
+        if self.expects_continue || self.body.size_hint().lower() > room {
+            return false;
+        }
+        let drained = async {
+            let mut left = room;
+            while let Some(frame) = self.body.frame().await {
+                let Ok(frame) = frame else { return false };
+                let len = frame.data_ref().map_or(0, |d| d.len() as u64);
+                let Some(rest) = left.checked_sub(len) else {
+                    return false;
+                };
+                left = rest;
+            }
+            true
+        };
+        tokio::time::timeout_at(self.deadline, drained)
+            .await
+            .unwrap_or(false)
     }
 }
 

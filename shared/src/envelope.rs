@@ -241,7 +241,7 @@ impl<T> Envelope<T> {
 
 impl<T: Serialize> IntoResponse for Envelope<T> {
     fn into_response(self) -> Response {
-        match serde_json::to_vec(&self) {
+        match crate::time::to_vec(&self) {
             Ok(bytes) => {
                 #[cfg_attr(not(debug_assertions), allow(unused_mut))]
                 let mut res =

@@ -16,7 +16,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
-use http::{HeaderName, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use tracing::Instrument;
 
 use self::conventions::{CorsPolicy, NotModified};
@@ -134,6 +134,19 @@ pub struct Quota {
     pub exceeded: bool,
 }
 
+impl Quota {
+    /// Puts the rate-limit headers every answer carries: `X-RateLimit-Limit`,
+    /// `X-RateLimit-Remaining`, `X-RateLimit-Reset`, and `Retry-After` past the quota.
+    pub fn put(&self, headers: &mut HeaderMap) {
+        headers.insert(X_RATELIMIT_LIMIT, HeaderValue::from(self.limit));
+        headers.insert(X_RATELIMIT_REMAINING, HeaderValue::from(self.remaining));
+        headers.insert(X_RATELIMIT_RESET, HeaderValue::from(self.reset));
+        if self.exceeded {
+            headers.insert(http::header::RETRY_AFTER, HeaderValue::from(self.reset));
+        }
+    }
+}
+
 fn request_id(req: &Request) -> String {
     // A call made on behalf of a caller keeps the request id of the message that carried it.
     if let Some(on_behalf) = req.extensions().get::<OnBehalfOf>() {
@@ -216,12 +229,7 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             h.insert(X_REQUEST_ID, v);
         }
         if let Some(q) = quota {
-            h.insert(X_RATELIMIT_LIMIT, HeaderValue::from(q.limit));
-            h.insert(X_RATELIMIT_REMAINING, HeaderValue::from(q.remaining));
-            h.insert(X_RATELIMIT_RESET, HeaderValue::from(q.reset));
-            if q.exceeded {
-                h.insert(http::header::RETRY_AFTER, HeaderValue::from(q.reset));
-            }
+            q.put(h);
         }
         if status == http::StatusCode::UNAUTHORIZED {
             h.insert(
@@ -299,9 +307,8 @@ async fn admit(
                     // Calls without a valid token count per client address, with the same
                     // limit, so they carry the rate-limit headers too and cannot hammer the
                     // token lookup.
-                    let bucket = format!("anon:{client}");
                     let e = refused.error;
-                    return match consume(state, &bucket, now.timestamp()).await {
+                    return match count_address(state, &client, now).await {
                         Ok(q) if q.exceeded => {
                             (Err(ApiError::rate_limited(q.reset as u64)), Some(q))
                         }
@@ -400,6 +407,17 @@ fn client_address(req: &Request) -> String {
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip().to_string())
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// Counts a call made without a valid token against its client address (the address's
+/// bucket, with the tokens' limit): the gate's 401s, and the refusals the local server's HTTP
+/// layer makes before a request reaches the gate (a head it cannot parse or that timed out).
+pub async fn count_address(
+    state: &AppState,
+    client: &str,
+    now: DateTime<Utc>,
+) -> Result<Quota, ApiError> {
+    consume(state, &format!("anon:{client}"), now.timestamp()).await
 }
 
 /// The rate-limit bucket of a token, named by the start of its hash.

@@ -1,8 +1,8 @@
 //! netops-shared, the HTTP contract kit: what every module function and the local process
 //! have in common — envelope, error codes, auth and scopes, rate limit, windows, paging and
-//! cursors, extractors, the HTTP conventions, exports, idempotency, metrics, configuration and
-//! telemetry. The storage ports are a crate of their own (netops-store), re-exported here as
-//! [`store`]; no adapter is linked here.
+//! cursors, extractors, the HTTP conventions, the time format of answers, exports, idempotency,
+//! metrics, configuration and telemetry. The storage ports are a crate of their own
+//! (netops-store), re-exported here as [`store`]; no adapter is linked here.
 
 pub mod auth;
 pub mod config;
@@ -21,6 +21,7 @@ pub mod paging;
 pub mod request;
 pub mod state;
 pub mod telemetry;
+pub mod time;
 pub mod window;
 pub mod write;
 

@@ -170,7 +170,8 @@ pub async fn commit<T: Serialize>(
     mut changes: Vec<Change>,
 ) -> Result<Committed<T>, CommitError> {
     if let Some(held) = &request.idempotency {
-        let body = serde_json::to_string(&answer.1)
+        let body = crate::time::to_vec(&answer.1)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .map_err(|e| CommitError::Failed(ApiError::internal(&e)))?;
         changes.push(Change::Remember {
             key: held.key.clone(),

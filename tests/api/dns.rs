@@ -415,7 +415,7 @@ fn top_of(facts: &[Asked], a: i64, b: i64, machine: Option<&str>) -> Vec<Value> 
         .map(|(domain, (queries, machines, nx, fail, last))| {
             json!({"domain": domain, "queries": queries, "machines": machines.len(),
                 "nxdomain": nx, "failures": fail,
-                "last_seen_hour": DateTime::<Utc>::from_timestamp_millis(last).expect("hour")})
+                "last_seen_hour": netops_shared::time::format(DateTime::<Utc>::from_timestamp_millis(last).expect("hour"))})
         })
         .collect()
 }

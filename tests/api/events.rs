@@ -1,6 +1,7 @@
 //! The API Gateway HTTP API (payload 2.0) events under `events/`: each parses with
 //! `lambda_http`, is a route of the table in its own function's folder and, run through that
-//! function's router as under Lambda, answers 2xx; and every route of the table has one.
+//! function's router as under Lambda, answers 2xx, its times in the one format of the answers;
+//! and every route of the table has one.
 
 use std::collections::BTreeSet;
 
@@ -18,6 +19,8 @@ async fn every_event_routes_to_its_function_and_succeeds() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events");
     // The operation ids the events call.
     let mut covered = BTreeSet::new();
+    // Times found in the answers, and those not in the one format.
+    let (mut times, mut misshapen) = (0, Vec::new());
     let mut dirs: Vec<_> = std::fs::read_dir(&root)
         .expect("events/")
         .flatten()
@@ -78,9 +81,16 @@ async fn every_event_routes_to_its_function_and_succeeds() {
                 gateway_id.as_deref(),
                 "{name}: API Gateway's request id is ours"
             );
+            times += check_times(&res.body, &name, &mut misshapen);
             covered.insert(route.op);
         }
     }
+    assert!(
+        misshapen.is_empty(),
+        "times not in RFC 3339 UTC with milliseconds:\n{}",
+        misshapen[..misshapen.len().min(40)].join("\n")
+    );
+    assert!(times > 1_000, "{times} times in the answers");
     let missing: Vec<String> = ROUTES
         .iter()
         .filter(|r| !covered.contains(r.op))
@@ -100,4 +110,39 @@ async fn every_event_routes_to_its_function_and_succeeds() {
         "routes without an API Gateway event (`cargo xtask routes` writes one for each):\n{}",
         missing.join("\n")
     );
+}
+
+/// The times of an answer (its strings that begin as a date-time) are in the one format of
+/// the answers, RFC 3339 in UTC with milliseconds (`2026-11-28T16:00:02.232Z`,
+/// docs/http-conventions.md): puts those that are not in `misshapen` with their place, and
+/// returns how many times it saw.
+fn check_times(value: &serde_json::Value, place: &str, misshapen: &mut Vec<String>) -> usize {
+    const SHAPE: &[u8] = b"0000-00-00T00:00:00.000Z";
+    let fits = |text: &[u8], n: usize| {
+        text.len() >= n
+            && SHAPE[..n].iter().zip(text).all(|(s, t)| {
+                if *s == b'0' {
+                    t.is_ascii_digit()
+                } else {
+                    s == t
+                }
+            })
+    };
+    match value {
+        serde_json::Value::String(text) if fits(text.as_bytes(), 11) => {
+            if text.len() != SHAPE.len() || !fits(text.as_bytes(), SHAPE.len()) {
+                misshapen.push(format!("{place}: {text}"));
+            }
+            1
+        }
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|v| check_times(v, &format!("{place}[]"), misshapen))
+            .sum(),
+        serde_json::Value::Object(fields) => fields
+            .iter()
+            .map(|(k, v)| check_times(v, &format!("{place} {k}"), misshapen))
+            .sum(),
+        _ => 0,
+    }
 }

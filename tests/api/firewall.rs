@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use http::StatusCode;
 use netops_shared::scope::Scope;
+use netops_shared::time;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
@@ -291,11 +292,11 @@ async fn traffic_gives_top_senders_and_destinations_by_full_hour() {
     assert!(protocols.contains_key("IPFIX") && protocols.contains_key("NetFlow v9"));
     let hours = d["hours"].as_array().expect("hours");
     assert!((24..=25).contains(&hours.len()), "{}", hours.len());
-    assert!(
-        hours
-            .iter()
-            .all(|h| h["hour"].as_str().is_some_and(|t| t.ends_with(":00:00Z")))
-    );
+    assert!(hours.iter().all(|h| {
+        h["hour"]
+            .as_str()
+            .is_some_and(|t| t.ends_with(":00:00.000Z"))
+    }));
     let total: f64 = hours.iter().filter_map(|h| h["bytes"].as_f64()).sum();
     assert!((total - d["totals"]["bytes"].as_f64().expect("total")).abs() < 1.0);
 
@@ -635,7 +636,7 @@ fn traffic_of(exports: &[Flow], a: i64, b: i64, device: Option<i64>, limit: usiz
         "hours": hours
             .into_iter()
             .map(|(h, (bytes, flows))| {
-                json!({"hour": DateTime::<Utc>::from_timestamp_millis(h).expect("hour"),
+                json!({"hour": time::format(DateTime::<Utc>::from_timestamp_millis(h).expect("hour")),
                     "bytes": bytes, "flows": flows})
             })
             .collect::<Vec<_>>(),

@@ -1005,15 +1005,22 @@ async fn refusals_of_the_http_layer_are_in_the_same_shape() {
       }
     }
     "###);
+    // With the rate limit of the client's address, which it counts against (the count and
+    // the seconds left move with the window).
     assert_json_snapshot!(headers(&res), {
         r#"["date"]"# => "[date]",
         r#"["x-request-id"]"# => "[request id]",
+        r#"["x-ratelimit-remaining"]"# => "[remaining]",
+        r#"["x-ratelimit-reset"]"# => "[seconds]",
     }, @r###"
     {
       "connection": "close",
       "content-length": "104",
       "content-type": "application/json",
       "date": "[date]",
+      "x-ratelimit-limit": "600",
+      "x-ratelimit-remaining": "[remaining]",
+      "x-ratelimit-reset": "[seconds]",
       "x-request-id": "[request id]"
     }
     "###);
@@ -1258,8 +1265,8 @@ async fn a_windowed_list_gives_the_window_applied() {
         "limit": 2,
         "next_cursor": null,
         "window": {
-          "from": "2099-01-25T00:00:00Z",
-          "to": "2099-02-01T00:00:00Z"
+          "from": "2099-01-25T00:00:00.000Z",
+          "to": "2099-02-01T00:00:00.000Z"
         },
         "window_capped": true
       }

@@ -547,7 +547,10 @@ async fn a_stop_does_not_wait_for_connections_that_hold_no_request() {
 async fn unauthenticated_calls_are_counted_per_client_address() {
     // The gate buckets calls without a valid token by the peer address the server loop
     // hands it: two loopback addresses, two buckets.
-    let served = Serve::seeded().env("NETOPS_RATE_LIMIT", 2).start();
+    let served = Serve::seeded()
+        .env("NETOPS_RATE_LIMIT", 2)
+        .env("NETOPS_RATE_WINDOW_SECS", LONG_WINDOW)
+        .start();
     let from = |ip: [u8; 4]| {
         reqwest::Client::builder()
             .local_address(std::net::IpAddr::from(ip))
@@ -568,4 +571,230 @@ async fn unauthenticated_calls_are_counted_per_client_address() {
         "another address has a bucket of its own"
     );
     assert_eq!(other.headers()["x-ratelimit-remaining"], "1");
+}
+
+/// A rate-limit window (about 30 years) whose end no test run reaches: a test that counts
+/// calls does not see its counts start again.
+const LONG_WINDOW: u64 = 1 << 30;
+
+/// How a test request carries its body.
+#[derive(Clone, Copy, Debug)]
+enum Framing {
+    /// `Content-Length`.
+    Length,
+    /// `Transfer-Encoding: chunked`, in chunks of 4 KiB.
+    Chunked,
+}
+
+/// A request with a JSON body of `size` bytes (`{"note": "xx…"}`), head and body as one
+/// client writes them.
+fn request_with_body(
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    size: usize,
+    framing: Framing,
+) -> Vec<u8> {
+    let body = format!("{{\"note\": \"{}\"}}", "x".repeat(size.saturating_sub(12)));
+    let mut head =
+        format!("{method} /api/v1{path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n");
+    if let Some(token) = token {
+        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    let mut bytes = match framing {
+        Framing::Length => format!("{head}Content-Length: {}\r\n\r\n", body.len()).into_bytes(),
+        Framing::Chunked => format!("{head}Transfer-Encoding: chunked\r\n\r\n").into_bytes(),
+    };
+    match framing {
+        Framing::Length => bytes.extend_from_slice(body.as_bytes()),
+        Framing::Chunked => {
+            for chunk in body.as_bytes().chunks(4096) {
+                bytes.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+                bytes.extend_from_slice(chunk);
+                bytes.extend_from_slice(b"\r\n");
+            }
+            bytes.extend_from_slice(b"0\r\n\r\n");
+        }
+    }
+    bytes
+}
+
+#[tokio::test]
+async fn every_write_refused_before_its_body_is_read_is_answered_on_the_kept_alive_connection() {
+    // Six calls: the refusals go past the quota of every caller within the test, in a window
+    // of 30 years that no test run crosses the end of.
+    let served = Serve::seeded()
+        .env("NETOPS_RATE_LIMIT", 6)
+        .env("NETOPS_RATE_WINDOW_SECS", LONG_WINDOW)
+        .start();
+    let http = reqwest::Client::new();
+    let host = crate::netdiag_host(&http, &served).await;
+    let reader = create_token(
+        &served.db,
+        &["--name", "reader", "--scopes", "read:netdiag"],
+    );
+    let (all, reader) = (Some(served.token.as_str()), Some(reader.as_str()));
+    let ack = "/alerts/hm-10004/ack";
+    let actions = format!("/netdiag/machines/{host}/actions");
+    let settings = format!("/netdiag/machines/{host}/settings");
+    // Each call: its request, and the answers it may get (its own refusal, or 429 once its
+    // caller is past the quota). Bodies of 8 to 60 KB, more than one read of the server's.
+    let calls: Vec<(Vec<u8>, [u16; 2])> = vec![
+        // The loop: an 8 KB note is too long (400), then over the quota (429).
+        (
+            request_with_body("POST", ack, all, 8_000, Framing::Length),
+            [400, 429],
+        ),
+        (
+            request_with_body("POST", ack, None, 8_000, Framing::Length),
+            [401, 429],
+        ),
+        (
+            request_with_body("POST", &actions, reader, 20_000, Framing::Length),
+            [403, 429],
+        ),
+        (
+            request_with_body("PUT", &settings, reader, 20_000, Framing::Chunked),
+            [403, 429],
+        ),
+        (
+            request_with_body("POST", "/nothing", all, 30_000, Framing::Length),
+            [404, 429],
+        ),
+        (
+            request_with_body("PATCH", ack, all, 10_000, Framing::Chunked),
+            [405, 429],
+        ),
+        (
+            request_with_body("PUT", &settings, None, 60_000, Framing::Length),
+            [401, 429],
+        ),
+    ];
+    let mut stream = TcpStream::connect(served.addr()).await.expect("connect");
+    let mut seen = std::collections::BTreeSet::new();
+    for round in 0..4 {
+        for (i, (request, expected)) in calls.iter().enumerate() {
+            stream.write_all(request).await.unwrap_or_else(|e| {
+                panic!("round {round}, call {i}: the connection was dropped: {e}")
+            });
+            let answer = read_answer(&mut stream).await;
+            assert!(
+                expected.contains(&answer.status),
+                "round {round}, call {i}: {answer:?}"
+            );
+            assert_eq!(answer.json()["error"].is_string(), true, "{answer:?}");
+            assert_ne!(answer.header("connection"), Some("close"), "{answer:?}");
+            seen.insert(answer.status);
+        }
+    }
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [400, 401, 403, 404, 405, 429],
+        "every kind of refusal was met"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_body_over_64_kib_gets_its_answer_then_a_graceful_close() {
+    let served = Serve::seeded().start();
+    let ack = "/alerts/hm-10004/ack";
+    let cases = [
+        // Declared too long: refused unread.
+        (
+            request_with_body("POST", ack, Some(&served.token), 100_000, Framing::Length),
+            413,
+        ),
+        // Read up to the limit, then refused.
+        (
+            request_with_body("POST", ack, Some(&served.token), 100_000, Framing::Chunked),
+            413,
+        ),
+        // 4 MB that no one reads, from a caller without a token.
+        (
+            request_with_body("POST", ack, None, 4_000_000, Framing::Length),
+            401,
+        ),
+        (
+            request_with_body("POST", ack, None, 4_000_000, Framing::Chunked),
+            401,
+        ),
+    ];
+    for (request, status) in cases {
+        let stream = TcpStream::connect(served.addr()).await.expect("connect");
+        let (mut reader, mut writer) = stream.into_split();
+        // The client sends its whole request, as most do, before it reads.
+        let sending = tokio::spawn(async move { writer.write_all(&request).await });
+        let mut got = Vec::new();
+        let read = tokio::time::timeout(PATIENCE, reader.read_to_end(&mut got))
+            .await
+            .expect("the server closes");
+        assert!(
+            read.is_ok(),
+            "the connection ended with {read:?} rather than a close, after {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        let answer = parse(&got, true).expect("an answer");
+        assert_eq!(answer.status, status, "{answer:?}");
+        assert_eq!(answer.header("connection"), Some("close"), "{answer:?}");
+        assert!(answer.json()["error"].is_string(), "{answer:?}");
+        sending
+            .await
+            .expect("task")
+            .expect("the server read the whole request before closing");
+    }
+}
+
+#[tokio::test]
+async fn refusals_of_the_http_layer_carry_the_rate_limit_of_the_client_address() {
+    let served = Serve::seeded()
+        .env("NETOPS_RATE_LIMIT", 5)
+        .env("NETOPS_RATE_WINDOW_SECS", LONG_WINDOW)
+        .env("NETOPS_HEADER_TIMEOUT_SECS", 1)
+        .start();
+    let addr = served.addr();
+    let mut many = String::from("GET /api/v1/me HTTP/1.1\r\nHost: x\r\n");
+    for i in 0..200 {
+        many.push_str(&format!("X-Filler-{i}: a\r\n"));
+    }
+    many.push_str("\r\n");
+    let refusals = [
+        (
+            b"GET /api/v1/\0me HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            format!(
+                "GET /api/v1/me?q={} HTTP/1.1\r\nHost: x\r\n\r\n",
+                "a".repeat(100_000)
+            )
+            .into_bytes(),
+            414,
+        ),
+        (many.into_bytes(), 431),
+        // A head that stops half-way, refused after the header timeout.
+        (b"GET /api/v1/me HTTP/1.1\r\nHost: x\r\nX-Sl".to_vec(), 408),
+    ];
+    // Each counts one call of the address's quota, as a call without a token does.
+    for (i, (request, status)) in refusals.into_iter().enumerate() {
+        let answer = exchange(addr, request).await;
+        assert_eq!(answer.status, status, "{answer:?}");
+        assert_eq!(answer.header("x-ratelimit-limit"), Some("5"), "{answer:?}");
+        let remaining = (4 - i).to_string();
+        assert_eq!(
+            answer.header("x-ratelimit-remaining"),
+            Some(remaining.as_str()),
+            "{answer:?}"
+        );
+        let reset: u64 = answer
+            .header("x-ratelimit-reset")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("x-ratelimit-reset: {answer:?}"));
+        assert!((1..=LONG_WINDOW).contains(&reset), "{answer:?}");
+    }
+    // The gate counts in the same bucket: the fifth call is the last one.
+    let me = format!("{}/me", served.base);
+    let last = reqwest::get(&me).await.expect("me");
+    assert_eq!(last.status(), 401);
+    assert_eq!(last.headers()["x-ratelimit-remaining"], "0");
+    assert_eq!(reqwest::get(&me).await.expect("me").status(), 429);
 }

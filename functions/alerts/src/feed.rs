@@ -4,13 +4,15 @@
 use chrono::{DateTime, Utc};
 use netops_shared::lookup::decode;
 use netops_shared::store::{Filter, Pred, doc_time};
-use netops_shared::{ApiError, AppState, Window};
+use netops_shared::{ApiError, AppState, Window, time};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 pub use crate::model::Origin;
 use crate::model::{
     AlertItem, AlertState, MONITOR_INCIDENTS, MonitorIncident, MonitorIncidentKind,
-    MonitorIncidentStatus, NETDIAG_ALERTS, NetdiagAlert, SIEM_INCIDENTS, SiemIncident, SiemStatus,
+    MonitorIncidentStatus, NETDIAG_ALERTS, NetdiagAlert, SIEM_INCIDENTS, SiemAction, SiemIncident,
+    SiemSeverity, SiemStatus,
 };
 
 /// Parses `kind`: a comma-separated list among the origins; absent means all three.
@@ -77,7 +79,7 @@ pub fn monitor_item(inc: &MonitorIncident) -> AlertItem {
             || inc.acknowledged_at.is_some(),
         acknowledged_by: inc.acknowledged_by.clone(),
         acknowledged_at: inc.acknowledged_at,
-        details: serde_json::to_value(inc).unwrap_or(Value::Null),
+        details: time::to_value(inc).unwrap_or(Value::Null),
     }
 }
 
@@ -102,20 +104,37 @@ pub fn siem_item(inc: &SiemIncident) -> AlertItem {
         acknowledged: ack.is_some() || inc.status == SiemStatus::Acknowledged,
         acknowledged_by: ack.map(|a| a.by.clone()),
         acknowledged_at: ack.map(|a| a.at),
-        details: json!({
-            "incident_id": inc.id,
-            "state": inc.status,
-            "severity": inc.severity,
-            "rule_id": inc.rule_id,
-            "rule_name": inc.rule_name,
-            "accounts": inc.accounts,
-            "hosts": inc.hosts,
-            "source_ips": inc.source_ips,
-            "event_count": inc.event_count,
-            "updated_at": inc.updated_at,
-            "actions": inc.actions,
-        }),
+        details: time::to_value(&SiemDetails {
+            incident_id: &inc.id,
+            state: inc.status,
+            severity: inc.severity,
+            rule_id: &inc.rule_id,
+            rule_name: &inc.rule_name,
+            accounts: &inc.accounts,
+            hosts: &inc.hosts,
+            source_ips: &inc.source_ips,
+            event_count: inc.event_count,
+            updated_at: inc.updated_at,
+            actions: &inc.actions,
+        })
+        .unwrap_or(Value::Null),
     }
+}
+
+/// `details` of a SIEM incident's alert.
+#[derive(Serialize)]
+struct SiemDetails<'a> {
+    incident_id: &'a str,
+    state: SiemStatus,
+    severity: SiemSeverity,
+    rule_id: &'a str,
+    rule_name: &'a str,
+    accounts: &'a [String],
+    hosts: &'a [String],
+    source_ips: &'a [String],
+    event_count: u64,
+    updated_at: DateTime<Utc>,
+    actions: &'a [SiemAction],
 }
 
 fn netdiag_item(a: NetdiagAlert) -> AlertItem {

@@ -9,21 +9,27 @@
 //! answered; its status is kept and its bytes replaced by a JSON error with a request id,
 //! in the language of the `Accept-Language` header when the bytes already read hold one.
 
+use std::future::Future;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, ready};
 
 use http::{HeaderMap, HeaderValue, header};
+use netops_shared::AppState;
 use netops_shared::error::ApiError;
-use netops_shared::http::X_REQUEST_ID;
+use netops_shared::http::{Quota, X_REQUEST_ID, count_address};
 use netops_shared::lang::Lang;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::time::{Instant, Sleep};
+use tokio::time::{Duration, Instant, Sleep};
 
 use super::{Exchange, Limits};
+
+/// How long a closing connection reads what its client still sends ([`Wire::close`]).
+const LINGER: Duration = Duration::from_secs(5);
 
 /// A connection's socket with its timeouts.
 pub(super) struct Wire {
@@ -47,8 +53,21 @@ pub(super) struct Wire {
     write_timer: Timer,
     /// Since when writing has made no progress.
     stalled_since: Option<Instant>,
-    /// The JSON answer put in place of hyper's own, and how much of it is written.
-    own: Option<(Vec<u8>, usize)>,
+    /// Our own answer: in place of hyper's, or the 408 of a head that timed out.
+    own: Option<Own>,
+    /// The head timed out: once its 408 is written, the connection ends.
+    head_timed_out: bool,
+    /// Counts the refusals of the HTTP layer against the client's address.
+    state: AppState,
+    client: IpAddr,
+}
+
+/// An answer of the HTTP layer's own.
+enum Own {
+    /// Being made: the refusal is counted against the client's quota first.
+    Making(Pin<Box<dyn Future<Output = Vec<u8>> + Send>>),
+    /// Its bytes, and how many are written.
+    Writing(Vec<u8>, usize),
 }
 
 impl Wire {
@@ -57,6 +76,8 @@ impl Wire {
         exchange: Arc<Exchange>,
         limits: Limits,
         stopping: Arc<AtomicBool>,
+        state: AppState,
+        client: IpAddr,
     ) -> Self {
         Self {
             io,
@@ -71,6 +92,9 @@ impl Wire {
             write_timer: Timer::default(),
             stalled_since: None,
             own: None,
+            head_timed_out: false,
+            state,
+            client,
         }
     }
 
@@ -83,27 +107,48 @@ impl Wire {
         }
     }
 
-    /// The head timed out. A client that sent part of one gets a JSON 408, written at once
-    /// if the socket takes it (nothing else is being sent), before the connection closes; a
-    /// silent or idle one is just closed, as HTTP lets a server close an idle connection.
-    fn head_timed_out(&mut self, cx: &mut Context<'_>) -> io::Error {
+    /// The head timed out. A client that sent part of one gets a JSON 408 (nothing else is
+    /// being sent), then the connection closes; a silent or idle one is just closed, as HTTP
+    /// lets a server close an idle connection.
+    fn poll_head_timed_out(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
         if self.head_started.is_some() {
-            let answer = raw_answer(&ApiError::request_timeout(), self.lang.lang);
-            let _ = Pin::new(&mut self.io).poll_write(cx, &answer);
-            tracing::debug!("request head timed out");
+            if !self.head_timed_out {
+                self.head_timed_out = true;
+                self.own = Some(self.refusal(ApiError::request_timeout()));
+                tracing::debug!("request head timed out");
+            }
+            if let Err(e) = ready!(self.poll_own(cx)) {
+                return Poll::Ready(e);
+            }
         }
-        io::Error::new(io::ErrorKind::TimedOut, "no complete request head in time")
+        Poll::Ready(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "no complete request head in time",
+        ))
     }
 
     /// The answer to send instead of hyper's own, whose first bytes are `hyper_answer`.
-    fn replacement(&self, hyper_answer: &[u8]) -> Vec<u8> {
+    fn replacement(&self, hyper_answer: &[u8]) -> Own {
         let error = match hyper_answer.get(9..12) {
             Some(b"414") => ApiError::uri_too_long(),
             Some(b"431") => ApiError::headers_too_large(),
             // hyper answers 400 for any other head it cannot parse.
             _ => ApiError::bad_request(),
         };
-        raw_answer(&error, self.lang.lang)
+        self.refusal(error)
+    }
+
+    /// Our answer refusing a request, in the language its head asked for so far, with the
+    /// rate-limit headers of the client's address, whose quota the refusal counts against as
+    /// a call without a valid token does.
+    fn refusal(&self, error: ApiError) -> Own {
+        let (state, client, lang) = (self.state.clone(), self.client.to_string(), self.lang.lang);
+        Own::Making(Box::pin(async move {
+            let quota = count_address(&state, &client, chrono::Utc::now())
+                .await
+                .ok();
+            raw_answer(&error, lang, quota)
+        }))
     }
 
     /// A write's outcome, failing it once the client has taken nothing for the send
@@ -125,23 +170,30 @@ impl Wire {
         Poll::Pending
     }
 
-    /// Writes what is left of our own answer.
+    /// Makes and writes what is left of our own answer.
     fn poll_own(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while let Some((answer, written)) = &self.own {
-            let rest = &answer[*written..];
-            if rest.is_empty() {
-                break;
-            }
+        loop {
+            let (answer, written) = match &mut self.own {
+                None => return Poll::Ready(Ok(())),
+                Some(Own::Making(making)) => {
+                    let answer = ready!(making.as_mut().poll(cx));
+                    self.own = Some(Own::Writing(answer, 0));
+                    continue;
+                }
+                Some(Own::Writing(answer, written)) => (answer, *written),
+            };
+            let Some(rest) = answer.get(written..).filter(|rest| !rest.is_empty()) else {
+                return Poll::Ready(Ok(()));
+            };
             let res = Pin::new(&mut self.io).poll_write(cx, rest);
             let n = ready!(self.stall(res, cx))?;
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
-            if let Some((_, written)) = &mut self.own {
+            if let Some(Own::Writing(_, written)) = &mut self.own {
                 *written += n;
             }
         }
-        Poll::Ready(Ok(()))
     }
 
     /// Takes a write of hyper's when it is hyper's own answer (see the module's doc):
@@ -155,13 +207,32 @@ impl Wire {
         if self.own.is_none() {
             match first {
                 Some(bytes) if self.exchange.waiting() => {
-                    self.own = Some((self.replacement(bytes), 0));
+                    self.own = Some(self.replacement(bytes));
+                    // The rest of the refused head may still be coming.
+                    self.exchange.linger.store(true, Ordering::Release);
                 }
                 _ => return Poll::Ready(Ok(None)),
             }
         }
         ready!(self.poll_own(cx))?;
         Poll::Ready(Ok(Some(len)))
+    }
+
+    /// Ends the connection: what is left of our own answer, then our side's end (FIN). When
+    /// the client may still be sending (a body left unread, a head hyper refused), what it
+    /// sends is read and thrown away until it ends its side too, for at most [`LINGER`]:
+    /// closing a socket with unread bytes sends a reset, on which the client's system may
+    /// drop the answer before its client reads it (the "lingering close" of Apache and nginx).
+    pub(super) async fn close(mut self) {
+        let linger = self.exchange.linger.load(Ordering::Acquire);
+        let ended = async {
+            if self.shutdown().await.is_err() || !linger {
+                return;
+            }
+            let mut sink = vec![0; 16 * 1024];
+            while matches!(self.io.read(&mut sink).await, Ok(n) if n > 0) {}
+        };
+        let _ = tokio::time::timeout(LINGER, ended).await;
     }
 
     /// The answer was flushed: the connection now waits for its next request. The idle
@@ -188,6 +259,9 @@ impl AsyncRead for Wire {
         if !this.exchange.waiting() {
             return Pin::new(&mut this.io).poll_read(cx, buf);
         }
+        if this.head_timed_out {
+            return this.poll_head_timed_out(cx).map(Err);
+        }
         if this.stopping.load(Ordering::Acquire) {
             // The end of the stream: hyper closes the connection.
             return Poll::Ready(Ok(()));
@@ -203,7 +277,7 @@ impl AsyncRead for Wire {
                 Poll::Ready(Ok(()))
             }
             Poll::Pending if this.read_timer.expired(this.head_deadline(), cx) => {
-                Poll::Ready(Err(this.head_timed_out(cx)))
+                this.poll_head_timed_out(cx).map(Err)
             }
             other => other,
         }
@@ -330,8 +404,8 @@ impl LangScan {
 }
 
 /// An error as the raw bytes of an HTTP/1.1 answer that closes the connection, with a
-/// request id of the gate's form logged with it.
-fn raw_answer(error: &ApiError, lang: Lang) -> Vec<u8> {
+/// request id of the gate's form logged with it, and the client's rate-limit headers.
+fn raw_answer(error: &ApiError, lang: Lang, quota: Option<Quota>) -> Vec<u8> {
     let id = format!("{:016x}", rand::random::<u64>());
     let status = error.code.status();
     tracing::info!(
@@ -341,15 +415,28 @@ fn raw_answer(error: &ApiError, lang: Lang) -> Vec<u8> {
         "refused before routing"
     );
     let body = serde_json::to_vec(&error.body(lang)).unwrap_or_default();
+    let mut headers = HeaderMap::new();
+    if let Some(quota) = quota {
+        quota.put(&mut headers);
+    }
     let mut answer = format!(
         "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-         {X_REQUEST_ID}: {id}\r\nconnection: close\r\ndate: {}\r\n\r\n",
+         {X_REQUEST_ID}: {id}\r\n",
         status.as_str(),
         status.canonical_reason().unwrap_or(""),
         body.len(),
+    );
+    for (name, value) in &headers {
+        answer.push_str(&format!(
+            "{name}: {}\r\n",
+            value.to_str().unwrap_or_default()
+        ));
+    }
+    answer.push_str(&format!(
+        "connection: close\r\ndate: {}\r\n\r\n",
         chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT"),
-    )
-    .into_bytes();
+    ));
+    let mut answer = answer.into_bytes();
     answer.extend_from_slice(&body);
     answer
 }
@@ -401,13 +488,22 @@ mod tests {
 
     #[test]
     fn a_raw_answer_is_a_json_error_that_closes_the_connection() {
-        let answer = raw_answer(&ApiError::uri_too_long(), Lang::En);
+        let quota = Quota {
+            limit: 600,
+            remaining: 599,
+            reset: 42,
+            exceeded: false,
+        };
+        let answer = raw_answer(&ApiError::uri_too_long(), Lang::En, Some(quota));
         let text = String::from_utf8(answer).expect("utf8");
         let (head, body) = text.split_once("\r\n\r\n").expect("head");
         assert!(head.starts_with("HTTP/1.1 414 URI Too Long\r\n"), "{head}");
         assert!(head.contains("\r\ncontent-type: application/json\r\n"));
         assert!(head.contains(&format!("\r\ncontent-length: {}\r\n", body.len())));
         assert!(head.contains("\r\nconnection: close\r\n"));
+        assert!(head.contains("\r\nx-ratelimit-limit: 600\r\n"));
+        assert!(head.contains("\r\nx-ratelimit-remaining: 599\r\n"));
+        assert!(head.contains("\r\nx-ratelimit-reset: 42\r\n"));
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(body).expect("json"),
             serde_json::json!({"error": "uri_too_long", "message": "Request URI too long."})
