@@ -4,6 +4,7 @@ mod helpers;
 
 mod alerts;
 mod aws;
+mod collect;
 mod databases;
 mod dns;
 mod dynamo_faults;

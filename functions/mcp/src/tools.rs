@@ -116,6 +116,7 @@ impl Tool {
         match self.route.access {
             Access::Scoped(s) => scopes.contains(&s),
             Access::Token | Access::Public => true,
+            Access::Collect => false,
         }
     }
 }
