@@ -59,11 +59,14 @@ impl std::fmt::Display for Scope {
     }
 }
 
-/// Parses a comma-separated scope list, or `all` for every scope of the public API. A list
-/// mixing collect scopes with others is refused: a collect credential reads nothing.
+/// Parses a comma-separated scope list, `all` for every scope of the public API, or
+/// `collect` for every collect scope. A list mixing collect scopes with others is refused: a
+/// collect credential reads nothing.
 pub fn parse_list(list: &str) -> Result<Vec<Scope>, String> {
-    if list.trim() == "all" {
-        return Ok(Scope::ALL.to_vec());
+    match list.trim() {
+        "all" => return Ok(Scope::ALL.to_vec()),
+        "collect" => return Ok(Scope::COLLECT.to_vec()),
+        _ => {}
     }
     let mut out = Vec::new();
     for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {

@@ -28,6 +28,7 @@ mod operations;
 mod scale;
 mod security;
 mod serve;
+mod shipper;
 mod snapshots;
 mod text_filters;
 mod writelog;
