@@ -334,10 +334,12 @@ fn collect_schemas() -> Value {
                 "refused": {"type": "integer", "minimum": 0},
                 "refusals": {"type": "array", "items": {"$ref": "#/components/schemas/LineRefusal"}},
                 "refusals_truncated": {"type": "boolean", "description": "D'autres lignes refusées ne sont pas listées."}}},
+        "LineErrorCode": {"type": "string", "description": "Pourquoi une ligne est refusée.",
+            "enum": LineError::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>()},
         "LineRefusal": {"type": "object", "required": ["line", "error", "message"],
             "properties": {
                 "line": {"type": "integer", "minimum": 1, "description": "Numéro de la ligne dans le lot, à partir de 1."},
-                "error": {"type": "string", "enum": LineError::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>()},
+                "error": {"$ref": "#/components/schemas/LineErrorCode"},
                 "message": {"type": "string"}}},
     });
     for kind in KINDS {
