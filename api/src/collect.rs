@@ -5,4 +5,7 @@
 use netops_shared::collect::CollectKind;
 
 /// Every kind `POST /collect/{kind}` takes, in the order of the document.
-pub static KINDS: &[&CollectKind] = &[&netops_firewall::collect::SYSLOG];
+pub static KINDS: &[&CollectKind] = &[
+    &netops_firewall::collect::SYSLOG,
+    &netops_dns::collect::RESOLUTION,
+];

@@ -51,6 +51,7 @@ scopes! {
     ReadNetwork => "read:network",
     ; collect:
     CollectFirewall => "collect:firewall",
+    CollectDns => "collect:dns",
 }
 
 impl std::fmt::Display for Scope {

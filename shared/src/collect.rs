@@ -9,7 +9,9 @@
 //! JSON Schema of one observation and its writer, which lives in its module's crate. The list
 //! of kinds is netops-api's `KINDS`: adding a kind is a writer and one entry there.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
@@ -27,7 +29,7 @@ use crate::lang::Lang;
 use crate::module::BoxFuture;
 use crate::scope::Scope;
 use crate::state::AppState;
-use crate::store::{IngestEntry, KEPT_REFUSALS, LineRefusal, StoreResult, Stores};
+use crate::store::{Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Rollup, StoreResult, Stores};
 
 /// At most this many bytes of a batch on the wire (API Gateway delivers a binary body
 /// base64-encoded inside the 6 MB Lambda event).
@@ -145,6 +147,70 @@ fn bounded(mut message: String) -> String {
 }
 
 impl Batch<'_> {
+    /// The ids among `keys` (partition, time in ms, id) already stored in `series` by an
+    /// earlier batch: read over each partition's time span in the batch. A writer stores
+    /// such an observation again (under the same id, it replaces itself) but does not count
+    /// it again.
+    pub async fn already_stored<'k>(
+        &self,
+        series: &str,
+        keys: impl IntoIterator<Item = (&'k str, i64, &'k str)>,
+    ) -> StoreResult<HashSet<String>> {
+        let mut spans: HashMap<&str, (i64, i64, HashSet<&str>)> = HashMap::new();
+        for (partition, ts, id) in keys {
+            let (lo, hi, ids) = spans
+                .entry(partition)
+                .or_insert_with(|| (ts, ts, HashSet::new()));
+            (*lo, *hi) = ((*lo).min(ts), (*hi).max(ts));
+            ids.insert(id);
+        }
+        let mut stored = HashSet::new();
+        for (partition, (lo, hi, ids)) in spans {
+            let all = self
+                .stores
+                .series
+                .read_all(
+                    self.tenant,
+                    series,
+                    Some(partition),
+                    lo,
+                    hi + 1,
+                    &Filter::all(),
+                )
+                .await?;
+            stored.extend(
+                all.items
+                    .into_iter()
+                    .map(|r| r.id)
+                    .filter(|id| ids.contains(id.as_str())),
+            );
+        }
+        Ok(stored)
+    }
+
+    /// Adds the batch's aggregates `rows` (as (series, rows)) once: marked by the batch id in
+    /// the hour of `first`, its earliest observation, so that the same batch sent again adds
+    /// nothing. A writer adds them before it stores the observations: a batch stopped in
+    /// between is counted once, and stored in full, when sent again.
+    pub async fn add_once(
+        &self,
+        first: DateTime<Utc>,
+        rows: Vec<(String, Vec<Rollup>)>,
+    ) -> StoreResult<()> {
+        let ms = first.timestamp_millis();
+        let marker = Rollup {
+            hour: ms - ms.rem_euclid(3_600_000),
+            key: self.id.to_owned(),
+            dims: Arc::new(json!({})),
+            measures: Default::default(),
+        };
+        self.stores
+            .rollups
+            .add_once(self.tenant, marker, rows)
+            .await
+            .map(drop)
+    }
+
     /// Refuses an observation dated more than [`FUTURE_SECS`] ahead of now or before the
     /// retention.
     pub fn check_time(&self, line: u64, at: DateTime<Utc>) -> Result<(), LineRefusal> {

@@ -406,7 +406,10 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
         )
         .await;
     assert_eq!(res.status, StatusCode::NOT_FOUND, "{}", res.body);
-    assert_eq!(res.body["admitted_kinds"], json!(["firewall-syslog"]));
+    assert_eq!(
+        res.body["admitted_kinds"],
+        json!(["firewall-syslog", "dns-resolution"])
+    );
     assert!(
         res.body["message"]
             .as_str()
@@ -494,4 +497,149 @@ async fn bad_bodies_are_refused_within_the_limits() {
     assert_eq!(res.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", res.body);
     // Each batch, refused or not, counted one call.
     assert_eq!(res.header("x-ratelimit-remaining"), Some("592"));
+}
+
+#[tokio::test]
+async fn dns_resolutions_collected_appear_in_the_resolutions_and_the_top_domains_once() {
+    let app = TestApp::with_modules(&[Function::Dns]).await;
+    let read = app
+        .token("acme", &[Scope::ReadDns, Scope::ReadMachines])
+        .await;
+    let collect = app.token("acme", &[Scope::CollectDns]).await;
+    let machines = app.get("/machines?limit=1", &read).await;
+    let machine = machines.items()[0]["hostname"]
+        .as_str()
+        .expect("hostname")
+        .to_owned();
+    let ip = machines.items()[0]["ip"].as_str().expect("ip").to_owned();
+    let now = Utc::now();
+    let line = |secs: i64, domain: &str, code: &str| {
+        json!({"at": crate::helpers::stamp(now - Duration::seconds(secs)), "machine": machine,
+            "process": "collect-test.exe", "domain": domain, "query_type": "A",
+            "response_code": code, "answers": [], "resolver": "10.10.0.53", "latency_ms": 4.2})
+        .to_string()
+    };
+    let body = [
+        line(30, "Collect-Test.Example.", "NOERROR"),
+        line(20, "collect-test.example", "NXDOMAIN"),
+        line(20, "collect-test.example", "NXDOMAIN"),
+        json!({"at": crate::helpers::stamp(now), "machine": "NO-SUCH-HOST", "domain": "a.example",
+            "query_type": "A", "response_code": "NOERROR", "resolver": "x", "latency_ms": 1.0})
+        .to_string(),
+        line(10, "not a name", "NOERROR"),
+        line(10, "collect-test.example", "MAYBE"),
+    ]
+    .join("\n");
+    // Not a syslog kind: raw lines are refused as such.
+    let res = post(
+        &app,
+        "dns-resolution",
+        &collect,
+        "text/plain",
+        body.clone().into_bytes(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
+    let first = post(
+        &app,
+        "dns-resolution",
+        &collect,
+        "application/x-ndjson",
+        body.clone().into_bytes(),
+        &[],
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let data = &first.body["data"];
+    // The repeated line is accepted, and stored once.
+    assert_eq!(data["accepted"], 3, "{data}");
+    let refusals: Vec<(u64, &str)> = data["refusals"]
+        .as_array()
+        .expect("refusals")
+        .iter()
+        .map(|r| {
+            (
+                r["line"].as_u64().expect("line"),
+                r["error"].as_str().expect("error"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        refusals,
+        [
+            (4, "unknown_reference"),
+            (5, "invalid_observation"),
+            (6, "invalid_observation")
+        ]
+    );
+    let resolutions = app
+        .get(
+            &format!("/dns/resolutions?machine={machine}&domain=collect-test&period=1h"),
+            &read,
+        )
+        .await;
+    assert_eq!(resolutions.status, StatusCode::OK, "{}", resolutions.body);
+    let items = resolutions.items();
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(
+        items
+            .iter()
+            .all(|r| r["domain"] == "collect-test.example" && r["machine_ip"] == ip)
+    );
+    assert_eq!(items[0]["response_code"], "NXDOMAIN");
+    assert_eq!(items[1]["process"], "collect-test.exe");
+    let domain_row = |res: &TestResponse| {
+        res.items()
+            .iter()
+            .find(|d| d["domain"] == "collect-test.example")
+            .cloned()
+            .expect("the domain is ranked")
+    };
+    let ranked = app.get("/dns/top-domains?period=1h&limit=500", &read).await;
+    let row = domain_row(&ranked);
+    assert_eq!(
+        (row["queries"].as_f64(), row["nxdomain"].as_f64()),
+        (Some(2.0), Some(1.0)),
+        "{row}"
+    );
+    assert_eq!(row["machines"], 1);
+    let mine = app
+        .get(
+            &format!("/dns/top-domains?period=1h&limit=500&machine={machine}"),
+            &read,
+        )
+        .await;
+    assert_eq!(domain_row(&mine)["queries"].as_f64(), Some(2.0));
+    // The same resolutions in another batch are counted once.
+    let again = [
+        line(20, "collect-test.example", "NXDOMAIN"),
+        line(30, "collect-test.example", "NOERROR"),
+    ]
+    .join("\n");
+    let res = post(
+        &app,
+        "dns-resolution",
+        &collect,
+        "application/x-ndjson",
+        again.into_bytes(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.body["data"]["accepted"], 2, "{}", res.body);
+    let ranked = app.get("/dns/top-domains?period=1h&limit=500", &read).await;
+    assert_eq!(domain_row(&ranked)["queries"].as_f64(), Some(2.0));
+    // A firewall credential does not send DNS resolutions.
+    let firewall = app.token("acme", &[Scope::CollectFirewall]).await;
+    let res = post(
+        &app,
+        "dns-resolution",
+        &firewall,
+        "application/x-ndjson",
+        body.into_bytes(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN);
+    assert_eq!(res.body["scope"], "collect:dns");
 }

@@ -387,8 +387,12 @@ pub fn event_text(path: &std::path::Path, function: Function) -> String {
     if function != Function::Collect {
         return text;
     }
-    let now = Utc::now().format("date=%Y-%m-%d time=%H:%M:%S");
-    text.replace("date=2026-11-22 time=09:15:42", &now.to_string())
+    let now = Utc::now();
+    text.replace(
+        "date=2026-11-22 time=09:15:42",
+        &now.format("date=%Y-%m-%d time=%H:%M:%S").to_string(),
+    )
+    .replace("2026-11-22T09:15:42Z", &stamp(now))
 }
 
 /// The budget (s) of a DynamoDB call the test command gives moto

@@ -6,16 +6,15 @@
 //! the same way.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use netops_shared::auth::sha256_hex;
 use netops_shared::collect::{Batch, CollectKind, LineError};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{Expect, Filter, LineRefusal, Record, Rollup, StoreError, StoreResult};
+use netops_shared::store::{Expect, Filter, LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::correlate::{DirectoryIndex, MATCH_WINDOW_SECS};
@@ -199,7 +198,18 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     if read.is_empty() {
         return Ok(refused);
     }
-    let stored = stored_ids(batch, &devices, &read).await?;
+    let partitions: Vec<String> = read
+        .iter()
+        .map(|r| devices[r.device].id.to_string())
+        .collect();
+    let stored = batch
+        .already_stored(
+            EVENTS,
+            read.iter()
+                .zip(&partitions)
+                .map(|(r, p)| (p.as_str(), r.parsed.at.timestamp_millis(), r.id.as_str())),
+        )
+        .await?;
     let index = directory(batch, &read).await?;
     let mut counts = Counts::default();
     let (mut events, mut rare) = (Vec::with_capacity(read.len()), Vec::new());
@@ -221,18 +231,7 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         rare.extend(rare_copy(&record));
         events.push(record);
     }
-    // The counts first, once per batch (its id marks them): a batch stopped before its events
-    // are stored is counted once when sent again, and its events stored then.
-    let marker = Rollup {
-        hour: first.timestamp_millis() - first.timestamp_millis().rem_euclid(3_600_000),
-        key: batch.id.to_owned(),
-        dims: Arc::new(json!({})),
-        measures: Default::default(),
-    };
-    stores
-        .rollups
-        .add_once(batch.tenant, marker, counts.series())
-        .await?;
+    batch.add_once(first, counts.series()).await?;
     stores
         .series_writes
         .append(batch.tenant, EVENTS_RARE, rare)
@@ -245,39 +244,6 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         mark_receiving(batch, &devices[device]).await?;
     }
     Ok(refused)
-}
-
-/// The ids of the events of `read` already stored, from the stored events of their devices
-/// over the batch's time span.
-async fn stored_ids(
-    batch: &Batch<'_>,
-    devices: &[FirewallDevice],
-    read: &[Read],
-) -> StoreResult<HashSet<String>> {
-    let mut spans: HashMap<usize, (i64, i64)> = HashMap::new();
-    for r in read {
-        let t = r.parsed.at.timestamp_millis();
-        let (lo, hi) = spans.entry(r.device).or_insert((t, t));
-        (*lo, *hi) = ((*lo).min(t), (*hi).max(t));
-    }
-    let mut ids = HashSet::new();
-    for (device, (lo, hi)) in spans {
-        let partition = devices[device].id.to_string();
-        let all = batch
-            .stores
-            .series
-            .read_all(
-                batch.tenant,
-                EVENTS,
-                Some(&partition),
-                lo,
-                hi + 1,
-                &Filter::all(),
-            )
-            .await?;
-        ids.extend(all.items.into_iter().map(|r| r.id));
-    }
-    Ok(ids)
 }
 
 /// The directory events of the accounts the lines name, within the match window of their
