@@ -12,16 +12,22 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Debian packages the checks use: pdftotext/pdftoppm (PDF report), Chromium (docs page),
 # Node.js for the OpenAPI linter and the TypeScript client generator, faketime (the live demo
-# data after days away).
+# data after days away), syslog-ng with its http() destination (a real shipper posting
+# firewall syslog to the collection API, tests/api/shipper.rs).
 missing=()
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v npx >/dev/null || missing+=(nodejs npm)
 command -v faketime >/dev/null || missing+=(faketime)
+command -v syslog-ng >/dev/null || missing+=(syslog-ng-core)
+# The http() destination is a module of its own.
+[ -n "$(find /usr/lib/syslog-ng -name 'libhttp.so' 2>/dev/null)" ] || missing+=(syslog-ng-mod-http)
 if ((${#missing[@]})); then
   echo "== installing ${missing[*]}"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  # --no-install-recommends: syslog-ng's recommended logrotate and the like are not needed,
+  # and Debian's policy keeps its daemon from starting (the test starts its own).
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # Python tools in a local virtual environment.

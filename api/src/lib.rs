@@ -1,9 +1,10 @@
-//! The API as a whole, written once: [`MODULES`], the list of its data modules; [`router`],
-//! their routes merged; [`openapi`], the document generated from them and the route table.
-//! The local process, the MCP function (which runs every module's router) and the docs
-//! function's build script (which writes the document) all take them from here, so no
-//! function crate depends on another.
+//! The API as a whole, written once: [`MODULES`], the list of its data modules; [`KINDS`], the
+//! kinds of observations collected; [`router`], their routes merged; [`openapi`], the document
+//! generated from them and the route table. The local process, the MCP function (which runs
+//! every module's router) and the docs function's build script (which writes the document)
+//! all take them from here, so no function crate depends on another.
 
+mod collect;
 mod modules;
 mod openapi;
 mod tidy;
@@ -11,6 +12,7 @@ mod tidy;
 use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 
+pub use collect::KINDS;
 pub use modules::MODULES;
 pub use openapi::openapi;
 

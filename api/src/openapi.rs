@@ -15,7 +15,10 @@ use utoipa::PartialSchema;
 use utoipa::openapi::path::Paths;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::{router, tidy};
+use netops_shared::collect::{CollectKind, DECOMPRESSED_LIMIT, LineError, WIRE_LIMIT};
+use netops_shared::store::KEPT_REFUSALS;
+
+use crate::{KINDS, router, tidy};
 
 const DESCRIPTION: &str = "Interface HTTP/JSON des données d'un produit de supervision d'infrastructure : \
 parc d'ordinateurs équipés de l'agent, diagnostic réseau par poste (NetDiag), flux réseau, alertes et moniteurs \
@@ -257,6 +260,125 @@ fn mcp_operation() -> Value {
     })
 }
 
+/// `POST /collect/{kind}`. Its handler is in the collect function, which links the kinds'
+/// writers through this crate: the operation is described here, from [`KINDS`], with the
+/// schema of one observation of each kind (docs/collect.md).
+fn collect_operation() -> Value {
+    let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+    let text: Vec<&str> = KINDS
+        .iter()
+        .filter(|k| k.text_field.is_some())
+        .map(|k| k.name)
+        .collect();
+    let one_of: Vec<Value> = KINDS
+        .iter()
+        .map(|k| json!({"$ref": format!("#/components/schemas/{}", kind_schema_name(k))}))
+        .collect();
+    let wire_mib = WIRE_LIMIT / (1024 * 1024);
+    let decompressed_mib = DECOMPRESSED_LIMIT / (1024 * 1024);
+    let codes: Vec<String> = LineError::ALL
+        .iter()
+        .map(|c| format!("`{}`", c.as_str()))
+        .collect();
+    json!({
+        "operationId": "collect",
+        "tags": ["collect"],
+        "summary": "Envoyer un lot d'observations (collecte)",
+        "description": format!("Un lot d'observations brutes d'un type (`kind`), envoyé par un collecteur avec un \
+    jeton de collecte (portées `collect:<module>`, jamais dans `all`, qui ne lit rien de l'API : `/me` lui répond 403). \
+    Le compte est celui du jeton, jamais celui du corps. Corps NDJSON (`application/x-ndjson`, une observation par \
+    ligne, au schéma de son type) ; les types syslog ({text}) acceptent aussi des lignes brutes (`text/plain`). \
+    `Content-Encoding: gzip` accepté. Au plus {wire_mib} Mio tel qu'envoyé et {decompressed_mib} Mio décompressé, compté \
+    pendant la lecture : au-delà, 413 avant que la mémoire ne grandisse.\n\n\
+    Chaque ligne est acceptée ou refusée seule : la réponse 200 compte les lignes acceptées et refusées et liste \
+    les refusées (au plus {kept} : numéro de ligne, code, message), codes {codes}. Une date plus de 5 minutes dans \
+    le futur ou antérieure à la rétention est refusée. Un lot sans ligne valide : 400. Les lignes vides sont \
+    ignorées.\n\n\
+    Idempotence : l'identité du lot est son en-tête `Idempotency-Key`, sinon le SHA-256 de son corps décompressé. \
+    Le même lot renvoyé (par le même collecteur ou un autre, même en même temps) ne change rien et reçoit la \
+    réponse de la première fois, avec `Idempotent-Replayed: true`. Un lot compte un appel dans la limite de \
+    débit. Chaque lot accepté est inscrit au journal d'ingestion (identité, type, comptes, refus, heure), gardé \
+    comme le journal des écritures. Les données dérivées (agrégats, rapport) sont calculées par le produit, \
+    jamais envoyées. 503 : renvoyer le même lot, il ne sera compté qu'une fois.",
+            text = text.join(", "), kept = KEPT_REFUSALS, codes = codes.join(", ")),
+        "parameters": [
+            {"name": "kind", "in": "path", "required": true,
+                "description": "Le type des observations du lot.",
+                "schema": {"type": "string", "enum": names}},
+            {"name": "Idempotency-Key", "in": "header", "required": false,
+                "description": "Identité du lot (1 à 255 caractères ASCII visibles) ; sans elle, le SHA-256 du corps décompressé.",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}},
+            {"name": "Content-Encoding", "in": "header", "required": false,
+                "description": "`gzip` pour un corps compressé.",
+                "schema": {"type": "string", "enum": ["gzip", "identity"]}},
+        ],
+        "requestBody": {"required": true,
+            "description": "Une observation par ligne.",
+            "content": {
+                "application/x-ndjson": {"schema": {"oneOf": one_of}},
+                "text/plain": {"schema": {"type": "string",
+                    "description": format!("Lignes brutes, une par ligne (types {}).", text.join(", "))}},
+            }},
+        "responses": {
+            "200": {"description": "Le lot reçu : lignes acceptées et refusées",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Envelope_Ingested"}}}},
+            "400": error_response("Corps illisible, type de contenu ou codage non pris en charge, ou aucune ligne valide (`invalid_body`, avec `refusals`) ; `Idempotency-Key` invalide (`invalid_parameter`)"),
+            "403": error_response("Jeton sans la portée `collect:<module>` du type (`forbidden`, champ `scope`), ou jeton qui n'est pas de collecte"),
+            "404": error_response("Type inconnu (`not_found`, avec `admitted_kinds`)"),
+            "413": error_response(&format!("Lot de plus de {wire_mib} Mio tel qu'envoyé ou de {decompressed_mib} Mio décompressé (`payload_too_large`)")),
+            "503": error_response("Stockage indisponible (`service_unavailable`) : renvoyer le même lot"),
+        },
+    })
+}
+
+/// The component name of a kind's observation schema: `firewall-syslog` →
+/// `CollectFirewallSyslog`.
+fn kind_schema_name(kind: &CollectKind) -> String {
+    let camel: String = kind
+        .name
+        .split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect();
+    format!("Collect{camel}")
+}
+
+/// The answer to a batch, and each kind's observation schema.
+fn collect_schemas() -> Value {
+    let mut schemas = json!({
+        "Envelope_Ingested": {"type": "object", "required": ["data", "meta"],
+            "properties": {
+                "data": {"$ref": "#/components/schemas/Ingested"},
+                "meta": {"type": "object", "additionalProperties": false}}},
+        "Ingested": {"type": "object",
+            "required": ["batch_id", "kind", "received_at", "accepted", "refused", "refusals", "refusals_truncated"],
+            "properties": {
+                "batch_id": {"type": "string", "description": "Identité du lot : son type, puis `key/<Idempotency-Key>` ou `sha256/<empreinte du corps décompressé>`."},
+                "kind": {"type": "string"},
+                "received_at": {"type": "string", "format": "date-time", "description": "Quand le lot a été reçu la première fois."},
+                "accepted": {"type": "integer", "minimum": 0},
+                "refused": {"type": "integer", "minimum": 0},
+                "refusals": {"type": "array", "items": {"$ref": "#/components/schemas/LineRefusal"}},
+                "refusals_truncated": {"type": "boolean", "description": "D'autres lignes refusées ne sont pas listées."}}},
+        "LineErrorCode": {"type": "string", "description": "Pourquoi une ligne est refusée.",
+            "enum": LineError::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>()},
+        "LineRefusal": {"type": "object", "required": ["line", "error", "message"],
+            "properties": {
+                "line": {"type": "integer", "minimum": 1, "description": "Numéro de la ligne dans le lot, à partir de 1."},
+                "error": {"$ref": "#/components/schemas/LineErrorCode"},
+                "message": {"type": "string"}}},
+    });
+    for kind in KINDS {
+        schemas[kind_schema_name(kind)] = (kind.schema)();
+    }
+    schemas
+}
+
 fn json_rpc_schemas() -> Value {
     json!({
         "JsonRpcMessage": {"oneOf": [
@@ -357,7 +479,7 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
             && let Some(r) = res.as_object_mut()
         {
             let mut headers = rate_headers();
-            if write {
+            if write || route.kind == Kind::Collect {
                 headers["Idempotent-Replayed"] =
                     json!({"$ref": "#/components/headers/Idempotent-Replayed"});
             }
@@ -404,10 +526,9 @@ fn complete(op: &mut Map<String, Value>, route: &Route) {
             .or_insert_with(|| error_response("Ressource inconnue dans ce compte (`not_found`)"));
     }
     if op.contains_key("requestBody") {
-        responses.insert(
-            "413".into(),
-            error_response("Corps de plus de 64 Kio (`payload_too_large`)"),
-        );
+        responses
+            .entry("413")
+            .or_insert_with(|| error_response("Corps de plus de 64 Kio (`payload_too_large`)"));
     }
     if has_input {
         responses
@@ -524,6 +645,10 @@ pub fn openapi(own: Paths) -> Value {
     doc["servers"] = json!([{"url": "/api/v1", "description": "Base versionnée de cette console"}]);
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         paths.insert("/mcp".into(), json!({"post": mcp_operation()}));
+        paths.insert(
+            "/collect/{kind}".into(),
+            json!({"post": collect_operation()}),
+        );
     }
     for route in ROUTES {
         let method = route.method.as_str().to_lowercase();
@@ -568,10 +693,13 @@ pub fn openapi(own: Paths) -> Value {
             "description": "Fenêtre glissante finissant maintenant."});
         c["schemas"]["Limit"] = json!({"type": "integer", "minimum": 1,
             "description": "Taille de page ; une valeur au-delà du maximum de la route y est ramenée."});
-        if let (Some(schemas), Value::Object(rpc)) =
-            (c["schemas"].as_object_mut(), json_rpc_schemas())
-        {
+        if let (Some(schemas), Value::Object(rpc), Value::Object(collect)) = (
+            c["schemas"].as_object_mut(),
+            json_rpc_schemas(),
+            collect_schemas(),
+        ) {
             schemas.extend(rpc);
+            schemas.extend(collect);
         }
     }
     let full_meta = doc["components"]["schemas"]

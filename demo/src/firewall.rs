@@ -15,6 +15,7 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
+use netops_firewall::collect::{event_record, rare_copy};
 use netops_firewall::correlate::DirectoryIndex;
 use netops_firewall::model::*;
 use netops_firewall::parse::{Action, Category, Format, parse_as};
@@ -858,18 +859,6 @@ const BULK_BATCH: usize = 50_000;
 /// last 7 days only.
 const BULK_DAYS: i64 = 7;
 
-/// True for events outside the bulk categories (allow, deny), also kept in the index series.
-fn is_rare(r: &Record) -> bool {
-    !matches!(r.body["category"].as_str(), Some("allow" | "deny"))
-}
-
-fn rare_copy(r: &Record) -> Record {
-    Record {
-        partition: r.body["category"].as_str().unwrap_or("other").to_owned(),
-        ..r.clone()
-    }
-}
-
 /// The collection path: parse a line, correlate, aggregate.
 #[derive(Default)]
 struct Collector {
@@ -903,32 +892,15 @@ impl Collector {
             .map(|a| index.matches(a, p.at))
             .unwrap_or_default();
         self.counts.add(dev.id, &p);
-        let event = FirewallEvent {
-            id: format!("fw-{}-{}-{seq:09}", p.at.timestamp_millis(), dev.id),
-            at: p.at,
-            device_id: dev.id,
-            device: dev.name.clone(),
-            format: p.format,
-            category: p.category,
-            action: p.action,
-            account: p.account,
-            src_ip: p.src_ip.clone(),
-            src_port: p.src_port,
-            dst_ip: p.dst_ip.clone(),
-            dst_port: p.dst_port,
-            service: p.service,
-            protocol: p.protocol,
-            rule: p.rule,
-            message: p.message,
-            ad_events,
-        };
-        let ips = [p.src_ip, p.dst_ip].into_iter().flatten().collect();
-        Some(Record {
-            partition: dev.id.to_string(),
-            ts: event.at.timestamp_millis(),
-            id: event.id.clone(),
-            body: to_value(&StoredEvent { event, ips }),
-        })
+        let id = format!("fw-{}-{}-{seq:09}", p.at.timestamp_millis(), dev.id);
+        match event_record(dev, p, id, ad_events) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.skipped += 1;
+                tracing::warn!(error = %e, "unstored demo event");
+                None
+            }
+        }
     }
 }
 
@@ -1121,9 +1093,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         for (i, d) in &drafts {
             let (dev, format) = &c.devices[*i];
             if let Some(r) = col.collect(dev, *format, d, &index) {
-                if is_rare(&r) {
-                    rare.push(rare_copy(&r));
-                }
+                rare.extend(rare_copy(&r));
                 events.push(r);
             }
         }
@@ -1388,9 +1358,7 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
             // Ids numbered by the draft's place in its hour.
             col.seq = LIVE_SEQ + k as u64;
             if let Some(r) = col.collect(dev, *format, d, &index) {
-                if is_rare(&r) {
-                    rare.push(rare_copy(&r));
-                }
+                rare.extend(rare_copy(&r));
                 events.push(r);
             }
         }

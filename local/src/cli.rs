@@ -85,6 +85,29 @@ enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+    /// Send observations to the collection API (bulk import, cron jobs): the lines of FILE,
+    /// or of standard input (`-` or none), in gzip batches within the API's limits; one JSON
+    /// object per batch on stdout.
+    Collect {
+        /// The kind of the observations, as in `POST /collect/{kind}`.
+        #[arg(long)]
+        kind: String,
+        /// The API's base URL.
+        #[arg(
+            long,
+            env = "NETOPS_URL",
+            default_value = "http://127.0.0.1:8080/api/v1"
+        )]
+        url: String,
+        /// A collect credential (`netops token create --scopes collect:<module>`).
+        #[arg(long, env = "NETOPS_TOKEN", hide_env_values = true)]
+        token: String,
+        /// Raw lines (`text/plain`, syslog kinds) rather than NDJSON.
+        #[arg(long)]
+        text: bool,
+        /// The file to send; `-` or none: standard input.
+        file: Option<PathBuf>,
+    },
     /// Print a tenant's write log, one JSON object per line.
     Writes {
         #[arg(long, required_unless_present = "unauthenticated")]
@@ -106,7 +129,8 @@ enum TokenCommand {
         tenant: String,
         #[arg(long)]
         name: String,
-        /// Comma-separated scopes, or `all`.
+        /// Comma-separated scopes, `all` (every scope of the public API) or `collect` (every
+        /// collect scope: a collect credential, which sends observations and reads nothing).
         #[arg(long)]
         scopes: String,
         /// Lifetime such as 90s, 30m, 12h or 30d.
@@ -239,6 +263,37 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             );
             Ok(())
         }
+        Command::Collect {
+            kind,
+            url,
+            token,
+            text,
+            file,
+        } => {
+            let target = crate::send::Target {
+                base: url,
+                token,
+                kind,
+                text,
+            };
+            let sent = match file.filter(|f| f.as_os_str() != "-") {
+                Some(path) => {
+                    let file = std::fs::File::open(&path)
+                        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+                    crate::send::send(&target, std::io::BufReader::new(file)).await
+                }
+                None => crate::send::send(&target, std::io::stdin().lock()).await,
+            }
+            .map_err(|e| Failure(e, 1))?;
+            eprintln!(
+                "netops: {} batches sent ({} refused): {} lines accepted, {} refused",
+                sent.batches, sent.refused_batches, sent.accepted, sent.refused
+            );
+            if sent.refused_batches > 0 {
+                return Err(Failure("some batches held no valid line".into(), 1));
+            }
+            Ok(())
+        }
         Command::Writes {
             tenant,
             unauthenticated: _,
@@ -275,9 +330,13 @@ async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
                 return Err(usage("--name must not be empty"));
             }
             let scopes = parse_list(&scopes).map_err(|e| {
-                let known: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+                let known: Vec<&str> = Scope::ALL
+                    .iter()
+                    .chain(Scope::COLLECT)
+                    .map(|s| s.as_str())
+                    .collect();
                 usage(format!(
-                    "--scopes: {e}; known scopes: {}, or all",
+                    "--scopes: {e}; known scopes: {}, all or collect",
                     known.join(", ")
                 ))
             })?;

@@ -18,6 +18,7 @@ pub fn modules() -> Vec<&'static Module> {
     let mut all: Vec<&'static Module> = netops_api::MODULES.to_vec();
     all.push(&netops_docs::MODULE);
     all.push(&netops_mcp::MODULE);
+    all.push(&netops_collect::MODULE);
     all
 }
 

@@ -1,6 +1,7 @@
-//! `netops`: serve, token, seed, writes (docs/cli.md).
+//! `netops`: serve, token, seed, writes, collect (docs/cli.md).
 
 mod cli;
+mod send;
 
 /// mimalloc instead of the system allocator: seeding and the big reads allocate and free
 /// millions of small JSON values from several threads, where glibc's arenas spent a quarter

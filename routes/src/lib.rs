@@ -79,6 +79,7 @@ functions! {
     Network "network" Data;
     Mcp "mcp" Service;
     Docs "docs" Service;
+    Collect "collect" Service;
 }
 
 /// Who may call a route.
@@ -90,6 +91,10 @@ pub enum Access {
     Token,
     /// A valid token holding this scope.
     Scoped(Scope),
+    /// A collect credential (docs/collect.md#credentials): the gate admits only tokens whose
+    /// scopes are all `collect:<module>`, and the collect handler checks the scope of the
+    /// kind posted, once it knows the kind.
+    Collect,
 }
 
 /// What a route answers.
@@ -103,6 +108,9 @@ pub enum Kind {
     Document,
     /// Protocol endpoints (MCP) and self-description.
     Service,
+    /// A batch of observations sent by a collector (docs/collect.md): its body is read by its
+    /// handler, up to the collection's own limits; logged in the ingestion log.
+    Collect,
 }
 
 /// Page size rule: default, maximum, and whether the route pages with a cursor.
@@ -234,6 +242,7 @@ macro_rules! routes {
 }
 
 use Access::{Public, Token};
+const COLLECTOR: Access = Access::Collect;
 const fn s(scope: Scope) -> Access {
     Access::Scoped(scope)
 }
@@ -327,6 +336,8 @@ routes! {
     get_openapi GET "/openapi.json" Docs Public, Service, None, None;
     get_docs GET "/docs" Docs Public, Service, None, None;
     get_docs_asset GET "/docs/{asset}" Docs Public, Service, None, None;
+    // Collection (docs/collect.md): raw observations in, one kind per batch
+    collect POST "/collect/{kind}" Collect COLLECTOR, Collect, None, None;
 }
 
 /// The outcome of matching a request against the table.
@@ -461,5 +472,7 @@ mod tests {
         for scope in Scope::ALL {
             assert!(ROUTES.iter().any(|r| r.scope() == Some(*scope)), "{scope}");
         }
+        // The collect scopes guard the kinds of the one collect route.
+        assert!(ROUTES.iter().any(|r| r.access == Access::Collect));
     }
 }

@@ -2,20 +2,32 @@
 //! is a [`Scope`].
 
 macro_rules! scopes {
-    ($($variant:ident => $s:literal,)*) => {
+    ($($variant:ident => $s:literal,)*; collect: $($cvariant:ident => $cs:literal,)*) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-        pub enum Scope { $(#[cfg_attr(feature = "serde", serde(rename = $s))] $variant),* }
+        pub enum Scope {
+            $(#[cfg_attr(feature = "serde", serde(rename = $s))] $variant,)*
+            $(#[cfg_attr(feature = "serde", serde(rename = $cs))] $cvariant,)*
+        }
 
         impl Scope {
+            /// The scopes of the public API (what `all` grants).
             pub const ALL: &'static [Scope] = &[$(Scope::$variant),*];
+            /// The scopes of collect credentials, `collect:<module>`
+            /// (docs/collect.md#credentials): never in `all`, never beside a public scope.
+            pub const COLLECT: &'static [Scope] = &[$(Scope::$cvariant),*];
 
             pub fn as_str(self) -> &'static str {
-                match self { $(Scope::$variant => $s),* }
+                match self { $(Scope::$variant => $s,)* $(Scope::$cvariant => $cs,)* }
             }
 
             pub fn parse(s: &str) -> Option<Scope> {
-                match s { $($s => Some(Scope::$variant),)* _ => None }
+                match s { $($s => Some(Scope::$variant),)* $($cs => Some(Scope::$cvariant),)* _ => None }
+            }
+
+            /// A scope of the collection API.
+            pub fn is_collect(self) -> bool {
+                Scope::COLLECT.contains(&self)
             }
         }
     };
@@ -37,6 +49,9 @@ scopes! {
     ReadDns => "read:dns",
     ReadFiles => "read:files",
     ReadNetwork => "read:network",
+    ; collect:
+    CollectFirewall => "collect:firewall",
+    CollectDns => "collect:dns",
 }
 
 impl std::fmt::Display for Scope {
@@ -45,10 +60,14 @@ impl std::fmt::Display for Scope {
     }
 }
 
-/// Parses a comma-separated scope list, or `all` for every scope.
+/// Parses a comma-separated scope list, `all` for every scope of the public API, or
+/// `collect` for every collect scope. A list mixing collect scopes with others is refused: a
+/// collect credential reads nothing.
 pub fn parse_list(list: &str) -> Result<Vec<Scope>, String> {
-    if list.trim() == "all" {
-        return Ok(Scope::ALL.to_vec());
+    match list.trim() {
+        "all" => return Ok(Scope::ALL.to_vec()),
+        "collect" => return Ok(Scope::COLLECT.to_vec()),
+        _ => {}
     }
     let mut out = Vec::new();
     for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -59,6 +78,9 @@ pub fn parse_list(list: &str) -> Result<Vec<Scope>, String> {
     }
     if out.is_empty() {
         return Err("empty scope list".into());
+    }
+    if out.iter().any(|s| s.is_collect()) && !out.iter().all(|s| s.is_collect()) {
+        return Err("collect scopes cannot be mixed with other scopes".into());
     }
     Ok(out)
 }
@@ -76,5 +98,16 @@ mod tests {
         );
         assert!(parse_list("read:everything").is_err());
         assert!(parse_list(" ").is_err());
+        assert_eq!(
+            parse_list("collect:firewall").expect("collect"),
+            vec![Scope::CollectFirewall]
+        );
+        assert!(parse_list("collect:firewall,read:firewall").is_err());
+        assert!(
+            !parse_list("all")
+                .expect("all")
+                .iter()
+                .any(|s| s.is_collect())
+        );
     }
 }

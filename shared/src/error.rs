@@ -169,6 +169,23 @@ impl ApiError {
         e
     }
 
+    /// 403 between the collection API and the rest (docs/collect.md#credentials): a collect
+    /// credential on another route (`collector`), or another token on a collect route.
+    pub fn collect_only(collector: bool) -> Self {
+        let message = if collector {
+            Msg::new(
+                "Un jeton de collecte (portées collect:<module>) n'envoie que des lots d'observations (/collect) ; il ne lit pas l'API.",
+                "A collect credential (collect:<module> scopes) only sends batches of observations (/collect); it reads nothing from the API.",
+            )
+        } else {
+            Msg::new(
+                "Seul un jeton de collecte (portées collect:<module>) envoie des lots d'observations.",
+                "Only a collect credential (collect:<module> scopes) sends batches of observations.",
+            )
+        };
+        Self::new(ErrorCode::Forbidden, message)
+    }
+
     /// 404 for an item unknown in the caller's tenant.
     pub fn not_found(what_fr: impl Into<String>, what_en: impl Into<String>) -> Self {
         Self::new(

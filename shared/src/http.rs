@@ -341,13 +341,14 @@ async fn admit(
     // Bodies over 64 KiB are refused after the token and the rate limit, so that the 413
     // carries the rate-limit headers and, on a write, is logged. A write's body is read for
     // the log, unless the call is over its quota (it is not read then); a declared length
-    // over the limit is refused without reading.
+    // over the limit is refused without reading. A collect batch has its own limits, which
+    // its handler checks while reading (`crate::collect`).
     let declared = req
         .headers()
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok())
-        .filter(|n| *n > BODY_LIMIT as u64);
+        .filter(|n| *n > BODY_LIMIT as u64 && route.kind != Kind::Collect);
     let (body, unreadable) = match (route.kind, exceeded, declared) {
         (Kind::Write, false, Some(length)) => (WriteBody::TooLarge { length }, None),
         (Kind::Write, false, None) => match buffer_body(req).await {
@@ -360,9 +361,14 @@ async fn admit(
     let expires_at = DateTime::from_timestamp(token.expires_at, 0).unwrap_or(now);
     let path = req.uri().path().to_owned();
     tracing::Span::current().record("tenant", token.tenant.as_str());
+    // A collect credential sends batches and reads nothing; only collect credentials send
+    // batches (the scope of the kind is checked by the collect handler, which knows it).
+    let collector = token.scopes.iter().any(|s| s.is_collect());
     let scopes_ok = match route.access {
         Access::Scoped(scope) => token.scopes.contains(&scope),
-        _ => true,
+        Access::Token => !collector,
+        Access::Collect => collector,
+        Access::Public => true,
     };
     // The caller is known from here on: a refused write is logged under its name.
     req.extensions_mut().insert(Caller {
@@ -388,8 +394,13 @@ async fn admit(
     if let Some(e) = unreadable {
         return (Err(e), quota);
     }
-    if let (false, Some(scope)) = (scopes_ok, route.scope()) {
-        return (Err(ApiError::forbidden(scope)), quota);
+    if !scopes_ok {
+        let e = match route.access {
+            Access::Scoped(scope) => ApiError::forbidden(scope),
+            Access::Collect => ApiError::collect_only(false),
+            _ => ApiError::collect_only(true),
+        };
+        return (Err(e), quota);
     }
     (Ok(()), quota)
 }

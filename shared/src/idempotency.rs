@@ -44,7 +44,7 @@ pub const KEY_MAX: usize = 255;
 
 /// The key of a request's header: 1 to [`KEY_MAX`] visible ASCII characters, taken as sent
 /// or as a quoted string (the draft's Structured Field form), which are the same key.
-fn parse_key(value: &HeaderValue) -> Result<String, ApiError> {
+pub(crate) fn parse_key(value: &HeaderValue) -> Result<String, ApiError> {
     let invalid = || {
         ApiError::invalid_parameter(
             "Idempotency-Key",

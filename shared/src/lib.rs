@@ -1,10 +1,11 @@
 //! netops-shared, the HTTP contract kit: what every module function and the local process
 //! have in common — envelope, error codes, auth and scopes, rate limit, windows, paging and
 //! cursors, extractors, the HTTP conventions, the time format of answers, exports, idempotency,
-//! metrics, configuration and telemetry. The storage ports are a crate of their own
-//! (netops-store), re-exported here as [`store`]; no adapter is linked here.
+//! the collection API's shell, metrics, configuration and telemetry. The storage ports are a
+//! crate of their own (netops-store), re-exported here as [`store`]; no adapter is linked here.
 
 pub mod auth;
+pub mod collect;
 pub mod config;
 pub mod cursor;
 pub mod envelope;

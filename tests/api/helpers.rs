@@ -379,6 +379,22 @@ impl TestApp {
     }
 }
 
+/// The text of an API Gateway event of `function` (`events/`). The collect function's
+/// events post observations, which are dated: the time of their line, fixed in the file,
+/// becomes now, so that the line is within the retention whenever the test runs.
+pub fn event_text(path: &std::path::Path, function: Function) -> String {
+    let text = std::fs::read_to_string(path).expect("event");
+    if function != Function::Collect {
+        return text;
+    }
+    let now = Utc::now();
+    text.replace(
+        "date=2026-11-22 time=09:15:42",
+        &now.format("date=%Y-%m-%d time=%H:%M:%S").to_string(),
+    )
+    .replace("2026-11-22T09:15:42Z", &stamp(now))
+}
+
 /// The budget (s) of a DynamoDB call the test command gives moto
 /// (`NETOPS_DYNAMODB_TIMEOUT_SECS`), when set: a single-threaded Python server whose reads of
 /// a big tenant, or of any tenant while the machine is busy, take seconds, longer than

@@ -187,7 +187,7 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
                     let rest = p.strip_prefix("*|").unwrap_or_default();
                     let (kind, named) = rest.split_once('|').unwrap_or((rest, ""));
                     match kind {
-                        "W" | "I" => named.is_empty(),
+                        "W" | "I" | "G" => named.is_empty(),
                         "D" | "S" | "E" | "R" => {
                             named.chars().take_while(|c| *c != '*').count() >= 3
                         }
@@ -214,16 +214,40 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
         writes("netdiag"),
         expected(&["*|D|netdiag_actions", "*|D|netdiag_settings", "*|I", "*|W"])
     );
+    // The collection API writes the collected kinds' items and its ingestion log, and reads
+    // none of the public routes' other data.
+    assert_eq!(
+        writes("collect"),
+        expected(&[
+            "*|D|firewall_devices",
+            "*|E|dns_resolutions",
+            "*|E|firewall_events",
+            "*|E|firewall_events_rare",
+            "*|G",
+            "*|R|dns_domain_machines.d",
+            "*|R|dns_domain_machines.dh",
+            "*|R|dns_domains.d",
+            "*|R|dns_domains.dh",
+            "*|R|dns_machine_domains/*",
+            "*|R|firewall_connections.dh",
+            "*|R|firewall_report.d",
+            "*|R|firewall_report.dh",
+            "*|R|~batches",
+            "*|S|dns_resolutions|*",
+            "*|S|firewall_events_rare|*",
+            "*|S|firewall_events|*",
+        ])
+    );
     for name in grants
         .keys()
-        .filter(|n| !["alerts", "netdiag"].contains(&n.as_str()))
+        .filter(|n| !["alerts", "netdiag", "collect"].contains(&n.as_str()))
     {
         assert!(writes(name).is_empty(), "{name} writes {:?}", writes(name));
     }
     // MCP serves every JSON read route: it reads what every module reads, and no more.
     let every: BTreeSet<String> = grants
         .keys()
-        .filter(|n| !["mcp", "docs"].contains(&n.as_str()))
+        .filter(|n| !["mcp", "docs", "collect"].contains(&n.as_str()))
         .flat_map(|n| reads(n))
         .collect();
     assert_eq!(reads("mcp"), every);
@@ -836,6 +860,15 @@ async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
     )
     .await
     .expect("token");
+    let (collector, _) = netops_shared::auth::create_token(
+        stores.tokens.as_ref(),
+        "acme",
+        "iam-collect",
+        netops_shared::Scope::COLLECT.to_vec(),
+        chrono::Duration::days(1),
+    )
+    .await
+    .expect("token");
     let (proxy, log) = recording_proxy(endpoint.clone()).await;
     let grants = grants();
     let mut refused = Vec::new();
@@ -867,8 +900,12 @@ async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
             .map(|e| e.path())
             .collect();
         files.sort();
+        let token = match module.function {
+            netops_shared::routes::Function::Collect => &collector,
+            _ => &token,
+        };
         for file in files {
-            let text = std::fs::read_to_string(&file).expect("event");
+            let text = crate::helpers::event_text(&file, module.function);
             let mut req = lambda_http::request::from_str(&text).expect("event parses");
             req.headers_mut().insert(
                 http::header::AUTHORIZATION,

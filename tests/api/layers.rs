@@ -24,7 +24,7 @@ const RULE: &[(Layer, &[Layer])] = &[
         &[Layer::Routes, Layer::Ports, Layer::Kit, Layer::Adapter],
     ),
     // A module reads and writes through the ports, answers through the kit and runs under
-    // the Lambda entry; the MCP and docs functions serve the API as a whole.
+    // the Lambda entry; the MCP, docs and collect functions serve the API as a whole.
     (
         Layer::Module,
         &[

@@ -4,6 +4,7 @@ mod helpers;
 
 mod alerts;
 mod aws;
+mod collect;
 mod databases;
 mod dns;
 mod dynamo_faults;
@@ -27,6 +28,7 @@ mod operations;
 mod scale;
 mod security;
 mod serve;
+mod shipper;
 mod snapshots;
 mod text_filters;
 mod writelog;

@@ -67,6 +67,7 @@ mod data;
 mod counters;
 mod deployment;
 mod documents;
+mod ingest;
 mod rollups;
 mod series;
 mod tokens;

@@ -243,6 +243,7 @@ fn requirement(route: &Route) -> &'static str {
         Access::Public => "public",
         Access::Token => "token",
         Access::Scoped(scope) => scope.as_str(),
+        Access::Collect => "collect",
     }
 }
 

@@ -1,6 +1,8 @@
 //! DNS module (docs/modules.md#dns): resolutions seen by the agents, most-asked domains, threat
-//! domains, and the query logs of the DNS servers where their collection is active.
+//! domains, and the query logs of the DNS servers where their collection is active; how the
+//! resolutions collected are written ([`collect`]).
 
+pub mod collect;
 pub mod domains;
 mod handlers;
 pub mod model;

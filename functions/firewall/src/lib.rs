@@ -1,7 +1,9 @@
 //! Firewall module (docs/modules.md#firewall): firewalls and gateways relayed by site agents,
 //! events parsed from their logs (with directory-controller correlation), IPFIX / NetFlow v9
-//! traffic, threats and the perimeter report.
+//! traffic, threats and the perimeter report; how syslog lines collected are written
+//! ([`collect`]).
 
+pub mod collect;
 pub mod correlate;
 mod handlers;
 pub mod model;

@@ -149,6 +149,7 @@ impl Tool {
         match self.route.access {
             Access::Scoped(s) => scopes.contains(&s),
             Access::Token | Access::Public => true,
+            Access::Collect => false,
         }
     }
 }

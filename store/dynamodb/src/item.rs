@@ -101,6 +101,11 @@ pub(super) fn idempotency_pk(tenant: &str) -> String {
     format!("{tenant}|I")
 }
 
+/// The ingestion log of a tenant (sort key: the batch id).
+pub(super) fn ingest_pk(tenant: &str) -> String {
+    format!("{tenant}|G")
+}
+
 /// Prefix of every data key of a tenant.
 pub(super) fn tenant_prefix(tenant: &str) -> String {
     format!("{tenant}|")

@@ -23,6 +23,7 @@ mod client;
 mod counters;
 mod deployment;
 mod docs;
+mod ingest;
 mod item;
 mod once;
 #[cfg(test)]

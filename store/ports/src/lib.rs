@@ -17,6 +17,7 @@
 //! - [`Tokens`]: API tokens by the hash of their secret;
 //! - [`WriteLog`]: conditional state changes committed together with their write-log entry,
 //!   coalesced refusals, entries kept for a retention time;
+//! - [`IngestLog`]: the batches collectors sent, each recorded once by its batch id;
 //! - [`Deployment`]: what belongs to the deployment rather than a tenant (secrets, emptiness,
 //!   clearing a tenant for a new seed).
 //!
@@ -40,6 +41,7 @@ pub use ports::all::{All, READ_ALL};
 pub use ports::counters::{COUNTER_GRACE_SECS, Counters};
 pub use ports::deployment::Deployment;
 pub use ports::docs::{Doc, Documents, doc_time};
+pub use ports::ingest::{IngestEntry, IngestLog, KEPT_REFUSALS, LineRefusal};
 pub use ports::rollups::{BATCHES, KeepMeasure, Rollup, RollupGroup, Rollups};
 pub use ports::series::{Position, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite};
 pub use ports::tokens::{TokenRecord, Tokens};
@@ -76,6 +78,7 @@ pub struct Stores {
     pub rollups: Arc<dyn Rollups>,
     pub tokens: Arc<dyn Tokens>,
     pub writes: Arc<dyn WriteLog>,
+    pub ingest: Arc<dyn IngestLog>,
     pub counters: Arc<dyn Counters>,
     pub deployment: Arc<dyn Deployment>,
 }
@@ -90,6 +93,7 @@ impl Stores {
             + Rollups
             + Tokens
             + WriteLog
+            + IngestLog
             + Counters
             + Deployment,
     {
@@ -101,6 +105,7 @@ impl Stores {
             rollups: a.clone(),
             tokens: a.clone(),
             writes: a.clone(),
+            ingest: a.clone(),
             counters: a.clone(),
             deployment: a,
         }

@@ -42,7 +42,7 @@ impl Deployment for SqliteStore {
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
         let tenant = tenant.to_owned();
         self.with_write(move |tx| {
-            for table in ["docs", "series", "rollups", "idempotency"] {
+            for table in ["docs", "series", "rollups", "idempotency", "ingested"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [&tenant])
                     .map_err(backend)?;
             }

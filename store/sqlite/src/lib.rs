@@ -17,6 +17,7 @@ mod conn;
 mod counters;
 mod deployment;
 mod docs;
+mod ingest;
 mod rollups;
 mod schema;
 mod series;

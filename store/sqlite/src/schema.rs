@@ -71,6 +71,15 @@ CREATE TABLE IF NOT EXISTS idempotency (
     PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idempotency_by_expiry ON idempotency (expires);
+CREATE TABLE IF NOT EXISTS ingested (
+    tenant TEXT NOT NULL,
+    batch TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    expires INTEGER NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (tenant, batch)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ingested_by_expiry ON ingested (expires);
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value BLOB NOT NULL

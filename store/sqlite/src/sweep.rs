@@ -1,5 +1,5 @@
-//! What leaves the embedded file with time, off the request path: expired write-log entries
-//! (`NETOPS_WRITE_LOG_DAYS`), and series records, rollups and ended documents older than the
+//! What leaves the embedded file with time, off the request path: expired write-log and
+//! ingestion-log entries (`NETOPS_WRITE_LOG_DAYS`), and series records, rollups and ended documents older than the
 //! retention (`NETOPS_RETENTION_DAYS`), a batch per transaction so a write never waits long
 //! behind one.
 
@@ -37,7 +37,8 @@ fn in_batches(inner: &Inner, mut delete: impl FnMut() -> StoreResult<usize>) -> 
     }
 }
 
-/// Deletes the write-log entries and the idempotency keys expired at `now` (s).
+/// Deletes the write-log entries, the idempotency keys and the ingestion-log entries expired
+/// at `now` (s).
 fn expired_entries(inner: &Inner, conn: &Connection, now: i64) -> StoreResult<usize> {
     let keys = in_batches(inner, || {
         conn.prepare_cached(
@@ -54,7 +55,15 @@ fn expired_entries(inner: &Inner, conn: &Connection, now: i64) -> StoreResult<us
         .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
         .map_err(backend)
     })?;
-    Ok(keys + entries)
+    let ingested = in_batches(inner, || {
+        conn.prepare_cached(
+            "DELETE FROM ingested WHERE (tenant, batch) IN \
+             (SELECT tenant, batch FROM ingested WHERE expires <= ?1 LIMIT ?2)",
+        )
+        .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
+        .map_err(backend)
+    })?;
+    Ok(keys + entries + ingested)
 }
 
 /// Deletes the series records and rollups older than `cutoff` (ms), one (tenant, series)

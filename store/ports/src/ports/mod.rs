@@ -4,6 +4,7 @@ pub mod all;
 pub mod counters;
 pub mod deployment;
 pub mod docs;
+pub mod ingest;
 pub mod rollups;
 pub mod series;
 pub mod tokens;

@@ -1,0 +1,11 @@
+//! The kinds of observations the collection API takes in (docs/collect.md#kinds), each
+//! written by its module's writer: a new kind is its writer in its module's crate and one
+//! line here.
+
+use netops_shared::collect::CollectKind;
+
+/// Every kind `POST /collect/{kind}` takes, in the order of the document.
+pub static KINDS: &[&CollectKind] = &[
+    &netops_firewall::collect::SYSLOG,
+    &netops_dns::collect::RESOLUTION,
+];

@@ -1,0 +1,6 @@
+//! The collect Lambda function.
+
+#[tokio::main]
+async fn main() -> Result<(), netops_lambda::Error> {
+    netops_lambda::run(netops_collect::routes()).await
+}

@@ -1,0 +1,267 @@
+//! How the DNS resolutions the agents report are written (docs/collect.md#dns-resolution):
+//! each stored as a resolution of its machine and counted into the top domains' aggregates
+//! ([`crate::domains::Queries`]), once however often it is sent.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use netops_shared::auth::sha256_hex;
+use netops_shared::collect::{Batch, CollectKind, LineError};
+use netops_shared::lookup::MACHINES;
+use netops_shared::module::BoxFuture;
+use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
+use netops_shared::{Msg, Scope};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::domains::Queries;
+use crate::model::{RESOLUTIONS, Resolution};
+
+/// `POST /collect/dns-resolution`.
+pub const RESOLUTION: CollectKind = CollectKind {
+    name: "dns-resolution",
+    scope: Scope::CollectDns,
+    text_field: None,
+    schema: resolution_schema,
+    write: write_resolutions,
+};
+
+/// Type d'enregistrement demandé.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+#[schema(as = CollectDnsQueryType)]
+pub enum QueryType {
+    A,
+    Aaaa,
+    Cname,
+    Mx,
+    Txt,
+    Srv,
+    Ptr,
+}
+
+/// Code de réponse du résolveur.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+#[schema(as = CollectDnsResponseCode)]
+pub enum ResponseCode {
+    Noerror,
+    Nxdomain,
+    Servfail,
+    Refused,
+}
+
+impl QueryType {
+    fn as_str(self) -> &'static str {
+        match self {
+            QueryType::A => "A",
+            QueryType::Aaaa => "AAAA",
+            QueryType::Cname => "CNAME",
+            QueryType::Mx => "MX",
+            QueryType::Txt => "TXT",
+            QueryType::Srv => "SRV",
+            QueryType::Ptr => "PTR",
+        }
+    }
+}
+
+impl ResponseCode {
+    fn as_str(self) -> &'static str {
+        match self {
+            ResponseCode::Noerror => "NOERROR",
+            ResponseCode::Nxdomain => "NXDOMAIN",
+            ResponseCode::Servfail => "SERVFAIL",
+            ResponseCode::Refused => "REFUSED",
+        }
+    }
+}
+
+/// Une résolution DNS faite par une machine, telle que son agent l'a vue. La machine doit
+/// être connue du compte (ses battements de cœur et son inventaire la créent) : une résolution
+/// d'une machine inconnue est refusée (`unknown_reference`). Alimente `/dns/resolutions` et
+/// les domaines les plus demandés (`/dns/top-domains`, par compte et par machine) ; les
+/// menaces DNS ne sont pas encore dérivées des résolutions collectées.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = CollectDnsResolution)]
+pub struct ResolutionLine {
+    pub at: DateTime<Utc>,
+    /// Nom d'hôte de la machine.
+    #[schema(example = "PAR-LT-0004")]
+    pub machine: String,
+    /// Adresse de la machine ; par défaut, celle de `/machines`.
+    #[serde(default)]
+    pub machine_ip: Option<String>,
+    /// Utilisateur de la session, s'il est connu.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Processus demandeur, s'il est connu.
+    #[serde(default)]
+    pub process: Option<String>,
+    /// Le nom demandé (mis en minuscules, sans point final).
+    #[schema(example = "login.microsoftonline.com")]
+    pub domain: String,
+    pub query_type: QueryType,
+    pub response_code: ResponseCode,
+    #[serde(default)]
+    pub answers: Vec<String>,
+    /// Le serveur qui a répondu.
+    #[schema(example = "10.10.0.53")]
+    pub resolver: String,
+    pub latency_ms: f64,
+}
+
+fn resolution_schema() -> Value {
+    serde_json::to_value(ResolutionLine::schema()).unwrap_or_default()
+}
+
+fn write_resolutions<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
+    Box::pin(write(batch))
+}
+
+/// A domain as stored: lower case, without its final dot; `None` when it is no name.
+fn domain_name(raw: &str) -> Option<String> {
+    let d = raw.trim().trim_end_matches('.').to_ascii_lowercase();
+    let valid = !d.is_empty()
+        && d.len() <= 253
+        && d.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        });
+    valid.then_some(d)
+}
+
+async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
+    let mut refused = Vec::new();
+    let lines = batch.read::<ResolutionLine>(&mut refused);
+    let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine.clone()).collect();
+    let machines: std::collections::HashMap<String, Value> = batch
+        .stores
+        .docs
+        .get_many(batch.tenant, MACHINES, &hosts)
+        .await?
+        .into_iter()
+        .map(|d| (d.key, d.body))
+        .collect();
+    let mut records: Vec<Record> = Vec::new();
+    let mut seen = HashSet::new();
+    for (line, l) in lines {
+        let Some(machine) = machines.get(&l.machine) else {
+            refused.push(LineError::UnknownReference.refuse(
+                line,
+                Msg::new(
+                    format!("aucune machine « {} » dans ce compte", l.machine),
+                    format!("no machine '{}' in this account", l.machine),
+                ),
+            ));
+            continue;
+        };
+        let Some(domain) = domain_name(&l.domain) else {
+            refused.push(LineError::InvalidObservation.refuse(
+                line,
+                Msg::new(
+                    "domain : nom de domaine invalide",
+                    "domain: invalid domain name",
+                ),
+            ));
+            continue;
+        };
+        if !(l.latency_ms.is_finite() && l.latency_ms >= 0.0) {
+            refused.push(LineError::InvalidObservation.refuse(
+                line,
+                Msg::new(
+                    "latency_ms : nombre positif attendu",
+                    "latency_ms: a positive number is expected",
+                ),
+            ));
+            continue;
+        }
+        if let Err(r) = batch.check_time(line, l.at) {
+            refused.push(r);
+            continue;
+        }
+        let machine_ip = l
+            .machine_ip
+            .clone()
+            .unwrap_or_else(|| machine["ip"].as_str().unwrap_or_default().to_owned());
+        let mut resolution = Resolution {
+            id: String::new(),
+            at: l.at,
+            machine: l.machine,
+            machine_ip,
+            user: l.user,
+            process: l.process,
+            domain,
+            query_type: l.query_type.as_str().to_owned(),
+            response_code: l.response_code.as_str().to_owned(),
+            answers: l.answers,
+            resolver: l.resolver,
+            latency_ms: l.latency_ms,
+        };
+        // Its id: its time and a digest of what it says, so that it is stored once however
+        // often it is sent.
+        let body =
+            serde_json::to_value(&resolution).map_err(|e| StoreError::Data(e.to_string()))?;
+        let digest = sha256_hex(body.to_string().as_bytes());
+        resolution.id = format!("dns-{}-{}", l.at.timestamp_millis(), &digest[..16]);
+        if seen.insert(resolution.id.clone()) {
+            records.push(Record {
+                partition: resolution.machine.clone(),
+                ts: l.at.timestamp_millis(),
+                id: resolution.id.clone(),
+                body: serde_json::to_value(&resolution)
+                    .map_err(|e| StoreError::Data(e.to_string()))?,
+            });
+        }
+    }
+    let Some(first) = records.iter().map(|r| r.ts).min() else {
+        return Ok(refused);
+    };
+    let stored = batch
+        .already_stored(
+            RESOLUTIONS,
+            records
+                .iter()
+                .map(|r| (r.partition.as_str(), r.ts, r.id.as_str())),
+        )
+        .await?;
+    let mut queries = Queries::default();
+    for r in records.iter().filter(|r| !stored.contains(&r.id)) {
+        let at = DateTime::<Utc>::from_timestamp_millis(r.ts).unwrap_or(batch.now);
+        let domain = r.body["domain"].as_str().unwrap_or_default();
+        let code = r.body["response_code"].as_str().unwrap_or_default();
+        queries.add(at, &r.partition, domain, code, 1.0);
+    }
+    let first = DateTime::<Utc>::from_timestamp_millis(first).unwrap_or(batch.now);
+    batch.add_once(first, queries.series()).await?;
+    batch
+        .stores
+        .series_writes
+        .append(batch.tenant, RESOLUTIONS, records)
+        .await?;
+    Ok(refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domains_are_stored_in_lower_case_without_their_final_dot() {
+        assert_eq!(
+            domain_name(" Login.MicrosoftOnline.com. ").as_deref(),
+            Some("login.microsoftonline.com")
+        );
+        assert_eq!(
+            domain_name("_ldap._tcp.dc.acme.local").as_deref(),
+            Some("_ldap._tcp.dc.acme.local")
+        );
+        for bad in ["", ".", "a..b", "exa mple.com", &"a".repeat(64)] {
+            assert_eq!(domain_name(bad), None, "{bad}");
+        }
+    }
+}
