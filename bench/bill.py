@@ -167,7 +167,7 @@ def main():
     print("| Item | Count | Per month |\n|---|---|---|")
     floor = [
         ("Alarms (standard, per metric read)", alarm_count, alarm_count * PRICE["alarm_metric_month"]),
-        ("Cursor secret (Secrets Manager; resolved at deploy, no calls)", secret, secret * PRICE["secret_month"]),
+        ("Cursor secret (Secrets Manager; read at cold starts: 3 calls, $0.05 per 10,000 calls)", secret, secret * PRICE["secret_month"]),
         ("Dashboards", dashboards, dashboards * PRICE["dashboard_month"]),
         ("Log metric filters (their metric gets a 0 when a log arrives; idle: none)", filters, 0.0),
     ]
