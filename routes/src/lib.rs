@@ -91,9 +91,9 @@ pub enum Access {
     Token,
     /// A valid token holding this scope.
     Scoped(Scope),
-    /// A collect credential (docs/collect.md#credentials): the gate admits only tokens whose
-    /// scopes are all `collect:<module>`, and the collect handler checks the scope of the
-    /// kind posted, once it knows the kind.
+    /// A collect credential (docs/collect.md#credentials): the gate admits only tokens
+    /// holding `collect:<module>` scopes (and admits them nowhere else), and the collect
+    /// handler checks the scope of the kind posted, once it knows the kind.
     Collect,
 }
 

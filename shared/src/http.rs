@@ -361,11 +361,12 @@ async fn admit(
     let expires_at = DateTime::from_timestamp(token.expires_at, 0).unwrap_or(now);
     let path = req.uri().path().to_owned();
     tracing::Span::current().record("tenant", token.tenant.as_str());
-    // A collect credential sends batches and reads nothing; only collect credentials send
+    // A collect credential (a token holding any collect scope: `netops token create` never
+    // mixes them with others) sends batches and reads nothing; only collect credentials send
     // batches (the scope of the kind is checked by the collect handler, which knows it).
     let collector = token.scopes.iter().any(|s| s.is_collect());
     let scopes_ok = match route.access {
-        Access::Scoped(scope) => token.scopes.contains(&scope),
+        Access::Scoped(scope) => token.scopes.contains(&scope) && !collector,
         Access::Token => !collector,
         Access::Collect => collector,
         Access::Public => true,

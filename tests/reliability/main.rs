@@ -7,6 +7,7 @@
 #[path = "../common/served.rs"]
 mod served;
 
+mod collect;
 mod connections;
 mod crash;
 mod disk;

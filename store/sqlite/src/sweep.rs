@@ -221,6 +221,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn expired_ingestion_log_entries_are_swept_with_the_write_log() {
+        use netops_store::{IngestEntry, IngestLog};
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = SqliteStore::open_for_load(d.path().join("t.db")).expect("open");
+        let now = chrono::Utc::now();
+        let batch = |id: &str, expires_at: i64| IngestEntry {
+            tenant: "a".into(),
+            batch_id: id.into(),
+            kind: "firewall-syslog".into(),
+            token_name: "relay".into(),
+            request_id: "r".into(),
+            at: now,
+            accepted: 1,
+            refused: 0,
+            refusals: Vec::new(),
+            expires_at,
+        };
+        let now_s = now.timestamp();
+        for (id, expires_at) in [("old", now_s - 10), ("kept", now_s + 3600)] {
+            assert!(
+                s.record(batch(id, expires_at))
+                    .await
+                    .expect("record")
+                    .is_none()
+            );
+        }
+        let (swept, _) = sweep(&s.inner, now_s * 1000).expect("sweep");
+        assert_eq!(swept, 1);
+        let rows: i64 = s
+            .with(|c| {
+                c.query_row("SELECT count(*) FROM ingested", [], |r| r.get(0))
+                    .map_err(backend)
+            })
+            .await
+            .expect("count");
+        assert_eq!(rows, 1);
+        assert_eq!(s.ingested("a").await.expect("log").len(), 1);
+    }
+
+    #[tokio::test]
     async fn opening_sweeps_what_has_expired() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.db");
