@@ -421,9 +421,17 @@ impl Row {
             Keys => KEYS_GROWTH,
             Grows => return None,
         };
-        let small = &self.small.counted;
+        let (small, big) = (&self.small.counted, &self.big.counted);
+        // The calls [`CALLS_SLACK`] lets the big tenant make beyond the small one's (a day
+        // bucket more where the window's edge falls on the seeds' clocks otherwise, as a 7-day
+        // page walking back over a weekend's empty buckets to a working day does) read what a
+        // call reads the small tenant, on average.
+        let extra_calls = big.calls.saturating_sub(small.calls).min(CALLS_SLACK);
+        let per_call = small.read_units / small.calls.max(1) as f64;
         Some((
-            small.read_units * self.answer_growth * factor + UNITS_SLACK.1,
+            small.read_units * self.answer_growth * factor
+                + UNITS_SLACK.1
+                + per_call * extra_calls as f64,
             small.calls + CALLS_SLACK,
         ))
     }

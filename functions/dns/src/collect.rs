@@ -102,7 +102,10 @@ pub struct ResolutionLine {
     /// Le nom demandé (mis en minuscules, sans point final).
     #[schema(example = "login.microsoftonline.com")]
     pub domain: String,
+    // Inline: a kind's schema is one component of its own, with no reference to others.
+    #[schema(inline)]
     pub query_type: QueryType,
+    #[schema(inline)]
     pub response_code: ResponseCode,
     #[serde(default)]
     pub answers: Vec<String>,
