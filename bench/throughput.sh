@@ -63,18 +63,22 @@ for r in $(seq "$ROUNDS"); do
 done
 
 if [ "${PROFILE:-0}" = 1 ]; then
-  perf record -F 999 -g -p "$server" -o "$dir/perf.data" -- sleep "$SECONDS_EACH" 2>/dev/null &
+  # DWARF call graphs: the release build keeps no frame pointers.
+  perf record -F 999 --call-graph dwarf,16384 -p "$server" -o "$dir/perf.data" -- sleep "$SECONDS_EACH" 2>/dev/null &
   recording=$!
   run -s "$dir/rotate.lua" "$url" >/dev/null
   wait "$recording"
   {
     echo "# perf record -F 999 -g of netops serve under wrk -t1 -c16 on GET /machines?limit=100"
     echo "# (150 tokens in rotation); self time by function, then time including callees."
-    perf report -i "$dir/perf.data" --no-children --sort symbol --stdio 2>/dev/null \
-      | grep -E '^ +[0-9]' | head -60
+    perf report -i "$dir/perf.data" --no-children --sort symbol --stdio -g none 2>/dev/null \
+      | grep -E '^ +[0-9]' | sed -E 's/[[:space:]]+$//' | head -40
     echo
+    echo "# Including callees, the stages of the request (children, self)"
     perf report -i "$dir/perf.data" --children --sort symbol --stdio -g none 2>/dev/null \
-      | grep -E '^ +[0-9]' | head -80
+      | grep -E '^ +[0-9]' | sed -E 's/[[:space:]]+$//' \
+      | grep -E 'docs::read_docs|sql::parse_json|sqlite3_step|from_value<|time::to_vec|strong_etag|http::gate::|compression::future|__GI___writev|authenticate|tracing_subscriber' \
+      | head -30
   } >bench/throughput-profile.txt
   echo "profile: bench/throughput-profile.txt"
 fi
