@@ -135,17 +135,7 @@ async fn syslog_lines_collected_appear_in_the_events_and_the_report_once() {
     assert_eq!(data["kind"], "firewall-syslog");
     assert_eq!(data["accepted"], 2, "{data}");
     assert_eq!(data["refused"], 4, "{data}");
-    let refusals: Vec<(u64, &str)> = data["refusals"]
-        .as_array()
-        .expect("refusals")
-        .iter()
-        .map(|r| {
-            (
-                r["line"].as_u64().expect("line"),
-                r["error"].as_str().expect("error"),
-            )
-        })
-        .collect();
+    let refusals = refusals(data);
     assert_eq!(
         refusals,
         [
@@ -554,17 +544,7 @@ async fn dns_resolutions_collected_appear_in_the_resolutions_and_the_top_domains
     let data = &first.body["data"];
     // The repeated line is accepted, and stored once.
     assert_eq!(data["accepted"], 3, "{data}");
-    let refusals: Vec<(u64, &str)> = data["refusals"]
-        .as_array()
-        .expect("refusals")
-        .iter()
-        .map(|r| {
-            (
-                r["line"].as_u64().expect("line"),
-                r["error"].as_str().expect("error"),
-            )
-        })
-        .collect();
+    let refusals = refusals(data);
     assert_eq!(
         refusals,
         [
@@ -642,4 +622,19 @@ async fn dns_resolutions_collected_appear_in_the_resolutions_and_the_top_domains
     .await;
     assert_eq!(res.status, StatusCode::FORBIDDEN);
     assert_eq!(res.body["scope"], "collect:dns");
+}
+
+/// The refused lines of a batch's answer: line number and error code.
+fn refusals(data: &Value) -> Vec<(u64, &str)> {
+    data["refusals"]
+        .as_array()
+        .expect("refusals")
+        .iter()
+        .map(|r| {
+            (
+                r["line"].as_u64().expect("line"),
+                r["error"].as_str().expect("error"),
+            )
+        })
+        .collect()
 }
