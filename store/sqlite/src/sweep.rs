@@ -40,30 +40,22 @@ fn in_batches(inner: &Inner, mut delete: impl FnMut() -> StoreResult<usize>) -> 
 /// Deletes the write-log entries, the idempotency keys and the ingestion-log entries expired
 /// at `now` (s).
 fn expired_entries(inner: &Inner, conn: &Connection, now: i64) -> StoreResult<usize> {
-    let keys = in_batches(inner, || {
-        conn.prepare_cached(
-            "DELETE FROM idempotency WHERE (tenant, key) IN \
-             (SELECT tenant, key FROM idempotency WHERE expires <= ?1 LIMIT ?2)",
-        )
-        .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
-        .map_err(backend)
-    })?;
-    let entries = in_batches(inner, || {
-        conn.prepare_cached(
-            "DELETE FROM writes WHERE seq IN (SELECT seq FROM writes WHERE expires <= ?1 LIMIT ?2)",
-        )
-        .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
-        .map_err(backend)
-    })?;
-    let ingested = in_batches(inner, || {
-        conn.prepare_cached(
-            "DELETE FROM ingested WHERE (tenant, batch) IN \
-             (SELECT tenant, batch FROM ingested WHERE expires <= ?1 LIMIT ?2)",
-        )
-        .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
-        .map_err(backend)
-    })?;
-    Ok(keys + entries + ingested)
+    const DELETES: [&str; 3] = [
+        "DELETE FROM idempotency WHERE (tenant, key) IN \
+         (SELECT tenant, key FROM idempotency WHERE expires <= ?1 LIMIT ?2)",
+        "DELETE FROM writes WHERE seq IN (SELECT seq FROM writes WHERE expires <= ?1 LIMIT ?2)",
+        "DELETE FROM ingested WHERE (tenant, batch) IN \
+         (SELECT tenant, batch FROM ingested WHERE expires <= ?1 LIMIT ?2)",
+    ];
+    let mut deleted = 0;
+    for sql in DELETES {
+        deleted += in_batches(inner, || {
+            conn.prepare_cached(sql)
+                .and_then(|mut s| s.execute(params![now, SWEEP_BATCH]))
+                .map_err(backend)
+        })?;
+    }
+    Ok(deleted)
 }
 
 /// Deletes the series records and rollups older than `cutoff` (ms), one (tenant, series)
