@@ -169,7 +169,7 @@ fn serve_refuses_a_bad_connection_limit_naming_its_variable() {
 }
 
 /// `GET path` on a served server: status and body.
-async fn get_json(served: &served::Served, path: &str) -> (u16, serde_json::Value) {
+pub(crate) async fn get_json(served: &served::Served, path: &str) -> (u16, serde_json::Value) {
     let res = reqwest::Client::new()
         .get(format!("{}{path}", served.base))
         .bearer_auth(&served.token)

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::serve::get_json;
 use crate::serve::served::{Serve, Served, create_token};
 
 /// A FortiGate line of `device`, RFC 3164 header and all, as the firewall sends it over UDP.
@@ -37,14 +38,9 @@ fn cef(device: &str, at: DateTime<Utc>, port: u16) -> String {
 }
 
 async fn get(served: &Served, path: &str) -> Value {
-    let res = reqwest::Client::new()
-        .get(format!("{}{path}", served.base))
-        .bearer_auth(&served.token)
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(res.status(), 200, "{path}");
-    res.json().await.expect("json")
+    let (status, body) = get_json(served, path).await;
+    assert_eq!(status, 200, "{path}");
+    body
 }
 
 /// The firewall events of the last hour whose account is `account` or whose destination port
