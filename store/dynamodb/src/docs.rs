@@ -343,14 +343,7 @@ impl DynamoStore {
         // Resuming after a key is resuming from it as the last evaluated key.
         let start = after
             .map(|a| HashMap::from([("pk".to_owned(), s(pk.clone())), ("sk".to_owned(), s(a))]));
-        let query = self
-            .client
-            .query()
-            .table_name(self.data.as_ref())
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(pk))
-            .consistent_read(true)
-            .set_exclusive_start_key(start);
+        let query = self.partition_query(pk).set_exclusive_start_key(start);
         // Each Query asks for about what the page still needs (a filtered one more, by the
         // rate of matches so far), not for 1 MB.
         let mut examined = None;

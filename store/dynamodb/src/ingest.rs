@@ -80,13 +80,7 @@ impl IngestLog for DynamoStore {
 
     async fn ingested(&self, tenant: &str) -> StoreResult<Vec<IngestEntry>> {
         let now = chrono::Utc::now().timestamp();
-        let query = self
-            .client
-            .query()
-            .table_name(self.data.as_ref())
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(ingest_pk(tenant)))
-            .consistent_read(true);
+        let query = self.partition_query(ingest_pk(tenant));
         let mut out = Vec::new();
         each_item(query, |item| {
             out.extend(unexpired(&item, now)?);

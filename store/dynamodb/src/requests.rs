@@ -321,3 +321,15 @@ pub(super) fn tx_put(
         .map_err(|e| StoreError::Backend(e.to_string()))?;
     Ok(TransactWriteItem::builder().put(put).build())
 }
+
+impl DynamoStore {
+    /// A strongly consistent Query of every item of one partition (`pk`) of the data table.
+    pub(super) fn partition_query(&self, pk: String) -> QueryFluentBuilder {
+        self.client
+            .query()
+            .table_name(self.data.as_ref())
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", super::item::s(pk))
+            .consistent_read(true)
+    }
+}

@@ -150,13 +150,7 @@ impl WriteLog for DynamoStore {
     /// coalesced entry's first refusal), as the port says.
     async fn entries(&self, tenant: &str) -> StoreResult<Vec<WriteLogEntry>> {
         let now = chrono::Utc::now().timestamp();
-        let query = self
-            .client
-            .query()
-            .table_name(self.data.as_ref())
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(log_pk(tenant)))
-            .consistent_read(true);
+        let query = self.partition_query(log_pk(tenant));
         let mut out = Vec::new();
         each_item(query, |item| {
             let expires_at = match item.get("ttl") {
