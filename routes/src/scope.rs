@@ -52,6 +52,7 @@ scopes! {
     ; collect:
     CollectFirewall => "collect:firewall",
     CollectDns => "collect:dns",
+    CollectFleet => "collect:fleet",
 }
 
 impl std::fmt::Display for Scope {

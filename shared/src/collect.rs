@@ -29,7 +29,10 @@ use crate::lang::Lang;
 use crate::module::BoxFuture;
 use crate::scope::Scope;
 use crate::state::AppState;
-use crate::store::{Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Rollup, StoreResult, Stores};
+use crate::store::{
+    Expect, Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Rollup, StoreError, StoreResult,
+    Stores,
+};
 
 /// At most this many bytes of a batch on the wire (API Gateway delivers a binary body
 /// base64-encoded inside the 6 MB Lambda event).
@@ -209,6 +212,39 @@ impl Batch<'_> {
             .add_once(self.tenant, marker, rows)
             .await
             .map(drop)
+    }
+
+    /// Changes the document `key` of `collection` as `change` says, given the stored body
+    /// (`None` when absent): it returns the new body, or `None` to leave the document as it
+    /// is. The put is conditional (absent, or at the version read): when another writer
+    /// changed the document meanwhile, it is read and changed again, a few times, then
+    /// [`StoreError::ConditionFailed`] (the batch is refused with 503 and sent again). Returns
+    /// the body written, if any.
+    pub async fn update_doc(
+        &self,
+        collection: &str,
+        key: &str,
+        mut change: impl FnMut(Option<&Value>) -> StoreResult<Option<Value>> + Send,
+    ) -> StoreResult<Option<Value>> {
+        let docs = &self.stores.docs;
+        for _ in 0..5 {
+            let stored = docs.get(self.tenant, collection, key).await?;
+            let expect = stored
+                .as_ref()
+                .map_or(Expect::Absent, |d| Expect::Version(d.version));
+            let Some(body) = change(stored.as_ref().map(|d| &d.body))? else {
+                return Ok(None);
+            };
+            match docs
+                .put_if(self.tenant, collection, key, body.clone(), expect)
+                .await
+            {
+                Err(StoreError::ConditionFailed) => continue,
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(Some(body)),
+            }
+        }
+        Err(StoreError::ConditionFailed)
     }
 
     /// Refuses an observation dated more than [`FUTURE_SECS`] ahead of now or before the
