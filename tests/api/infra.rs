@@ -220,6 +220,8 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
         writes("collect"),
         expected(&[
             "*|D|firewall_devices",
+            "*|D|machines",
+            "*|D|machines.count",
             "*|E|dns_resolutions",
             "*|E|firewall_events",
             "*|E|firewall_events_rare",
