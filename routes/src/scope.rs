@@ -53,6 +53,7 @@ scopes! {
     CollectFirewall => "collect:firewall",
     CollectDns => "collect:dns",
     CollectFleet => "collect:fleet",
+    CollectNetdiag => "collect:netdiag",
 }
 
 impl std::fmt::Display for Scope {

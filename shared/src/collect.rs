@@ -134,6 +134,25 @@ impl LineError {
     }
 }
 
+/// The refusal of line `line`, naming machine `host` the tenant does not know.
+pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
+    LineError::UnknownReference.refuse(
+        line,
+        Msg::new(
+            format!("aucune machine « {host} » dans ce compte"),
+            format!("no machine '{host}' in this account"),
+        ),
+    )
+}
+
+/// The id of an observation made from its content: `<prefix>-<time in ms>-<digest>`, so that
+/// the same observation sent again, in any batch, is stored under the same id (and replaces
+/// itself).
+pub fn content_id(prefix: &str, at: DateTime<Utc>, content: &Value) -> String {
+    let digest = sha256_hex(content.to_string().as_bytes());
+    format!("{prefix}-{}-{}", at.timestamp_millis(), &digest[..16])
+}
+
 /// A refusal message cut to 300 bytes, so that an entry of the log stays bounded whatever a
 /// line holds.
 fn bounded(mut message: String) -> String {
@@ -245,6 +264,20 @@ impl Batch<'_> {
             }
         }
         Err(StoreError::ConditionFailed)
+    }
+
+    /// The tenant's machines among `hosts`: their fleet documents by host name, for the kinds
+    /// that name a machine (machines come with their agents' heartbeats, never with another
+    /// kind: a line naming another is refused with [`unknown_machine`]).
+    pub async fn known_machines(&self, hosts: &[String]) -> StoreResult<HashMap<String, Value>> {
+        Ok(self
+            .stores
+            .docs
+            .get_many(self.tenant, crate::lookup::MACHINES, hosts)
+            .await?
+            .into_iter()
+            .map(|d| (d.key, d.body))
+            .collect())
     }
 
     /// Refuses an observation dated more than [`FUTURE_SECS`] ahead of now or before the
