@@ -134,6 +134,20 @@ impl LineError {
     }
 }
 
+/// An observation about one of the tenant's machines, read by [`Batch::read_on_machines`].
+pub trait OnMachine {
+    /// The host name of its machine.
+    fn machine(&self) -> &str;
+    fn at(&self) -> DateTime<Utc>;
+    /// Why its fields cannot be kept, if they cannot, naming the field at fault.
+    fn invalid(&self) -> Option<Msg>;
+}
+
+/// The JSON Schema of `T`, for a [`CollectKind`]'s `schema`.
+pub fn schema_of<T: utoipa::PartialSchema>() -> Value {
+    serde_json::to_value(T::schema()).unwrap_or_default()
+}
+
 /// The refusal of line `line`, naming machine `host` the tenant does not know.
 pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
     LineError::UnknownReference.refuse(
@@ -278,6 +292,31 @@ impl Batch<'_> {
             .into_iter()
             .map(|d| (d.key, d.body))
             .collect())
+    }
+
+    /// The observations read as `T` that name a machine of the tenant, hold valid fields and
+    /// are in time; the others refused (`invalid_observation`, `unknown_reference`,
+    /// `time_out_of_range`).
+    pub async fn read_on_machines<T: serde::de::DeserializeOwned + OnMachine>(
+        &self,
+        refused: &mut Vec<LineRefusal>,
+    ) -> StoreResult<Vec<(u64, T)>> {
+        let lines = self.read::<T>(refused);
+        let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine().to_owned()).collect();
+        let machines = self.known_machines(&hosts).await?;
+        let mut out = Vec::with_capacity(lines.len());
+        for (line, l) in lines {
+            if !machines.contains_key(l.machine()) {
+                refused.push(unknown_machine(line, l.machine()));
+            } else if let Some(why) = l.invalid() {
+                refused.push(LineError::InvalidObservation.refuse(line, why));
+            } else if let Err(r) = self.check_time(line, l.at()) {
+                refused.push(r);
+            } else {
+                out.push((line, l));
+            }
+        }
+        Ok(out)
     }
 
     /// Refuses an observation dated more than [`FUTURE_SECS`] ahead of now or before the

@@ -19,6 +19,15 @@ async fn post_lines(app: &TestApp, kind: &str, token: &str, lines: &[String]) ->
     post(app, kind, token, NDJSON, lines.join("\n").into_bytes(), &[]).await
 }
 
+/// Asserts that a batch was taken in with `accepted` lines and these refused lines (line
+/// number, error code).
+fn assert_taken(res: &TestResponse, accepted: u64, refused: &[(u64, &str)]) {
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let data = &res.body["data"];
+    assert_eq!(data["accepted"], accepted, "{data}");
+    assert_eq!(refusals(data), refused, "{data}");
+}
+
 /// A heartbeat of `host` at `at`.
 fn heartbeat(host: &str, at: DateTime<Utc>, version: &str, status: &str) -> String {
     json!({"at": stamp(at), "hostname": host, "ip": "10.10.99.7", "os": "Windows 11 Pro 24H2",
@@ -54,19 +63,17 @@ async fn machine_heartbeats_update_their_machine_and_create_new_ones_once() {
         heartbeat(new, now, "9.9.0", "asleep"),
     ];
     let first = post_lines(&app, "machine-heartbeat", &collect, &lines).await;
-    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
-    let data = &first.body["data"];
-    assert_eq!(data["accepted"], 3, "{data}");
-    assert_eq!(
-        refusals(data),
-        [
+    assert_taken(
+        &first,
+        3,
+        &[
             (4, "invalid_line"),
             (5, "invalid_observation"),
             (6, "time_out_of_range"),
             (7, "invalid_observation"),
             (8, "invalid_observation"),
             (9, "invalid_observation"),
-        ]
+        ],
     );
     // The known machine takes its latest heartbeat's state, and keeps its id.
     let res = machine(&app, &read, &known).await;
@@ -209,18 +216,16 @@ async fn netdiag_events_collected_appear_in_the_machine_feed_once() {
         netdiag_event(&host, now, -3600, "wlan", "collecte-test futur"),
     ];
     let first = post_lines(&app, "netdiag-event", &collect, &lines).await;
-    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
-    let data = &first.body["data"];
-    assert_eq!(data["accepted"], 3, "{data}");
-    assert_eq!(
-        refusals(data),
-        [
+    assert_taken(
+        &first,
+        3,
+        &[
             (4, "invalid_observation"),
             (5, "unknown_reference"),
             (6, "invalid_observation"),
             (7, "invalid_observation"),
             (8, "time_out_of_range"),
-        ]
+        ],
     );
     // The repeated line is stored once; the sensitive source is kept but never shown.
     let res = netdiag_events(&app, &read, &host, "collecte-test").await;
@@ -325,16 +330,14 @@ async fn netdiag_measurements_collected_give_verdicts_periods_and_alerts_once() 
         netdiag_measure("NO-SUCH-HOST", t(10), 0.0),
     ];
     let first = post_lines(&app, "netdiag-measurement", &collect, &lines).await;
-    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
-    let data = &first.body["data"];
-    assert_eq!(data["accepted"], 4, "{data}");
-    assert_eq!(
-        refusals(data),
-        [
+    assert_taken(
+        &first,
+        4,
+        &[
             (5, "invalid_observation"),
             (6, "invalid_observation"),
             (7, "unknown_reference"),
-        ]
+        ],
     );
     // The product's verdict: the Internet access, with an alert in progress.
     let m = diag_machine(&app, &read, host).await;

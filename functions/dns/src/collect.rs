@@ -5,13 +5,14 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, LineError, content_id, unknown_machine};
+use netops_shared::collect::{
+    Batch, CollectKind, LineError, content_id, schema_of, unknown_machine,
+};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::ToSchema;
 
 use crate::domains::Queries;
 use crate::model::{RESOLUTIONS, Resolution};
@@ -21,7 +22,7 @@ pub const RESOLUTION: CollectKind = CollectKind {
     name: "dns-resolution",
     scope: Scope::CollectDns,
     text_field: None,
-    schema: resolution_schema,
+    schema: schema_of::<ResolutionLine>,
     write: write_resolutions,
 };
 
@@ -111,10 +112,6 @@ pub struct ResolutionLine {
     #[schema(example = "10.10.0.53")]
     pub resolver: String,
     pub latency_ms: f64,
-}
-
-fn resolution_schema() -> Value {
-    serde_json::to_value(ResolutionLine::schema()).unwrap_or_default()
 }
 
 fn write_resolutions<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, LineError};
+use netops_shared::collect::{Batch, CollectKind, LineError, schema_of};
 use netops_shared::lookup::{MACHINE_COUNT, MACHINE_COUNT_KEY};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Expect, Filter, LineRefusal, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::ToSchema;
 
 use crate::model::{AgentStatus, MACHINES, Machine};
 
@@ -23,7 +23,7 @@ pub const HEARTBEAT: CollectKind = CollectKind {
     name: "machine-heartbeat",
     scope: Scope::CollectFleet,
     text_field: None,
-    schema: heartbeat_schema,
+    schema: schema_of::<HeartbeatLine>,
     write: write_heartbeats,
 };
 
@@ -69,10 +69,6 @@ pub struct HeartbeatLine {
 
 fn online() -> AgentStatus {
     AgentStatus::Online
-}
-
-fn heartbeat_schema() -> Value {
-    serde_json::to_value(HeartbeatLine::schema()).unwrap_or_default()
 }
 
 fn write_heartbeats<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {

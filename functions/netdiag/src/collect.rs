@@ -12,13 +12,13 @@
 use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, LineError, content_id, unknown_machine};
+use netops_shared::collect::{Batch, CollectKind, OnMachine, content_id, schema_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Expect, LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::ToSchema;
 
 use crate::derive::{alert_title, classify, severity};
 use crate::model::{
@@ -31,7 +31,7 @@ pub const EVENT: CollectKind = CollectKind {
     name: "netdiag-event",
     scope: Scope::CollectNetdiag,
     text_field: None,
-    schema: event_schema,
+    schema: schema_of::<EventLine>,
     write: write_events,
 };
 
@@ -71,12 +71,22 @@ pub struct EventLine {
     pub details: Option<serde_json::Map<String, Value>>,
 }
 
-fn event_schema() -> Value {
-    serde_json::to_value(EventLine::schema()).unwrap_or_default()
-}
-
 fn write_events<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
     Box::pin(write(batch))
+}
+
+impl OnMachine for EventLine {
+    fn machine(&self) -> &str {
+        &self.machine
+    }
+
+    fn at(&self) -> DateTime<Utc> {
+        self.at
+    }
+
+    fn invalid(&self) -> Option<Msg> {
+        invalid(self)
+    }
 }
 
 /// Why an event cannot be kept, if it cannot: the field at fault.
@@ -105,24 +115,9 @@ fn invalid(l: &EventLine) -> Option<Msg> {
 
 async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut refused = Vec::new();
-    let lines = batch.read::<EventLine>(&mut refused);
-    let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine.clone()).collect();
-    let machines = batch.known_machines(&hosts).await?;
     let mut records = Vec::new();
     let mut seen = HashSet::new();
-    for (line, l) in lines {
-        if !machines.contains_key(&l.machine) {
-            refused.push(unknown_machine(line, &l.machine));
-            continue;
-        }
-        if let Some(why) = invalid(&l) {
-            refused.push(LineError::InvalidObservation.refuse(line, why));
-            continue;
-        }
-        if let Err(r) = batch.check_time(line, l.at) {
-            refused.push(r);
-            continue;
-        }
+    for (_, l) in batch.read_on_machines::<EventLine>(&mut refused).await? {
         let mut body = json!({"at": l.at, "source": l.source, "severity": l.severity,
             "message": l.message, "details": l.details.unwrap_or_default()});
         let id = content_id("ev", l.at, &json!([l.machine, body]));
@@ -152,7 +147,7 @@ pub const MEASUREMENT: CollectKind = CollectKind {
     name: "netdiag-measurement",
     scope: Scope::CollectNetdiag,
     text_field: None,
-    schema: measurement_schema,
+    schema: schema_of::<MeasurementLine>,
     write: write_measurements,
 };
 
@@ -196,12 +191,22 @@ pub struct MeasurementLine {
     pub probes: Vec<ProbeResult>,
 }
 
-fn measurement_schema() -> Value {
-    serde_json::to_value(MeasurementLine::schema()).unwrap_or_default()
-}
-
 fn write_measurements<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
     Box::pin(write_measures(batch))
+}
+
+impl OnMachine for MeasurementLine {
+    fn machine(&self) -> &str {
+        &self.machine
+    }
+
+    fn at(&self) -> DateTime<Utc> {
+        self.at
+    }
+
+    fn invalid(&self) -> Option<Msg> {
+        invalid_measure(self)
+    }
 }
 
 /// Why a measurement cannot be kept, if it cannot: the field at fault.
@@ -283,24 +288,12 @@ fn alert_id(host: &str, start: DateTime<Utc>) -> String {
 
 async fn write_measures(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut refused = Vec::new();
-    let lines = batch.read::<MeasurementLine>(&mut refused);
-    let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine.clone()).collect();
-    let machines = batch.known_machines(&hosts).await?;
     // Each machine's measurements, in time order (one per instant).
     let mut per_machine: BTreeMap<String, BTreeMap<DateTime<Utc>, Measurement>> = BTreeMap::new();
-    for (line, l) in lines {
-        if !machines.contains_key(&l.machine) {
-            refused.push(unknown_machine(line, &l.machine));
-            continue;
-        }
-        if let Some(why) = invalid_measure(&l) {
-            refused.push(LineError::InvalidObservation.refuse(line, why));
-            continue;
-        }
-        if let Err(r) = batch.check_time(line, l.at) {
-            refused.push(r);
-            continue;
-        }
+    for (_, l) in batch
+        .read_on_machines::<MeasurementLine>(&mut refused)
+        .await?
+    {
         let mut m = Measurement {
             at: l.at,
             verdict: Verdict::OK,
