@@ -132,3 +132,117 @@ pub fn severity(v: Verdict, minutes: i64) -> Severity {
         Verdict::PC | Verdict::OK => Severity::Low,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+    use crate::model::{Latencies, Link, Loss, ProbeResult, Wireless};
+
+    /// A healthy Wi-Fi measurement with a DNS and an HTTP probe.
+    fn healthy() -> Measurement {
+        let probe = |target: &str, kind| ProbeResult {
+            target: target.into(),
+            kind,
+            ok: true,
+            ms: Some(20.0),
+            error: None,
+        };
+        Measurement {
+            at: Utc::now(),
+            verdict: Verdict::OK,
+            cause: None,
+            link: Link {
+                kind: LinkKind::Wifi,
+                connected: true,
+                speed_mbps: 866,
+                adapter: "AX201".into(),
+            },
+            wireless: Some(Wireless {
+                ssid: "ACME".into(),
+                signal_dbm: -60,
+                band: "5 GHz".into(),
+                channel: 36,
+                access_point: "AP-1".into(),
+                bssid: "f0:9f:c2:11:22:33".into(),
+            }),
+            latency_ms: Latencies {
+                gateway: Some(4.0),
+                dns: Some(12.0),
+                internet: Some(25.0),
+            },
+            loss_pct: Loss {
+                gateway: 0.0,
+                internet: 0.0,
+            },
+            probes: vec![
+                probe("acme.local", ProbeKind::Dns),
+                probe("teams.microsoft.com:443", ProbeKind::Http),
+            ],
+        }
+    }
+
+    /// What goes wrong in a measurement.
+    type Fault = fn(&mut Measurement);
+
+    fn failed(m: &mut Measurement, i: usize, error: &str) {
+        m.probes[i].ok = false;
+        m.probes[i].ms = None;
+        m.probes[i].error = Some(error.into());
+    }
+
+    #[test]
+    fn each_fault_gives_its_verdict_from_the_computer_outwards() {
+        assert_eq!(classify(&healthy()), (Verdict::OK, None));
+        let cases: [(Fault, Verdict, &str); 9] = [
+            (|m| m.link.connected = false, Verdict::PC, "déconnecté"),
+            (
+                |m| {
+                    m.loss_pct.gateway = 12.0;
+                    if let Some(w) = m.wireless.as_mut() {
+                        w.signal_dbm = -80;
+                    }
+                },
+                Verdict::LAN,
+                "-80 dBm",
+            ),
+            (|m| m.loss_pct.gateway = 12.0, Verdict::LAN, "12 %"),
+            (|m| m.latency_ms.gateway = Some(65.0), Verdict::PC, "65 ms"),
+            (
+                |m| {
+                    m.loss_pct.gateway = 3.0;
+                    m.latency_ms.gateway = Some(40.0);
+                },
+                Verdict::INFRA,
+                "3 %",
+            ),
+            (|m| m.loss_pct.internet = 18.0, Verdict::WAN, "18 %"),
+            (
+                |m| m.latency_ms.internet = Some(420.0),
+                Verdict::WAN,
+                "420 ms",
+            ),
+            (|m| failed(m, 0, "SERVFAIL"), Verdict::DNS, "SERVFAIL"),
+            (|m| failed(m, 1, "HTTP 503"), Verdict::SERVICE, "HTTP 503"),
+        ];
+        for (fault, verdict, said) in cases {
+            let mut m = healthy();
+            fault(&mut m);
+            let (v, cause) = classify(&m);
+            assert_eq!(v, verdict, "{cause:?}");
+            assert!(
+                cause.as_deref().is_some_and(|c| c.contains(said)),
+                "{cause:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn alerts_grow_more_severe_as_they_last() {
+        assert_eq!(severity(Verdict::WAN, 30), Severity::Info);
+        assert_eq!(severity(Verdict::WAN, 60), Severity::High);
+        assert_eq!(severity(Verdict::WAN, 120), Severity::Critical);
+        assert_eq!(severity(Verdict::PC, 600), Severity::Low);
+    }
+}
