@@ -14,6 +14,7 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
+use netops_netdiag::derive::{alert_title, severity};
 use netops_netdiag::model::*;
 
 mod live;
@@ -84,35 +85,6 @@ const NON_OK: [Verdict; 6] = [
     Verdict::INFRA,
     Verdict::PC,
 ];
-
-/// Alert title (French) for a verdict.
-pub fn alert_title(v: Verdict, hostname: &str, cause: &str) -> String {
-    let what = match v {
-        Verdict::OK => "Retour à la normale",
-        Verdict::PC => "Problème sur le poste",
-        Verdict::LAN => "Problème de réseau local",
-        Verdict::INFRA => "Incident d'infrastructure réseau",
-        Verdict::WAN => "Panne d'accès Internet (WAN)",
-        Verdict::DNS => "Échec de résolution DNS",
-        Verdict::SERVICE => "Service applicatif dégradé",
-    };
-    format!("{what} sur {hostname} : {cause}")
-}
-
-/// Severity of the alert of an episode.
-fn severity(v: Verdict, minutes: i64) -> Severity {
-    if minutes < 45 {
-        return Severity::Info;
-    }
-    match v {
-        Verdict::WAN if minutes >= 120 => Severity::Critical,
-        Verdict::WAN | Verdict::INFRA => Severity::High,
-        Verdict::SERVICE if minutes >= 180 => Severity::High,
-        Verdict::DNS if minutes >= 150 => Severity::High,
-        Verdict::LAN | Verdict::DNS | Verdict::SERVICE => Severity::Medium,
-        Verdict::PC | Verdict::OK => Severity::Low,
-    }
-}
 
 #[derive(Debug, Clone)]
 struct Episode {

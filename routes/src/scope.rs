@@ -52,6 +52,8 @@ scopes! {
     ; collect:
     CollectFirewall => "collect:firewall",
     CollectDns => "collect:dns",
+    CollectFleet => "collect:fleet",
+    CollectNetdiag => "collect:netdiag",
 }
 
 impl std::fmt::Display for Scope {

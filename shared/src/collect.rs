@@ -29,7 +29,10 @@ use crate::lang::Lang;
 use crate::module::BoxFuture;
 use crate::scope::Scope;
 use crate::state::AppState;
-use crate::store::{Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Rollup, StoreResult, Stores};
+use crate::store::{
+    Expect, Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Rollup, StoreError, StoreResult,
+    Stores,
+};
 
 /// At most this many bytes of a batch on the wire (API Gateway delivers a binary body
 /// base64-encoded inside the 6 MB Lambda event).
@@ -131,6 +134,39 @@ impl LineError {
     }
 }
 
+/// An observation about one of the tenant's machines, read by [`Batch::read_on_machines`].
+pub trait OnMachine {
+    /// The host name of its machine.
+    fn machine(&self) -> &str;
+    fn at(&self) -> DateTime<Utc>;
+    /// Why its fields cannot be kept, if they cannot, naming the field at fault.
+    fn invalid(&self) -> Option<Msg>;
+}
+
+/// The JSON Schema of `T`, for a [`CollectKind`]'s `schema`.
+pub fn schema_of<T: utoipa::PartialSchema>() -> Value {
+    serde_json::to_value(T::schema()).unwrap_or_default()
+}
+
+/// The refusal of line `line`, naming machine `host` the tenant does not know.
+pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
+    LineError::UnknownReference.refuse(
+        line,
+        Msg::new(
+            format!("aucune machine « {host} » dans ce compte"),
+            format!("no machine '{host}' in this account"),
+        ),
+    )
+}
+
+/// The id of an observation made from its content: `<prefix>-<time in ms>-<digest>`, so that
+/// the same observation sent again, in any batch, is stored under the same id (and replaces
+/// itself).
+pub fn content_id(prefix: &str, at: DateTime<Utc>, content: &Value) -> String {
+    let digest = sha256_hex(content.to_string().as_bytes());
+    format!("{prefix}-{}-{}", at.timestamp_millis(), &digest[..16])
+}
+
 /// A refusal message cut to 300 bytes, so that an entry of the log stays bounded whatever a
 /// line holds.
 fn bounded(mut message: String) -> String {
@@ -209,6 +245,78 @@ impl Batch<'_> {
             .add_once(self.tenant, marker, rows)
             .await
             .map(drop)
+    }
+
+    /// Changes the document `key` of `collection` as `change` says, given the stored body
+    /// (`None` when absent): it returns the new body, or `None` to leave the document as it
+    /// is. The put is conditional (absent, or at the version read): when another writer
+    /// changed the document meanwhile, it is read and changed again, a few times, then
+    /// [`StoreError::ConditionFailed`] (the batch is refused with 503 and sent again). Returns
+    /// the body written, if any.
+    pub async fn update_doc(
+        &self,
+        collection: &str,
+        key: &str,
+        mut change: impl FnMut(Option<&Value>) -> StoreResult<Option<Value>> + Send,
+    ) -> StoreResult<Option<Value>> {
+        let docs = &self.stores.docs;
+        for _ in 0..5 {
+            let stored = docs.get(self.tenant, collection, key).await?;
+            let expect = stored
+                .as_ref()
+                .map_or(Expect::Absent, |d| Expect::Version(d.version));
+            let Some(body) = change(stored.as_ref().map(|d| &d.body))? else {
+                return Ok(None);
+            };
+            match docs
+                .put_if(self.tenant, collection, key, body.clone(), expect)
+                .await
+            {
+                Err(StoreError::ConditionFailed) => continue,
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(Some(body)),
+            }
+        }
+        Err(StoreError::ConditionFailed)
+    }
+
+    /// The tenant's machines among `hosts`: their fleet documents by host name, for the kinds
+    /// that name a machine (machines come with their agents' heartbeats, never with another
+    /// kind: a line naming another is refused with [`unknown_machine`]).
+    pub async fn known_machines(&self, hosts: &[String]) -> StoreResult<HashMap<String, Value>> {
+        Ok(self
+            .stores
+            .docs
+            .get_many(self.tenant, crate::lookup::MACHINES, hosts)
+            .await?
+            .into_iter()
+            .map(|d| (d.key, d.body))
+            .collect())
+    }
+
+    /// The observations read as `T` that name a machine of the tenant, hold valid fields and
+    /// are in time; the others refused (`invalid_observation`, `unknown_reference`,
+    /// `time_out_of_range`).
+    pub async fn read_on_machines<T: serde::de::DeserializeOwned + OnMachine>(
+        &self,
+        refused: &mut Vec<LineRefusal>,
+    ) -> StoreResult<Vec<(u64, T)>> {
+        let lines = self.read::<T>(refused);
+        let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine().to_owned()).collect();
+        let machines = self.known_machines(&hosts).await?;
+        let mut out = Vec::with_capacity(lines.len());
+        for (line, l) in lines {
+            if !machines.contains_key(l.machine()) {
+                refused.push(unknown_machine(line, l.machine()));
+            } else if let Some(why) = l.invalid() {
+                refused.push(LineError::InvalidObservation.refuse(line, why));
+            } else if let Err(r) = self.check_time(line, l.at()) {
+                refused.push(r);
+            } else {
+                out.push((line, l));
+            }
+        }
+        Ok(out)
     }
 
     /// Refuses an observation dated more than [`FUTURE_SECS`] ahead of now or before the

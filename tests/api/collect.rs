@@ -16,7 +16,7 @@ use tower::ServiceExt;
 use crate::helpers::{TestApp, TestResponse, into_test_response};
 
 /// `POST /collect/{kind}` with `content_type` and extra headers.
-async fn post(
+pub(crate) async fn post(
     app: &TestApp,
     kind: &str,
     token: &str,
@@ -398,7 +398,13 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
     assert_eq!(res.status, StatusCode::NOT_FOUND, "{}", res.body);
     assert_eq!(
         res.body["admitted_kinds"],
-        json!(["firewall-syslog", "dns-resolution"])
+        json!([
+            "firewall-syslog",
+            "dns-resolution",
+            "machine-heartbeat",
+            "netdiag-event",
+            "netdiag-measurement"
+        ])
     );
     assert!(
         res.body["message"]
@@ -665,7 +671,7 @@ async fn the_scheduled_pass_finds_the_tenants_whose_collected_data_stopped_arriv
 }
 
 /// The refused lines of a batch's answer: line number and error code.
-fn refusals(data: &Value) -> Vec<(u64, &str)> {
+pub(crate) fn refusals(data: &Value) -> Vec<(u64, &str)> {
     data["refusals"]
         .as_array()
         .expect("refusals")

@@ -268,9 +268,17 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
         expected(&[
             "*|D|collect_activity",
             "*|D|firewall_devices",
+            "*|D|machines",
+            "*|D|machines.count",
+            "*|D|netdiag_alerts",
+            "*|D|netdiag_alerts|*",
+            "*|D|netdiag_state",
             "*|E|dns_resolutions",
             "*|E|firewall_events",
             "*|E|firewall_events_rare",
+            "*|E|netdiag_events",
+            "*|E|netdiag_measures",
+            "*|E|netdiag_periods",
             "*|G",
             "*|R|dns_domain_machines.d",
             "*|R|dns_domain_machines.dh",
@@ -284,6 +292,9 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|S|dns_resolutions|*",
             "*|S|firewall_events_rare|*",
             "*|S|firewall_events|*",
+            "*|S|netdiag_events|*",
+            "*|S|netdiag_measures|*",
+            "*|S|netdiag_periods|*",
         ])
     );
     for name in grants

@@ -5,15 +5,14 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use netops_shared::auth::sha256_hex;
-use netops_shared::collect::{Batch, CollectKind, LineError};
-use netops_shared::lookup::MACHINES;
+use netops_shared::collect::{
+    Batch, CollectKind, LineError, content_id, schema_of, unknown_machine,
+};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::ToSchema;
 
 use crate::domains::Queries;
 use crate::model::{RESOLUTIONS, Resolution};
@@ -23,7 +22,7 @@ pub const RESOLUTION: CollectKind = CollectKind {
     name: "dns-resolution",
     scope: Scope::CollectDns,
     text_field: None,
-    schema: resolution_schema,
+    schema: schema_of::<ResolutionLine>,
     write: write_resolutions,
 };
 
@@ -115,10 +114,6 @@ pub struct ResolutionLine {
     pub latency_ms: f64,
 }
 
-fn resolution_schema() -> Value {
-    serde_json::to_value(ResolutionLine::schema()).unwrap_or_default()
-}
-
 fn write_resolutions<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
     Box::pin(write(batch))
 }
@@ -142,25 +137,12 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut refused = Vec::new();
     let lines = batch.read::<ResolutionLine>(&mut refused);
     let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine.clone()).collect();
-    let machines: std::collections::HashMap<String, Value> = batch
-        .stores
-        .docs
-        .get_many(batch.tenant, MACHINES, &hosts)
-        .await?
-        .into_iter()
-        .map(|d| (d.key, d.body))
-        .collect();
+    let machines = batch.known_machines(&hosts).await?;
     let mut records: Vec<Record> = Vec::new();
     let mut seen = HashSet::new();
     for (line, l) in lines {
         let Some(machine) = machines.get(&l.machine) else {
-            refused.push(LineError::UnknownReference.refuse(
-                line,
-                Msg::new(
-                    format!("aucune machine « {} » dans ce compte", l.machine),
-                    format!("no machine '{}' in this account", l.machine),
-                ),
-            ));
+            refused.push(unknown_machine(line, &l.machine));
             continue;
         };
         let Some(domain) = domain_name(&l.domain) else {
@@ -209,8 +191,7 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         // often it is sent.
         let body =
             serde_json::to_value(&resolution).map_err(|e| StoreError::Data(e.to_string()))?;
-        let digest = sha256_hex(body.to_string().as_bytes());
-        resolution.id = format!("dns-{}-{}", l.at.timestamp_millis(), &digest[..16]);
+        resolution.id = content_id("dns", l.at, &body);
         if seen.insert(resolution.id.clone()) {
             records.push(Record {
                 partition: resolution.machine.clone(),

@@ -1,5 +1,6 @@
 //! Fleet module (docs/modules.md#fleet): the token's identity and the agent-equipped machines.
 
+pub mod collect;
 mod handlers;
 pub mod model;
 

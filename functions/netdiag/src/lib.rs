@@ -3,6 +3,8 @@
 //! actions (with the agent simulator that completes them in the local process).
 
 mod actions;
+pub mod collect;
+pub mod derive;
 mod handlers;
 pub mod model;
 mod pdf;
