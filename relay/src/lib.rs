@@ -53,6 +53,7 @@ fn status_line(stats: &Stats, event: &str) {
 /// Runs the relay until SIGTERM or SIGINT, then seals the open batches, gives the API
 /// `tuning.stop_grace_secs` to take the buffer, and leaves the rest on disk.
 pub async fn run(config: Config) -> Result<(), String> {
+    let stopped = shutdown_signal()?;
     let config = Arc::new(config);
     let stats = Arc::new(Stats::default());
     let spool = Arc::new(
@@ -159,7 +160,7 @@ pub async fn run(config: Config) -> Result<(), String> {
     };
     status_line(&stats, "started");
 
-    shutdown_signal().await;
+    stopped.await;
     tracing::info!("stopping: sealing open batches and forwarding the buffer");
     let _ = stop_tx.send(true);
     flow_stop.store(true, Ordering::Relaxed);
@@ -194,23 +195,16 @@ pub async fn run(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// SIGTERM or SIGINT, registered before the listeners open: a stop sent as soon as the relay
+/// answers is never missed.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("SIGTERM: {e}"))?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("SIGINT: {e}"))?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
-    }
+    })
 }
