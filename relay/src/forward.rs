@@ -144,10 +144,17 @@ impl Forwarder {
         let answer: serde_json::Value = res.json().await.unwrap_or_default();
         let count = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
         match status {
-            200 => Outcome::Done {
-                accepted: count(&answer["data"]["accepted"]),
-                refused: count(&answer["data"]["refused"]),
-            },
+            200 => {
+                let refused = count(&answer["data"]["refused"]);
+                if refused > 0 {
+                    // The API's reasons (at most 100 of them): what to fix at the sender.
+                    tracing::warn!(kind = kind.as_str(), seq = seg.seq, refused, refusals = %answer["data"]["refusals"], "lines refused by the API");
+                }
+                Outcome::Done {
+                    accepted: count(&answer["data"]["accepted"]),
+                    refused,
+                }
+            }
             400 => {
                 tracing::warn!(kind = kind.as_str(), seq = seg.seq, lines = seg.lines, answer = %answer, "batch with no valid line");
                 Outcome::Dropped { refused: seg.lines }

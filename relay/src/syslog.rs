@@ -194,9 +194,11 @@ pub async fn udp(socket: UdpSocket, sink: Sink, mut stop: watch::Receiver<bool>)
     }
 }
 
-/// Accepts connections on `listener` until `stop` changes; each is read until it closes.
+/// Accepts connections on `listener` until `stop` changes; each is read until it closes, or
+/// until the stop, after which what each had received is handed on before this returns.
 pub async fn tcp(listener: TcpListener, sink: Sink, stop: watch::Receiver<bool>) {
     let slots = Arc::new(Semaphore::new(sink.config.tuning.max_tcp_connections));
+    let mut connections = tokio::task::JoinSet::new();
     let mut stopping = stop.clone();
     loop {
         let (stream, from) = tokio::select! {
@@ -208,7 +210,8 @@ pub async fn tcp(listener: TcpListener, sink: Sink, stop: watch::Receiver<bool>)
                     continue;
                 }
             },
-            _ = stopping.changed() => return,
+            Some(_) = connections.join_next() => continue,
+            _ = stopping.changed() => break,
         };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
             sink.stats.lose(Loss::TooManyConnections, 1);
@@ -216,11 +219,12 @@ pub async fn tcp(listener: TcpListener, sink: Sink, stop: watch::Receiver<bool>)
         };
         let sink = sink.clone();
         let stop = stop.clone();
-        tokio::spawn(async move {
+        connections.spawn(async move {
             connection(stream, from, sink, stop).await;
             drop(permit);
         });
     }
+    while connections.join_next().await.is_some() {}
 }
 
 async fn connection(

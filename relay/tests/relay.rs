@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{FlowSpec, Ports, Relay, Stub, ipfix_message, write_pcap};
+use common::{FlowSpec, Ports, Relay, Stub, ipfix_message, logger, write_pcap};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_netops-relay");
@@ -31,20 +31,6 @@ fn now_secs() -> u32 {
 
 fn dropped(status: &Value, why: &str) -> u64 {
     status["dropped"][why].as_u64().unwrap_or(0)
-}
-
-fn logger(port: u16, args: &[&str], message: &str) {
-    let out = Command::new("logger")
-        .args(["--server", "127.0.0.1", "--port", &port.to_string()])
-        .args(args)
-        .arg(message)
-        .output()
-        .expect("logger (util-linux) must be installed");
-    assert!(
-        out.status.success(),
-        "logger {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -30,6 +30,8 @@ pub struct Taken {
     pub batches: HashMap<[u8; 32], (String, Vec<String>)>,
     /// Answers to give before any 200: status and `Retry-After`.
     pub script: VecDeque<(u16, Option<u64>)>,
+    /// Compressed bytes of the distinct batches, by kind.
+    pub wire_bytes: HashMap<String, u64>,
     /// Headers of the last post.
     pub content_type: String,
     pub content_encoding: String,
@@ -145,8 +147,27 @@ async fn collect(
     let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let n = lines.len();
-    taken.batches.entry(digest).or_insert((kind.clone(), lines));
+    if !taken.batches.contains_key(&digest) {
+        *taken.wire_bytes.entry(kind.clone()).or_default() += body.len() as u64;
+        taken.batches.insert(digest, (kind.clone(), lines));
+    }
     axum::Json(json!({"data": {"kind": kind, "accepted": n, "refused": 0}})).into_response()
+}
+
+/// Sends `message` with util-linux `logger` to the relay's syslog `port` (`args`: transport
+/// and format, e.g. `--tcp --rfc5424 --octet-count`).
+pub fn logger(port: u16, args: &[&str], message: &str) {
+    let out = Command::new("logger")
+        .args(["--server", "127.0.0.1", "--port", &port.to_string()])
+        .args(args)
+        .arg(message)
+        .output()
+        .expect("logger (util-linux) must be installed");
+    assert!(
+        out.status.success(),
+        "logger {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 pub fn free_port() -> u16 {
