@@ -105,7 +105,13 @@ async fn main() {
                 })
                 .collect();
             // The template every 100 messages, as exporters resend it.
-            let msg = ipfix_message(1, seq, seq.is_multiple_of(100), &records, (now_ms / 1000) as u32);
+            let msg = ipfix_message(
+                1,
+                seq,
+                seq.is_multiple_of(100),
+                &records,
+                (now_ms / 1000) as u32,
+            );
             seq += 1;
             let _ = socket.send_to(&msg, ("127.0.0.1", flow_port));
         })

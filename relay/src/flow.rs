@@ -15,7 +15,7 @@ use netflow_parser::static_versions::v5::V5;
 use netflow_parser::variable_versions::ipfix::lookup::{IANAIPFixField, IPFixField};
 use netflow_parser::variable_versions::ipfix::{FlowSetBody as IpfixBody, IPFix};
 use netflow_parser::variable_versions::v9::{FlowSetBody as V9Body, V9};
-use netflow_parser::{AutoScopedParser, FieldValue, NetflowPacket};
+use netflow_parser::{AutoScopedParser, FieldValue, NetflowPacket, V9FlowRecord};
 use serde::Serialize;
 
 use crate::batch::Batcher;
@@ -130,6 +130,7 @@ struct Ctx<'a> {
 }
 
 /// How a record's times are read: absolute, or milliseconds of the exporter's uptime.
+#[derive(Clone, Copy)]
 struct Clock {
     /// Unix milliseconds of the export.
     export_ms: i64,
@@ -187,17 +188,7 @@ impl<'a> Ctx<'a> {
         };
         for set in &v9.flowsets {
             match &set.body {
-                V9Body::Data(data) => {
-                    for record in &data.fields {
-                        let get = |id: u16| {
-                            record
-                                .iter()
-                                .find(|(f, _)| u16::from(*f) == id)
-                                .map(|(_, v)| v)
-                        };
-                        emit(self.record(&get, &clock).ok_or(Loss::Incomplete));
-                    }
-                }
+                V9Body::Data(data) => self.v9_records(&data.fields, &clock, emit),
                 V9Body::NoTemplate(_) => emit(Err(Loss::NoTemplate)),
                 _ => {}
             }
@@ -205,6 +196,10 @@ impl<'a> Ctx<'a> {
     }
 
     fn ipfix(&self, ipfix: &IPFix, emit: &mut dyn FnMut(Result<FlowLine<'a>, Loss>)) {
+        let export = Clock {
+            export_ms: i64::from(ipfix.header.export_time) * 1000,
+            uptime_ms: None,
+        };
         for set in &ipfix.flowsets {
             match &set.body {
                 IpfixBody::Data(data) => {
@@ -215,40 +210,39 @@ impl<'a> Ctx<'a> {
                                 .find(|(f, _)| iana_id(f) == Some(id))
                                 .map(|(_, v)| v)
                         };
-                        let init = get(160).and_then(millis);
-                        let clock = Clock {
-                            export_ms: i64::from(ipfix.header.export_time) * 1000,
-                            uptime_ms: None,
-                        };
-                        let clock = match init {
-                            // flowStart/EndSysUpTime count from systemInitTimeMilliseconds.
+                        // flowStart/EndSysUpTime count from systemInitTimeMilliseconds.
+                        let clock = match get(160).and_then(millis) {
                             Some(init) => Clock {
                                 export_ms: init,
                                 uptime_ms: Some(0),
                             },
-                            None => clock,
+                            None => Clock { ..export },
                         };
                         emit(self.record(&get, &clock).ok_or(Loss::Incomplete));
                     }
                 }
-                IpfixBody::V9Data(data) => {
-                    let clock = Clock {
-                        export_ms: i64::from(ipfix.header.export_time) * 1000,
-                        uptime_ms: None,
-                    };
-                    for record in &data.fields {
-                        let get = |id: u16| {
-                            record
-                                .iter()
-                                .find(|(f, _)| u16::from(*f) == id)
-                                .map(|(_, v)| v)
-                        };
-                        emit(self.record(&get, &clock).ok_or(Loss::Incomplete));
-                    }
-                }
+                // v9-style sets inside IPFIX: no uptime in an IPFIX header.
+                IpfixBody::V9Data(data) => self.v9_records(&data.fields, &export, emit),
                 IpfixBody::NoTemplate(_) => emit(Err(Loss::NoTemplate)),
                 _ => {}
             }
+        }
+    }
+
+    fn v9_records(
+        &self,
+        records: &[V9FlowRecord],
+        clock: &Clock,
+        emit: &mut dyn FnMut(Result<FlowLine<'a>, Loss>),
+    ) {
+        for record in records {
+            let get = |id: u16| {
+                record
+                    .iter()
+                    .find(|(f, _)| u16::from(*f) == id)
+                    .map(|(_, v)| v)
+            };
+            emit(self.record(&get, clock).ok_or(Loss::Incomplete));
         }
     }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{FlowSpec, Ports, Relay, Stub, ipfix_message, logger, write_pcap};
+use common::{FlowSpec, Ports, Relay, Stub, ipfix_message, logger, run_ok, write_pcap};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_netops-relay");
@@ -192,22 +192,18 @@ async fn softflowd_ipfix_and_netflow_v9_arrive_with_their_byte_counts() {
     for version in ["9", "10"] {
         // Relative names in the capture's folder: softflowd 1.1.0 mangles some absolute
         // paths (it then waits forever instead of reading the file).
-        let out = Command::new("softflowd")
-            .current_dir(dir.path())
-            .args(["-d", "-r", "site.pcap", "-v", version])
-            .args(["-n", &format!("127.0.0.1:{flow}")])
-            .args([
-                "-p",
-                &format!("sf{version}.pid"),
-                "-c",
-                &format!("sf{version}.ctl"),
-            ])
-            .output()
-            .expect("softflowd (Debian softflowd) must be installed");
-        assert!(
-            out.status.success(),
-            "softflowd -v {version}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        run_ok(
+            Command::new("softflowd")
+                .current_dir(dir.path())
+                .args(["-d", "-r", "site.pcap", "-v", version])
+                .args(["-n", &format!("127.0.0.1:{flow}")])
+                .args([
+                    "-p",
+                    &format!("sf{version}.pid"),
+                    "-c",
+                    &format!("sf{version}.ctl"),
+                ]),
+            "softflowd (Debian softflowd)",
         );
     }
     let lines = stub.wait_for("gateway-flow", 2 * CAPTURE.len(), WAIT).await;
@@ -254,9 +250,7 @@ async fn softflowd_ipfix_and_netflow_v9_arrive_with_their_byte_counts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_an_outage_and_a_kill_9_every_record_arrives_exactly_once() {
     let dir = tempfile::tempdir().expect("dir");
-    // The API is down: its port is known, nothing answers there yet.
-    let api_port = common::free_port();
-    let base = format!("http://127.0.0.1:{api_port}/api/v1");
+    let (api_port, base) = common::api_down();
     let ports = Ports::free();
     let (tcp, flow) = (ports.syslog_tcp, ports.flow);
     let config = Relay::config(dir.path(), &base, "nop_test", &ports, FAST);
@@ -328,8 +322,7 @@ async fn through_an_outage_and_a_kill_9_every_record_arrives_exactly_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_seals_the_open_batch_and_a_full_buffer_drops_the_oldest_counting_them() {
     let dir = tempfile::tempdir().expect("dir");
-    let api_port = common::free_port();
-    let base = format!("http://127.0.0.1:{api_port}/api/v1");
+    let (api_port, base) = common::api_down();
     let ports = Ports::free();
     let tcp = ports.syslog_tcp;
     // A buffer of a few KB and batches sealed only at stop or at 60 s.

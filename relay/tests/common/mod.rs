@@ -157,17 +157,31 @@ async fn collect(
 /// Sends `message` with util-linux `logger` to the relay's syslog `port` (`args`: transport
 /// and format, e.g. `--tcp --rfc5424 --octet-count`).
 pub fn logger(port: u16, args: &[&str], message: &str) {
-    let out = Command::new("logger")
-        .args(["--server", "127.0.0.1", "--port", &port.to_string()])
-        .args(args)
-        .arg(message)
+    run_ok(
+        Command::new("logger")
+            .args(["--server", "127.0.0.1", "--port", &port.to_string()])
+            .args(args)
+            .arg(message),
+        "logger (util-linux)",
+    );
+}
+
+/// Runs a sender to its end; it must succeed.
+pub fn run_ok(command: &mut Command, what: &str) {
+    let out = command
         .output()
-        .expect("logger (util-linux) must be installed");
+        .unwrap_or_else(|e| panic!("{what} must be installed: {e}"));
     assert!(
         out.status.success(),
-        "logger {args:?}: {}",
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A base URL where the API is down: its port is free, nothing answers there (yet).
+pub fn api_down() -> (u16, String) {
+    let port = free_port();
+    (port, format!("http://127.0.0.1:{port}/api/v1"))
 }
 
 pub fn free_port() -> u16 {
