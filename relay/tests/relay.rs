@@ -172,7 +172,7 @@ const CAPTURE: [CaptureFlow; 3] = [
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn softflowd_ipfix_and_netflow_v9_arrive_with_their_byte_counts() {
+async fn softflowd_ipfix_netflow_v9_and_v5_arrive_with_their_byte_counts() {
     let stub = Stub::start(0, None).await;
     let dir = tempfile::tempdir().expect("dir");
     let ports = Ports::free();
@@ -189,7 +189,7 @@ async fn softflowd_ipfix_and_netflow_v9_arrive_with_their_byte_counts() {
     }
     let pcap = dir.path().join("site.pcap");
     write_pcap(&pcap, now_secs() - 60, &packets);
-    for version in ["9", "10"] {
+    for version in ["5", "9", "10"] {
         // Relative names in the capture's folder: softflowd 1.1.0 mangles some absolute
         // paths (it then waits forever instead of reading the file).
         run_ok(
@@ -206,10 +206,10 @@ async fn softflowd_ipfix_and_netflow_v9_arrive_with_their_byte_counts() {
             "softflowd (Debian softflowd)",
         );
     }
-    let lines = stub.wait_for("gateway-flow", 2 * CAPTURE.len(), WAIT).await;
+    let lines = stub.wait_for("gateway-flow", 3 * CAPTURE.len(), WAIT).await;
     assert_eq!(
         lines.len(),
-        2 * CAPTURE.len(),
+        3 * CAPTURE.len(),
         "{lines:?}\n{}",
         relay.stderr()
     );
@@ -221,8 +221,8 @@ async fn softflowd_ipfix_and_netflow_v9_arrive_with_their_byte_counts() {
         let src = std::net::Ipv4Addr::from(src).to_string();
         let dst = std::net::Ipv4Addr::from(dst).to_string();
         let matching: Vec<&Value> = flows.iter().filter(|f| f["src_ip"] == src).collect();
-        // One record from the NetFlow v9 export, one from the IPFIX export.
-        assert_eq!(matching.len(), 2, "{src}: {flows:?}");
+        // One record from each export: NetFlow v5, NetFlow v9, IPFIX.
+        assert_eq!(matching.len(), 3, "{src}: {flows:?}");
         for f in matching {
             assert_eq!(f["dst_ip"], dst);
             assert_eq!(f["protocol"], proto);
