@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The live demo data (README "Live demo data"): seeds a file at the default size, then starts
+# The live demo data (docs/demo.md): seeds a file at the default size, then starts
 # `netops serve` once per simulated day under faketime (+1d, +2d, ... +DAYS d), each start
 # catching up the day since the last one before it prints its banner, and stops it. Prints
 # per day: the file's size (with its write-ahead log), the catch-up's wall time and the

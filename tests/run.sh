@@ -183,7 +183,7 @@ echo "   ($(( $(date +%s) - started )) s)"
 
 step "Python tests against the real server"
 # The Lambda runtime loop of a function binary is tried over an embedded file, so the fleet
-# binary is built with the one switch that links SQLite into a function
+# and scheduled pass binaries are built with the one switch that links SQLite into a function
 # (netops-lambda/embedded), as `cargo lambda watch` builds the functions.
-cargo build --quiet -p netops-fleet --features netops-lambda/embedded
+cargo build --quiet -p netops-fleet -p netops-pass --features netops-lambda/embedded
 NETOPS_BIN="$root/target/debug/netops" NETOPS_REQUIRE_LAMBDA_TOOLS=1 .venv/bin/python -m pytest -q tests/python

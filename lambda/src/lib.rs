@@ -127,6 +127,33 @@ pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Err
         .await
 }
 
+/// The scheduled pass's function (`functions/pass`, on an EventBridge schedule): for each
+/// event, one pass over every tenant ([`netops_shared::pass`]) and its EMF line on stdout.
+/// A pass that cannot list the tenants fails the invocation (Lambda's `Errors` metric and the
+/// function's alarm); a tenant that cannot be read is counted in `PassFailures`.
+pub async fn run_pass() -> Result<(), lambda_http::Error> {
+    use lambda_http::{LambdaEvent, service_fn};
+    use netops_shared::pass;
+
+    let config = Config::from_env()?;
+    netops_shared::telemetry::init(config.json_logs);
+    let stores = open(&config).await?;
+    let stale_after = chrono::Duration::minutes(i64::from(config.stale_after_minutes));
+    let function: Arc<str> = std::env::var("AWS_LAMBDA_FUNCTION_NAME")
+        .unwrap_or_default()
+        .into();
+    lambda_http::lambda_runtime::run(service_fn(move |_: LambdaEvent<serde_json::Value>| {
+        let (stores, function) = (stores.clone(), function.clone());
+        async move {
+            let now = chrono::Utc::now();
+            let report = pass::run(&stores, now, stale_after).await?;
+            println!("{}", pass::metrics_line(&function, now, &report));
+            Ok::<_, lambda_http::Error>(serde_json::to_value(&report)?)
+        }
+    }))
+    .await
+}
+
 /// The message with which `lambda_runtime` (1.5) panics when the Runtime API answers a poll for
 /// the next invocation without one.
 const NO_INVOCATION: &str = "missing lambda-runtime-aws-request-id header";

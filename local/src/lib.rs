@@ -30,8 +30,10 @@ pub fn app(state: AppState) -> Router {
     netops_shared::http::app(router, state)
 }
 
-/// Starts the background workers of the local process: the NetDiag agent simulator.
+/// Starts the background workers of the local process: the scheduled pass and the NetDiag
+/// agent simulator.
 pub fn spawn_workers(state: &AppState) {
+    tokio::spawn(netops_shared::pass::worker(state.clone()));
     tokio::spawn(netops_demo::netdiag::simulator::worker(state.clone()));
 }
 

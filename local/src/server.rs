@@ -1,7 +1,7 @@
 //! `netops serve`'s HTTP server: an HTTP/1 accept loop over hyper that bounds what a client
 //! can hold (connections, slow or idle heads, slow bodies, unread answers) and answers every
 //! refusal, those of the HTTP layer included, in the product's JSON error shape
-//! (docs/http-conventions.md#errors; README "Configuration").
+//! (docs/http-conventions.md#errors; docs/configuration.md).
 //!
 //! `axum::serve` offers neither timeouts nor a connection limit, so the loop is written here
 //! after axum's and hyper-util's own: a permit of a semaphore per connection, hyper's HTTP/1

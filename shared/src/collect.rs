@@ -581,7 +581,15 @@ async fn take_in_batch(
         .map_err(|e| unavailable(&e))?
     {
         Some(first) => Ok(answer(&first, lang, true)),
-        None => Ok(answer(&entry, lang, false)),
+        None => {
+            // The batch is in: a failure to note it only delays the scheduled pass's news.
+            if let Err(e) =
+                crate::pass::note_activity(&state.stores, &caller.tenant, kind.name, now).await
+            {
+                tracing::warn!(cause = %e, batch = %batch_id, "the collection activity could not be noted");
+            }
+            Ok(answer(&entry, lang, false))
+        }
     }
 }
 

@@ -32,6 +32,9 @@ pub struct Config {
     /// `NETOPS_WRITE_LOG_DAYS`: write-log entries expire this many days after their time
     /// (400; DynamoDB TTL, swept in the SQLite file).
     pub write_log_days: u32,
+    /// `NETOPS_STALE_AFTER_MINUTES`: a tenant none of whose collected kinds arrived for this
+    /// long is stale for the scheduled pass (60; docs/collect.md#the-scheduled-pass).
+    pub stale_after_minutes: u32,
     /// `NETOPS_RETENTION_DAYS`: measurements, events and rollups older than this many days
     /// leave the store (DynamoDB TTL, swept in the SQLite file) and no window reaches past
     /// it. `None`: the store's default ([`Config::retention_days`]).
@@ -72,6 +75,7 @@ impl Default for Config {
             cursor_refresh_secs: 300,
             cursor_valid_hours: crate::cursor::DEFAULT_VALID_HOURS,
             write_log_days: DEFAULT_WRITE_LOG_DAYS,
+            stale_after_minutes: crate::pass::STALE_AFTER_MINUTES,
             retention_days: None,
             json_logs: false,
             store: StoreKind::Embedded,
@@ -142,6 +146,14 @@ impl Config {
             return Err(ConfigError {
                 var: "NETOPS_WRITE_LOG_DAYS",
                 reason: "entries must be kept at least one day".into(),
+            });
+        }
+        let stale_after_minutes =
+            parse("NETOPS_STALE_AFTER_MINUTES")?.unwrap_or(d.stale_after_minutes);
+        if stale_after_minutes == 0 {
+            return Err(ConfigError {
+                var: "NETOPS_STALE_AFTER_MINUTES",
+                reason: "a tenant must be given at least a minute".into(),
             });
         }
         let retention_days = parse("NETOPS_RETENTION_DAYS")?.or(d.retention_days);
@@ -221,6 +233,7 @@ impl Config {
                 .unwrap_or(d.cursor_refresh_secs),
             cursor_valid_hours,
             write_log_days,
+            stale_after_minutes,
             retention_days,
             json_logs,
         })

@@ -19,6 +19,7 @@ pub mod lookup;
 pub mod metrics;
 pub mod module;
 pub mod paging;
+pub mod pass;
 pub mod request;
 pub mod state;
 pub mod telemetry;

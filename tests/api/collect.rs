@@ -624,6 +624,46 @@ async fn dns_resolutions_collected_appear_in_the_resolutions_and_the_top_domains
     assert_eq!(res.body["scope"], "collect:dns");
 }
 
+/// The scheduled pass (docs/collect.md#the-scheduled-pass) finds a tenant stale once none of
+/// its kinds has arrived for the stated time, and never a tenant that has not collected yet.
+#[tokio::test]
+async fn the_scheduled_pass_finds_the_tenants_whose_collected_data_stopped_arriving() {
+    let app = TestApp::with_modules(&[Function::Dns]).await;
+    let read = app.token("acme", &[Scope::ReadMachines]).await;
+    let collect = app.token("acme", &[Scope::CollectDns]).await;
+    app.token("globex", &[Scope::ReadMachines]).await;
+    let machines = app.get("/machines?limit=1", &read).await;
+    let machine = machines.items()[0]["hostname"].clone();
+    let hour = Duration::minutes(60);
+    let pass = |at: DateTime<Utc>| netops_shared::pass::run(&app.stores, at, hour);
+    let now = Utc::now();
+    let before = pass(now).await.expect("pass");
+    assert_eq!(before.tenants, 2, "{before:?}");
+    assert!(before.stale.is_empty(), "no tenant has collected yet");
+    let line = json!({"at": crate::helpers::stamp(now), "machine": machine, "domain": "pass.example",
+        "query_type": "A", "response_code": "NOERROR", "resolver": "10.10.0.53", "latency_ms": 1.0});
+    let res = post(
+        &app,
+        "dns-resolution",
+        &collect,
+        "application/x-ndjson",
+        line.to_string().into_bytes(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let received =
+        DateTime::parse_from_rfc3339(res.body["data"]["received_at"].as_str().expect("at"))
+            .expect("time")
+            .with_timezone(&Utc);
+    assert!(pass(received + hour).await.expect("pass").stale.is_empty());
+    let later = pass(received + hour + Duration::seconds(1))
+        .await
+        .expect("pass");
+    assert_eq!(later.stale, ["acme"], "{later:?}");
+    assert!(later.failures.is_empty());
+}
+
 /// The refused lines of a batch's answer: line number and error code.
 fn refusals(data: &Value) -> Vec<(u64, &str)> {
     data["refusals"]

@@ -1,4 +1,4 @@
-//! What HTTP clients expect beyond the contract (README "HTTP conventions"): CORS for an
+//! What HTTP clients expect beyond the contract (docs/http-conventions.md): CORS for an
 //! allow-list of origins, `HEAD` on every `GET` route, gzip and brotli compression, strong
 //! `ETag`s with conditional GET, and bad input to all of them. Over the store the suite runs
 //! on (`NETOPS_TEST_STORE`), and through the real binary where hyper's own handling counts.

@@ -30,6 +30,9 @@ fn s(v: &Yaml) -> String {
     v.as_str().unwrap_or_default().to_owned()
 }
 
+/// The functions invoked on a schedule rather than behind the API: no route, no module.
+const SCHEDULED: [&str; 1] = ["pass"];
+
 /// The function crates under `functions/`.
 fn function_crates() -> BTreeSet<String> {
     std::fs::read_dir(root().join("functions"))
@@ -79,6 +82,10 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
             "logical id follows the binary"
         );
         for (_, event) in res["Properties"]["Events"].as_mapping().expect("Events") {
+            if SCHEDULED.contains(&binary.as_str()) {
+                assert_eq!(event["Type"], "Schedule", "{id}");
+                continue;
+            }
             assert_eq!(event["Type"], "HttpApi", "{id}");
             if event["Properties"].get("Path").is_none() {
                 assert_eq!(binary, "docs", "only docs takes the $default route");
@@ -99,11 +106,16 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
     );
 
     // Every function crate has its function, and every function its crate.
-    let names: BTreeSet<String> = Function::ALL.iter().map(|f| f.name().to_owned()).collect();
+    let names: BTreeSet<String> = Function::ALL
+        .iter()
+        .map(|f| f.name())
+        .chain(SCHEDULED)
+        .map(str::to_owned)
+        .collect();
     assert_eq!(
         function_crates(),
         names,
-        "functions/ and the route table's functions"
+        "functions/: the route table's functions and the scheduled ones"
     );
     assert_eq!(
         functions.keys().cloned().collect::<BTreeSet<_>>(),
@@ -112,7 +124,10 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
     );
 
     // Least privilege: only functions with write routes write the data table; docs reads none.
-    for (name, res) in &functions {
+    for (name, res) in functions
+        .iter()
+        .filter(|(name, _)| !SCHEDULED.contains(&name.as_str()))
+    {
         let statements = res["Properties"]["Policies"][0]["Statement"]
             .as_sequence()
             .expect("Statement");
@@ -152,6 +167,38 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
             );
         }
     }
+}
+
+/// The scheduled pass reads the tenants (a scan of the tokens' tenant index, keys only) and
+/// their collection activity, and writes nothing.
+#[test]
+fn the_scheduled_pass_reads_the_tenant_index_and_the_activity_only() {
+    let t = template();
+    let pass = &t["Resources"]["PassFunction"];
+    assert_eq!(
+        pass["Properties"]["Events"]["EveryMinute"]["Type"],
+        "Schedule"
+    );
+    let statements = pass["Properties"]["Policies"][0]["Statement"]
+        .as_sequence()
+        .expect("Statement");
+    let granted: Vec<(String, String)> = statements
+        .iter()
+        .map(|st| {
+            (
+                strings(&st["Action"]).join(","),
+                serde_norway::to_string(&st["Resource"]).unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(granted.len(), 2, "{granted:?}");
+    assert_eq!(granted[0].0, "dynamodb:Scan");
+    assert!(granted[0].1.contains("ControlTable.Arn}/index/by_tenant"));
+    assert_eq!(granted[1].0, "dynamodb:Query");
+    assert_eq!(
+        strings(&statements[1]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
+        ["*|D|collect_activity"]
+    );
 }
 
 #[test]
@@ -219,6 +266,7 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
     assert_eq!(
         writes("collect"),
         expected(&[
+            "*|D|collect_activity",
             "*|D|firewall_devices",
             "*|E|dns_resolutions",
             "*|E|firewall_events",
@@ -273,7 +321,9 @@ fn the_sam_template_builds_arm64_al2023_functions_over_tables_with_ttl_and_recov
         "{read}"
     );
     for (id, res) in t["Resources"].as_mapping().expect("Resources") {
-        if res["Type"] == "AWS::Serverless::Function" {
+        let binary = s(&res["Metadata"]["BuildProperties"]["Binary"]);
+        // The scheduled pass makes no cursor.
+        if res["Type"] == "AWS::Serverless::Function" && !SCHEDULED.contains(&binary.as_str()) {
             let policies =
                 serde_norway::to_string(&res["Properties"]["Policies"]).unwrap_or_default();
             assert!(
@@ -721,6 +771,9 @@ fn grants() -> BTreeMap<String, Vec<Grant>> {
             continue;
         }
         let name = s(&res["Metadata"]["BuildProperties"]["Binary"]);
+        if SCHEDULED.contains(&name.as_str()) {
+            continue;
+        }
         let statements = res["Properties"]["Policies"][0]["Statement"]
             .as_sequence()
             .expect("Statement");

@@ -1,4 +1,4 @@
-//! The layer rule of the workspace (README "How the pieces fit"): which crate may depend on
+//! The layer rule of the workspace (docs/architecture.md): which crate may depend on
 //! which, read from `cargo metadata`, so that a dependency that crosses a layer fails here
 //! rather than in a reader's head.
 

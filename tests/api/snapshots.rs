@@ -1351,7 +1351,7 @@ async fn the_headers_of_an_answer() {
     let res = app.get("/machines?limit=1", &token).await;
     assert_eq!(res.status, StatusCode::OK);
     // The strong tag of the bytes, and the browser asked to revalidate before each use
-    // (README "HTTP conventions"); under 1 KiB, no compression, so no `Vary`.
+    // (docs/http-conventions.md); under 1 KiB, no compression, so no `Vary`.
     assert_json_snapshot!(headers(&res), {
         r#"["content-length"]"# => "[length]",
         r#"["etag"]"# => "[etag]",

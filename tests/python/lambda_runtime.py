@@ -77,8 +77,9 @@ class RuntimeApi:
         self.server.shutdown()
 
 
-def run_function(binary, events, env_extra, timeout=30):
-    """Starts the function binary against a fresh Runtime API; returns (started, api)."""
+def run_function(binary, events, env_extra, timeout=30, prefix=()):
+    """Starts the function binary (under `prefix`, a wrapper command such as faketime)
+    against a fresh Runtime API; returns (started, api)."""
     api = RuntimeApi(events)
     env = dict(os.environ)
     env.update({
@@ -93,7 +94,7 @@ def run_function(binary, events, env_extra, timeout=30):
     env.update(env_extra)
     out = tempfile.TemporaryFile()
     started = time.perf_counter()
-    proc = subprocess.Popen([str(binary)], env=env, stdout=out, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([*prefix, str(binary)], env=env, stdout=out, stderr=subprocess.PIPE)
     try:
         api.done.wait(timeout)
     finally:

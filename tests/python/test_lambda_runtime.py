@@ -13,12 +13,22 @@ import tempfile
 import time
 
 import pytest
+import requests
 
 from conftest import BINARY, ROOT, dynamodb_env_and_token
 from lambda_runtime import apigw_event, run_function
 from lambda_watch import Watch, cargo_lambda
 
 FLEET = pathlib.Path(os.environ.get("NETOPS_FLEET_BIN", ROOT / "target" / "debug" / "fleet"))
+PASS = ROOT / "target" / "debug" / "pass"
+
+# What EventBridge sends a function on a schedule.
+SCHEDULED_EVENT = {
+    "version": "0", "id": "5e1b6a3c-89f6-4d5c-9b1a-0c1d2e3f4a5b", "detail-type": "Scheduled Event",
+    "source": "aws.events", "account": "123456789012", "time": "2026-11-29T00:00:00Z",
+    "region": "eu-west-3", "resources": ["arn:aws:events:eu-west-3:123456789012:rule/netops-pass"],
+    "detail": {},
+}
 
 
 def test_fleet_function_answers_api_gateway_events():
@@ -301,3 +311,34 @@ def test_cargo_lambda_watch_serves_an_edited_handler_after_the_rebuild():
             wait_for(lambda: name() == "watch-edited", 600, f"no new answer after the edit:\n{watch.output()[-3000:]}")
         finally:
             watch.close()
+
+
+def test_the_pass_function_counts_the_tenants_whose_collected_data_stopped_arriving(server):
+    """The scheduled pass's binary under the Runtime API, invoked with EventBridge's event: its
+    EMF line counts the stale tenants by function only and names them apart; two hours later
+    (faketime) a tenant that collected now is stale."""
+    collect = server.create_token("collect:dns", "pass-relay")
+    machine = server.get("/machines?limit=1").json()["data"][0]["hostname"]
+    line = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine,
+            "domain": "pass-test.example", "query_type": "A", "response_code": "NOERROR",
+            "resolver": "10.10.0.53", "latency_ms": 2.0}
+    res = requests.post(
+        server.base_url + "/collect/dns-resolution", data=json.dumps(line),
+        headers={"Authorization": f"Bearer {collect}", "Content-Type": "application/x-ndjson"}, timeout=30)
+    assert res.status_code == 200, res.text
+
+    def run_pass(prefix=()):
+        _, api = run_function(PASS, [SCHEDULED_EVENT], {"NETOPS_DB": server.db, "AWS_LAMBDA_FUNCTION_NAME": "netops-pass"},
+                              prefix=prefix)
+        assert not api.errors, api.errors
+        lines = [json.loads(line) for line in api.stdout.splitlines() if line.startswith("{")]
+        assert len(lines) == 1, api.stdout
+        assert api.responses["req-0"][1]["stale"] == lines[0]["stale_tenants"]
+        return lines[0]
+
+    now = run_pass()
+    assert now["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Function"]]
+    assert now["Function"] == "netops-pass" and now["Tenants"] >= 1 and now["PassFailures"] == 0
+    assert "acme" not in now["stale_tenants"]
+    later = run_pass(prefix=("faketime", "-f", "+2h"))
+    assert "acme" in later["stale_tenants"] and later["StaleTenants"] == len(later["stale_tenants"])

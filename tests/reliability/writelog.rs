@@ -1,5 +1,5 @@
 //! The write log under abuse and store faults (docs/writes.md#the-write-log): a flood
-//! of refused writes grows it by at most the bound the README states while another tenant's
+//! of refused writes grows it by at most the bound docs/writes.md states while another tenant's
 //! writes go on; a locked file makes a write wait one busy timeout, not two; a file deleted
 //! while serving refuses writes instead of writing into a new empty file.
 

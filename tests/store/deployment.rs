@@ -17,6 +17,7 @@ conformance! {
         a_store_holding_no_tenant_data_is_empty,
         clearing_a_tenant_removes_its_documents_series_and_rollups_only,
         clearing_a_tenant_keeps_its_tokens_and_its_write_log,
+        the_tenants_are_those_holding_a_token_revoked_or_not,
     ]
 }
 
@@ -256,4 +257,35 @@ async fn clearing_a_tenant_keeps_its_tokens_and_its_write_log(s: Stores) {
     assert_eq!(s.tokens.list(ACME).await.expect("list"), [token]);
     assert_eq!(s.writes.entries(ACME).await.expect("log"), [logged]);
     assert_eq!(s.docs.get(ACME, "incidents", "1").await.expect("get"), None);
+}
+
+async fn the_tenants_are_those_holding_a_token_revoked_or_not(s: Stores) {
+    assert!(s.deployment.tenants().await.expect("none").is_empty());
+    let create = |tenant: &'static str, name: &'static str| {
+        let tokens = s.tokens.clone();
+        async move {
+            netops_shared::auth::create_token(
+                tokens.as_ref(),
+                tenant,
+                name,
+                vec![],
+                chrono::Duration::days(1),
+            )
+            .await
+            .expect("token")
+        }
+    };
+    create(GLOBEX, "a").await;
+    create(ACME, "a").await;
+    create(ACME, "b").await;
+    s.tokens.revoke(GLOBEX, "a", 1).await.expect("revoke");
+    // Data without a token makes no tenant.
+    s.docs
+        .put("initech", "incidents", vec![("1".into(), json!({}))])
+        .await
+        .expect("put");
+    assert_eq!(
+        s.deployment.tenants().await.expect("tenants"),
+        [ACME, GLOBEX]
+    );
 }

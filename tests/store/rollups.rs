@@ -21,6 +21,7 @@ conformance! {
         sums_per_key_add_up_the_window_with_the_latest_hour_and_the_first_dimensions,
         sums_per_group_add_up_the_keys_sharing_the_grouping_dimensions,
         a_batch_added_once_is_skipped_when_run_again,
+        one_big_batch_added_by_two_senders_at_once_counts_once,
         a_load_of_new_aggregates_reads_back_as_an_add_of_them,
         measures_named_by_hour_and_entity_keep_their_names,
         fractional_measures_add_up_to_within_a_rounding,
@@ -463,6 +464,53 @@ async fn a_batch_added_once_is_skipped_when_run_again(s: Stores) {
             .add_once(GLOBEX, marker("b1"), batch())
             .await
             .expect("globex")
+    );
+}
+
+/// Two senders of one batch of 250 rows (more than one DynamoDB transaction holds) at once:
+/// every row is added once, whichever sender adds which part.
+async fn one_big_batch_added_by_two_senders_at_once_counts_once(s: Stores) {
+    let h = day0() + 6 * HOUR;
+    let batch = || {
+        let rows = |series: &str, n: usize| {
+            let rows = (0..n)
+                .map(|i| {
+                    rollup(
+                        h + (i % 3) as i64 * HOUR,
+                        &format!("k{i:03}"),
+                        json!({"k": i}),
+                        &[("n", 1.0)],
+                    )
+                })
+                .collect();
+            (series.to_owned(), rows)
+        };
+        vec![rows("flows", 150), rows("dns", 100)]
+    };
+    let marker = rollup(h, "big", json!({}), &[]);
+    let (a, b) = tokio::join!(
+        s.rollups.add_once(ACME, marker.clone(), batch()),
+        s.rollups.add_once(ACME, marker.clone(), batch()),
+    );
+    assert!(a.expect("a") || b.expect("b"), "one of them adds");
+    for (series, n) in [("flows", 150), ("dns", 100)] {
+        let rows = s
+            .rollups
+            .rows(ACME, series, h, h + 3 * HOUR, &Filter::all())
+            .await
+            .expect("rows");
+        assert_eq!(rows.len(), n, "{series}");
+        assert!(
+            rows.iter().all(|r| r.measures == measures(&[("n", 1.0)])),
+            "{series}: every row added once"
+        );
+    }
+    assert!(
+        !s.rollups
+            .add_once(ACME, marker, batch())
+            .await
+            .expect("again"),
+        "the batch sent again adds nothing"
     );
 }
 

@@ -1,4 +1,4 @@
-//! What HTTP clients expect of a public API beyond its contract (README "HTTP conventions",
+//! What HTTP clients expect of a public API beyond its contract (docs/http-conventions.md,
 //! and the OpenAPI description): CORS for an allow-list of origins, gzip and brotli
 //! compression, strong `ETag`s and conditional GET. `HEAD` is not here: the route table finds
 //! the `GET` route for it (`routes::find`) and axum answers it with the `GET` handler's head.

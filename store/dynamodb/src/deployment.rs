@@ -29,6 +29,31 @@ impl DynamoStore {
 
 #[async_trait]
 impl Deployment for DynamoStore {
+    /// A scan of the control table's tenant index, which holds the tokens only (keys only:
+    /// half a read unit per 4 KB of keys).
+    async fn tenants(&self) -> StoreResult<Vec<String>> {
+        let items: Vec<Item> = self
+            .client
+            .scan()
+            .table_name(self.control.as_ref())
+            .index_name("by_tenant")
+            .projection_expression("gt")
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .map_err(backend)?;
+        let tenants: std::collections::BTreeSet<String> = items
+            .iter()
+            .filter_map(|i| match i.get("gt") {
+                Some(AttributeValue::S(t)) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        Ok(tenants.into_iter().collect())
+    }
+
     async fn secret(&self, name: &str) -> StoreResult<Vec<u8>> {
         let pk = format!("SECRET|{name}");
         let fresh: [u8; 32] = rand::random();

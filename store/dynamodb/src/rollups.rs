@@ -7,16 +7,16 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use tokio::task::JoinSet;
 
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
-use super::item::{MEASURE, get_json, get_n, get_s, n, rollup_pk, s, ts_key, ts_key_last};
+use super::item::{Item, MEASURE, get_json, get_n, get_s, n, rollup_pk, s, ts_key, ts_key_last};
 use super::once::{NOT_MADE, SET_ONCE, once};
-use super::requests::each_item;
+use super::requests::{each_item, tx_put};
 use netops_store::ports::rollups::add_into;
-use netops_store::{Filter, Rollup, Rollups, StoreError, StoreResult};
+use netops_store::{BATCHES, Filter, Rollup, Rollups, StoreError, StoreResult};
 
 /// Rows of one (hour, key) summed into one, in first-seen order.
 fn merge_rollups(rows: Vec<Rollup>) -> Vec<Rollup> {
@@ -34,6 +34,84 @@ fn merge_rollups(rows: Vec<Rollup>) -> Vec<Rollup> {
     merged
 }
 
+/// At most this many rows are added in one transaction of [`Rollups::add_once`], beside its
+/// marker: DynamoDB takes 100 items a transaction.
+const TX_ROWS: usize = 99;
+
+/// The change that adds a row into its item (an `UpdateItem` or a transaction's `Update`
+/// alike): its sort key, and its expression's names and values.
+struct RowAdd {
+    sk: String,
+    adds: Vec<String>,
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl RowAdd {
+    fn of(row: &Rollup, retention_secs: i64) -> StoreResult<Self> {
+        let dims = serde_json::to_string(&row.dims).map_err(|e| StoreError::Data(e.to_string()))?;
+        let mut names = HashMap::from([("#ttl".to_owned(), "ttl".to_owned())]);
+        let mut values = HashMap::from([
+            (":d".to_owned(), s(dims)),
+            (":h".to_owned(), n(row.hour)),
+            (":k".to_owned(), s(row.key.clone())),
+            (
+                ":ttl".to_owned(),
+                n(row.hour.div_euclid(1000) + retention_secs),
+            ),
+        ]);
+        let mut adds = Vec::new();
+        for (i, (name, value)) in row.measures.iter().enumerate() {
+            names.insert(format!("#m{i}"), format!("{MEASURE}{name}"));
+            values.insert(format!(":m{i}"), n(value));
+            adds.push(format!("#m{i} :m{i}"));
+        }
+        Ok(Self {
+            sk: format!("{}|{}", ts_key(row.hour), row.key),
+            adds,
+            names,
+            values,
+        })
+    }
+
+    /// `SET` the dimensions (and `set`, if any), `ADD` the measures.
+    fn expression(&self, set: Option<&str>) -> String {
+        let mut expr = "SET d = :d, hr = :h, rk = :k, #ttl = :ttl".to_owned();
+        if let Some(set) = set {
+            expr.push_str(", ");
+            expr.push_str(set);
+        }
+        if !self.adds.is_empty() {
+            expr.push_str(" ADD ");
+            expr.push_str(&self.adds.join(", "));
+        }
+        expr
+    }
+}
+
+/// A row as a whole item of partition `pk` (a bulk load, a batch's marker).
+fn whole_item(pk: &str, row: &Rollup, retention_secs: i64) -> StoreResult<Item> {
+    let dims = serde_json::to_string(&row.dims).map_err(|e| StoreError::Data(e.to_string()))?;
+    let mut item = HashMap::from([
+        ("pk".to_owned(), s(pk)),
+        (
+            "sk".to_owned(),
+            s(format!("{}|{}", ts_key(row.hour), row.key)),
+        ),
+        ("d".to_owned(), s(dims)),
+        ("hr".to_owned(), n(row.hour)),
+        ("rk".to_owned(), s(row.key.clone())),
+        (
+            "ttl".to_owned(),
+            n(row.hour.div_euclid(1000) + retention_secs),
+        ),
+    ]);
+    for (name, value) in &row.measures {
+        item.insert(format!("{MEASURE}{name}"), n(value));
+    }
+    Ok(item)
+}
+
 #[async_trait]
 impl Rollups for DynamoStore {
     async fn add(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
@@ -47,38 +125,17 @@ impl Rollups for DynamoStore {
             {
                 done.map_err(|e| StoreError::Backend(e.to_string()))??;
             }
-            let dims =
-                serde_json::to_string(&row.dims).map_err(|e| StoreError::Data(e.to_string()))?;
-            let mut update = self
-                .client
-                .update_item()
-                .table_name(self.data.as_ref())
-                .key("pk", s(pk.clone()))
-                .key("sk", s(format!("{}|{}", ts_key(row.hour), row.key)))
-                .expression_attribute_names("#ttl", "ttl")
-                .expression_attribute_values(":d", s(dims))
-                .expression_attribute_values(":h", n(row.hour))
-                .expression_attribute_values(":k", s(row.key.clone()))
-                .expression_attribute_values(
-                    ":ttl",
-                    n(row.hour.div_euclid(1000) + self.retention_secs),
-                );
-            let mut adds = Vec::new();
-            for (i, (name, value)) in row.measures.iter().enumerate() {
-                update = update
-                    .expression_attribute_names(format!("#m{i}"), format!("{MEASURE}{name}"))
-                    .expression_attribute_values(format!(":m{i}"), n(value));
-                adds.push(format!("#m{i} :m{i}"));
-            }
-            let mut expr = format!("SET d = :d, hr = :h, rk = :k, #ttl = :ttl, {SET_ONCE}");
-            if !adds.is_empty() {
-                expr.push_str(" ADD ");
-                expr.push_str(&adds.join(", "));
-            }
+            let change = RowAdd::of(&row, self.retention_secs)?;
             // Added once whatever the SDK retries.
             let update = once(
-                update
-                    .update_expression(expr)
+                self.client
+                    .update_item()
+                    .table_name(self.data.as_ref())
+                    .key("pk", s(pk.clone()))
+                    .update_expression(change.expression(Some(SET_ONCE)))
+                    .key("sk", s(change.sk))
+                    .set_expression_attribute_names(Some(change.names))
+                    .set_expression_attribute_values(Some(change.values))
                     .condition_expression(NOT_MADE),
             );
             tasks.spawn(async move {
@@ -94,29 +151,69 @@ impl Rollups for DynamoStore {
         Ok(())
     }
 
+    /// The batch's rows in transactions of [`TX_ROWS`] rows and a marker each: a chunk whose
+    /// marker is written has its rows added, and the other way round, so that neither two
+    /// senders of the batch at once nor a process stopped half-way count a row twice. The
+    /// chunks are cut the same way whenever the same rows come (sorted by item key), the
+    /// first's marker being `marker`'s key and the next ones `<key>#<n>`.
+    async fn add_once(
+        &self,
+        tenant: &str,
+        marker: Rollup,
+        series: Vec<(String, Vec<Rollup>)>,
+    ) -> StoreResult<bool> {
+        let mut changes = Vec::new();
+        for (name, rows) in series {
+            let pk = rollup_pk(tenant, &name);
+            for row in merge_rollups(rows) {
+                changes.push((pk.clone(), RowAdd::of(&row, self.retention_secs)?));
+            }
+        }
+        changes.sort_by(|(pa, a), (pb, b)| (pa, &a.sk).cmp(&(pb, &b.sk)));
+        let marker_pk = rollup_pk(tenant, BATCHES);
+        let mut added = false;
+        let chunks: Vec<_> = changes.chunks(TX_ROWS).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let key = match i {
+                0 => marker.key.clone(),
+                _ => format!("{}#{i}", marker.key),
+            };
+            let mark = Rollup {
+                key,
+                ..marker.clone()
+            };
+            let mut items = vec![tx_put(
+                &self.data,
+                whole_item(&marker_pk, &mark, self.retention_secs)?,
+                Some("attribute_not_exists(pk)"),
+            )?];
+            for (pk, change) in chunk.iter() {
+                let update = Update::builder()
+                    .table_name(self.data.as_ref())
+                    .key("pk", s(pk.clone()))
+                    .key("sk", s(change.sk.clone()))
+                    .update_expression(change.expression(None))
+                    .set_expression_attribute_names(Some(change.names.clone()))
+                    .set_expression_attribute_values(Some(change.values.clone()))
+                    .build()
+                    .map_err(|e| StoreError::Backend(e.to_string()))?;
+                items.push(TransactWriteItem::builder().update(update).build());
+            }
+            match self.tx_write(items).await {
+                Ok(()) => added = true,
+                // Its marker is there: another sending of the batch added this chunk.
+                Err(StoreError::ConditionFailed) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(added)
+    }
+
     async fn load(&self, tenant: &str, series: &str, rows: Vec<Rollup>) -> StoreResult<()> {
         let pk = rollup_pk(tenant, series);
         let mut requests = Vec::new();
         for row in merge_rollups(rows) {
-            let dims =
-                serde_json::to_string(&row.dims).map_err(|e| StoreError::Data(e.to_string()))?;
-            let mut item = HashMap::from([
-                ("pk".to_owned(), s(pk.clone())),
-                (
-                    "sk".to_owned(),
-                    s(format!("{}|{}", ts_key(row.hour), row.key)),
-                ),
-                ("d".to_owned(), s(dims)),
-                ("hr".to_owned(), n(row.hour)),
-                ("rk".to_owned(), s(row.key)),
-                (
-                    "ttl".to_owned(),
-                    n(row.hour.div_euclid(1000) + self.retention_secs),
-                ),
-            ]);
-            for (name, value) in row.measures {
-                item.insert(format!("{MEASURE}{name}"), n(value));
-            }
+            let item = whole_item(&pk, &row, self.retention_secs)?;
             requests.push(Self::put_request(item)?);
         }
         self.batch_write(&self.data, requests).await

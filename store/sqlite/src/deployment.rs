@@ -39,6 +39,17 @@ impl Deployment for SqliteStore {
         .await
     }
 
+    async fn tenants(&self) -> StoreResult<Vec<String>> {
+        self.with(|c| {
+            let mut s = c
+                .prepare("SELECT DISTINCT tenant FROM tokens ORDER BY tenant")
+                .map_err(backend)?;
+            let rows = s.query_map([], |r| r.get(0)).map_err(backend)?;
+            rows.collect::<Result<Vec<String>, _>>().map_err(backend)
+        })
+        .await
+    }
+
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
         let tenant = tenant.to_owned();
         self.with_write(move |tx| {

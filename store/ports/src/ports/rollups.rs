@@ -192,33 +192,15 @@ pub trait Rollups: Send + Sync + 'static {
     /// hour and key in the series [`BATCHES`], where it is kept after the rows are added, and
     /// ages out with them). A batch whose marker is there already is skipped and `false`
     /// returned, so that a producer killed after its rollups were added and before it noted
-    /// so can run the same batch again without counting it twice. The default (DynamoDB)
-    /// reads the marker, adds, then writes the marker: a process stopped between the last
-    /// two counts the batch twice; the embedded store does all three in one transaction.
+    /// so, or two senders of one batch at once, count it once. The embedded store adds the
+    /// rows and writes the marker in one transaction; DynamoDB in transactions of 99 rows and
+    /// a marker each (the batch cut the same way each time it comes).
     async fn add_once(
         &self,
         tenant: &str,
         marker: Rollup,
         series: Vec<(String, Vec<Rollup>)>,
-    ) -> StoreResult<bool> {
-        let done = self
-            .rows(
-                tenant,
-                BATCHES,
-                marker.hour,
-                marker.hour + 1,
-                &Filter::all(),
-            )
-            .await?;
-        if done.iter().any(|r| r.key == marker.key) {
-            return Ok(false);
-        }
-        for (name, rows) in series {
-            self.add(tenant, &name, rows).await?;
-        }
-        self.load(tenant, BATCHES, vec![marker]).await?;
-        Ok(true)
-    }
+    ) -> StoreResult<bool>;
 
     /// Aggregates with `from <= hour < to`, matching `filter` on their dimensions, in (hour,
     /// key) order.

@@ -1,0 +1,176 @@
+//! The scheduled pass (docs/collect.md#the-scheduled-pass): what the product checks on a
+//! clock rather than when data arrives. It runs every minute: a task inside `netops serve`,
+//! the `pass` function on an EventBridge schedule on AWS. It goes over every tenant holding a
+//! token ([`crate::store::Deployment::tenants`]) and finds the tenants whose collected data
+//! stopped arriving: a tenant that has sent batches and none of whose kinds arrived within
+//! the last `NETOPS_STALE_AFTER_MINUTES` (60) is stale. The pass's report is one line: under
+//! Lambda an EMF line whose metrics (`Tenants`, `StaleTenants`, `PassFailures`) have the
+//! function as their only dimension, the stale tenants named in its properties, so that the
+//! number of metrics never grows with the tenants.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::store::{Filter, StoreResult, Stores};
+
+/// The collection of each tenant's last batch per kind: one document per kind, keyed by the
+/// kind's name, written by the collection shell ([`note_activity`]).
+pub const ACTIVITY: &str = "collect_activity";
+
+/// How long a tenant may send nothing before it is stale, by default.
+pub const STALE_AFTER_MINUTES: u32 = 60;
+
+/// At most this many kinds are read per tenant (there are fewer kinds than that).
+const KINDS_READ: usize = 200;
+
+/// What one pass found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// Tenants gone over.
+    pub tenants: usize,
+    /// The tenants whose data stopped arriving, in name order.
+    pub stale: Vec<String>,
+    /// What could not be read, one line each (`<tenant>: <error>`), in the log only.
+    pub failures: Vec<String>,
+    pub duration_ms: u64,
+}
+
+/// Notes that a batch of `kind` was taken in for `tenant` at `at`.
+pub async fn note_activity(
+    stores: &Stores,
+    tenant: &str,
+    kind: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    let body = json!({
+        "kind": kind,
+        "last_batch_at": at.to_rfc3339_opts(SecondsFormat::Millis, true),
+    });
+    stores
+        .docs
+        .put(tenant, ACTIVITY, vec![(kind.to_owned(), body)])
+        .await
+}
+
+/// When `tenant`'s latest batch of any kind was taken in; `None` when it never sent one.
+async fn last_batch(stores: &Stores, tenant: &str) -> StoreResult<Option<DateTime<Utc>>> {
+    let docs = stores
+        .docs
+        .list(tenant, ACTIVITY, &Filter::all(), None, KINDS_READ)
+        .await?;
+    Ok(docs
+        .iter()
+        .filter_map(|d| d.body["last_batch_at"].as_str())
+        .filter_map(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc))
+        .max())
+}
+
+/// One pass over every tenant at `now`: a tenant whose latest batch is older than
+/// `stale_after` is stale. A tenant that cannot be read is a failure of the report, and the
+/// pass goes on with the next one; only the list of tenants failing fails the pass.
+pub async fn run(
+    stores: &Stores,
+    now: DateTime<Utc>,
+    stale_after: Duration,
+) -> StoreResult<Report> {
+    let started = Instant::now();
+    let tenants = stores.deployment.tenants().await?;
+    let mut report = Report {
+        tenants: tenants.len(),
+        ..Report::default()
+    };
+    for tenant in tenants {
+        match last_batch(stores, &tenant).await {
+            Ok(Some(last)) if now - last > stale_after => report.stale.push(tenant),
+            Ok(_) => {}
+            Err(e) => report.failures.push(format!("{tenant}: {e}")),
+        }
+    }
+    report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(report)
+}
+
+/// How often the pass runs: inside `netops serve` here, on AWS the schedule of the template.
+pub const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The pass inside `netops serve`: every [`EVERY`], from the start. The stale tenants are
+/// logged when they change (a warning naming them), failures each time.
+pub async fn worker(state: crate::AppState) {
+    let stale_after = Duration::minutes(i64::from(state.config.stale_after_minutes));
+    let mut tick = tokio::time::interval(EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stale: Vec<String> = Vec::new();
+    loop {
+        tick.tick().await;
+        match run(&state.stores, Utc::now(), stale_after).await {
+            Ok(report) => {
+                for failure in &report.failures {
+                    tracing::warn!(%failure, "scheduled pass: a tenant could not be read");
+                }
+                if report.stale != stale {
+                    tracing::warn!(
+                        stale = ?report.stale,
+                        minutes = state.config.stale_after_minutes,
+                        "scheduled pass: tenants whose collected data stopped arriving"
+                    );
+                    stale = report.stale;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(cause = %e, "scheduled pass failed: the tenants could not be listed")
+            }
+        }
+    }
+}
+
+/// The pass's line in CloudWatch Embedded Metric Format, for `function`.
+pub fn metrics_line(function: &str, at: DateTime<Utc>, report: &Report) -> Value {
+    json!({
+        "_aws": {
+            "Timestamp": at.timestamp_millis(),
+            "CloudWatchMetrics": [{
+                "Namespace": crate::metrics::NAMESPACE,
+                "Dimensions": [["Function"]],
+                "Metrics": [
+                    {"Name": "Tenants", "Unit": "Count"},
+                    {"Name": "StaleTenants", "Unit": "Count"},
+                    {"Name": "PassFailures", "Unit": "Count"},
+                ],
+            }],
+        },
+        "Function": function,
+        "Tenants": report.tenants,
+        "StaleTenants": report.stale.len(),
+        "PassFailures": report.failures.len(),
+        "stale_tenants": report.stale,
+        "failures": report.failures,
+        "duration_ms": report.duration_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_counts_the_stale_tenants_and_names_them_outside_the_dimensions() {
+        let report = Report {
+            tenants: 3,
+            stale: vec!["acme".into()],
+            failures: vec![],
+            duration_ms: 4,
+        };
+        let line = metrics_line("stack-pass", DateTime::UNIX_EPOCH, &report);
+        assert_eq!(line["StaleTenants"], 1);
+        assert_eq!(line["Tenants"], 3);
+        assert_eq!(line["stale_tenants"], json!(["acme"]));
+        assert_eq!(
+            line["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
+            json!([["Function"]])
+        );
+    }
+}
