@@ -13,13 +13,17 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # Debian packages the checks use: pdftotext/pdftoppm (PDF report), Chromium (docs page),
 # Node.js for the OpenAPI linter and the TypeScript client generator, faketime (the live demo
 # data after days away), syslog-ng with its http() destination (a real shipper posting
-# firewall syslog to the collection API, tests/api/shipper.rs).
+# firewall syslog to the collection API, tests/api/shipper.rs), softflowd (NetFlow v9 and
+# IPFIX exported from a capture into the site relay, relay/tests/relay.rs) and util-linux's
+# logger (syslog into the relay, Debian's bsdutils, usually present).
 missing=()
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v npx >/dev/null || missing+=(nodejs npm)
 command -v faketime >/dev/null || missing+=(faketime)
 command -v syslog-ng >/dev/null || missing+=(syslog-ng-core)
+command -v softflowd >/dev/null || missing+=(softflowd)
+command -v logger >/dev/null || missing+=(bsdutils)
 # The http() destination is a module of its own.
 [ -n "$(find /usr/lib/syslog-ng -name 'libhttp.so' 2>/dev/null)" ] || missing+=(syslog-ng-mod-http)
 if ((${#missing[@]})); then

@@ -63,6 +63,8 @@ const RULE: &[(Layer, &[Layer])] = &[
         ],
     ),
     (Layer::Tool, &[Layer::Routes]),
+    // The site relay runs on a site alone: no store, no server, no module, not even the kit.
+    (Layer::Site, &[]),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,6 +80,7 @@ enum Layer {
     Demo,
     Local,
     Tool,
+    Site,
 }
 
 /// The layer of a workspace crate, from its name and folder.
@@ -95,6 +98,7 @@ fn layer(name: &str, manifest: &str) -> Layer {
         "netops-demo" => Layer::Demo,
         "netops" => Layer::Local,
         "xtask" | "netops-bench-hello" => Layer::Tool,
+        "netops-relay" => Layer::Site,
         _ if manifest.contains("/functions/") => Layer::Module,
         _ => panic!("{name} ({manifest}): a crate of no layer; add it to tests/api/layers.rs"),
     }

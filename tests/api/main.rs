@@ -26,6 +26,7 @@ mod mcp;
 mod netdiag;
 mod network;
 mod operations;
+mod relay;
 mod scale;
 mod security;
 mod serve;

@@ -13,7 +13,7 @@ use crate::serve::get_json;
 use crate::serve::served::{Serve, Served, create_token};
 
 /// A FortiGate line of `device`, RFC 3164 header and all, as the firewall sends it over UDP.
-fn fortigate(device: &str, at: DateTime<Utc>, what: &str, account: &str) -> String {
+pub(crate) fn fortigate(device: &str, at: DateTime<Utc>, what: &str, account: &str) -> String {
     format!(
         "<189>{} {device} date={} time={} devname=\"{device}\" devid=\"FG100FTK20001234\" \
          eventtime={}000000 logid=\"0101039426\" type=\"event\" subtype=\"vpn\" level=\"alert\" \
@@ -27,7 +27,7 @@ fn fortigate(device: &str, at: DateTime<Utc>, what: &str, account: &str) -> Stri
 }
 
 /// A Check Point CEF line of `device` (an intrusion blocked), with its syslog header.
-fn cef(device: &str, at: DateTime<Utc>, port: u16) -> String {
+pub(crate) fn cef(device: &str, at: DateTime<Utc>, port: u16) -> String {
     format!(
         "<134>{} {device} CEF:0|Check Point|VPN-1 & FireWall-1|R81.20|ips|IPS Protection|8|\
          act=Prevent cat=IPS src=198.51.100.23 dst=10.30.10.10 spt=40000 dpt={port} proto=6 \
@@ -45,7 +45,12 @@ async fn get(served: &Served, path: &str) -> Value {
 
 /// The firewall events of the last hour whose account is `account` or whose destination port
 /// is `port`, polled until there are `n` of them (or 3 s have passed).
-async fn wait_for_events(served: &Served, account: &str, port: u16, n: usize) -> Vec<Value> {
+pub(crate) async fn wait_for_events(
+    served: &Served,
+    account: &str,
+    port: u16,
+    n: usize,
+) -> Vec<Value> {
     let started = Instant::now();
     loop {
         let body = get(served, "/firewall/events?period=1h&limit=1000").await;
