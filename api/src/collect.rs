@@ -8,4 +8,7 @@ use netops_shared::collect::CollectKind;
 pub static KINDS: &[&CollectKind] = &[
     &netops_firewall::collect::SYSLOG,
     &netops_dns::collect::RESOLUTION,
+    &netops_flows::collect::FLOW,
+    &netops_flows::collect::GATEWAY_FLOW,
+    &netops_flows::collect::FLOW_FAILURE,
 ];

@@ -52,6 +52,7 @@ scopes! {
     ; collect:
     CollectFirewall => "collect:firewall",
     CollectDns => "collect:dns",
+    CollectFlows => "collect:flows",
 }
 
 impl std::fmt::Display for Scope {

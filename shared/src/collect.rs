@@ -29,7 +29,10 @@ use crate::lang::Lang;
 use crate::module::BoxFuture;
 use crate::scope::Scope;
 use crate::state::AppState;
-use crate::store::{Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Rollup, StoreResult, Stores};
+use crate::store::{
+    Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Record, Rollup, StoreError, StoreResult,
+    Stores,
+};
 
 /// At most this many bytes of a batch on the wire (API Gateway delivers a binary body
 /// base64-encoded inside the 6 MB Lambda event).
@@ -211,6 +214,50 @@ impl Batch<'_> {
             .map(drop)
     }
 
+    /// Stores `items` (a record and what its writer derives from it) in `series`, counted
+    /// once: a record repeated within the batch is one, the aggregates `derive` makes of
+    /// those no earlier batch stored are added once per batch ([`Batch::add_once`]), before
+    /// the records are stored (a batch stopped in between is counted once when sent again).
+    pub async fn store_counted<T>(
+        &self,
+        series: &str,
+        items: Vec<(Record, T)>,
+        derive: impl FnOnce(Vec<T>) -> Vec<(String, Vec<Rollup>)>,
+    ) -> StoreResult<()> {
+        let mut seen = HashSet::new();
+        let items: Vec<(Record, T)> = items
+            .into_iter()
+            .filter(|(r, _)| seen.insert(r.id.clone()))
+            .collect();
+        let Some(first) = items.iter().map(|(r, _)| r.ts).min() else {
+            return Ok(());
+        };
+        let stored = self
+            .already_stored(
+                series,
+                items
+                    .iter()
+                    .map(|(r, _)| (r.partition.as_str(), r.ts, r.id.as_str())),
+            )
+            .await?;
+        let (records, new): (Vec<Record>, Vec<T>) = items.into_iter().fold(
+            (Vec::new(), Vec::new()),
+            |(mut records, mut new), (r, t)| {
+                if !stored.contains(&r.id) {
+                    new.push(t);
+                }
+                records.push(r);
+                (records, new)
+            },
+        );
+        let first = DateTime::<Utc>::from_timestamp_millis(first).unwrap_or(self.now);
+        self.add_once(first, derive(new)).await?;
+        self.stores
+            .series_writes
+            .append(self.tenant, series, records)
+            .await
+    }
+
     /// Refuses an observation dated more than [`FUTURE_SECS`] ahead of now or before the
     /// retention.
     pub fn check_time(&self, line: u64, at: DateTime<Utc>) -> Result<(), LineRefusal> {
@@ -258,6 +305,18 @@ impl Batch<'_> {
         }
         out
     }
+}
+
+/// The id of an observation made of its content: `<prefix>-<time in ms>-<digest>`, the
+/// digest that of `what` as JSON, so that it is stored once however often it is sent.
+pub fn content_id(prefix: &str, at: DateTime<Utc>, what: &impl Serialize) -> StoreResult<String> {
+    let json = serde_json::to_vec(what).map_err(|e| StoreError::Data(e.to_string()))?;
+    let digest = sha256_hex(&json);
+    Ok(format!(
+        "{prefix}-{}-{}",
+        at.timestamp_millis(),
+        &digest[..16]
+    ))
 }
 
 /// 413 for a batch over the collection's limits.

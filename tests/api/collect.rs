@@ -16,7 +16,7 @@ use tower::ServiceExt;
 use crate::helpers::{TestApp, TestResponse, into_test_response};
 
 /// `POST /collect/{kind}` with `content_type` and extra headers.
-async fn post(
+pub(crate) async fn post(
     app: &TestApp,
     kind: &str,
     token: &str,
@@ -625,7 +625,7 @@ async fn dns_resolutions_collected_appear_in_the_resolutions_and_the_top_domains
 }
 
 /// The refused lines of a batch's answer: line number and error code.
-fn refusals(data: &Value) -> Vec<(u64, &str)> {
+pub(crate) fn refusals(data: &Value) -> Vec<(u64, &str)> {
     data["refusals"]
         .as_array()
         .expect("refusals")

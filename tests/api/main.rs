@@ -5,6 +5,7 @@ mod helpers;
 mod alerts;
 mod aws;
 mod collect;
+mod collect_flows;
 mod databases;
 mod dns;
 mod dynamo_faults;
