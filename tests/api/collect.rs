@@ -398,7 +398,13 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
     assert_eq!(res.status, StatusCode::NOT_FOUND, "{}", res.body);
     assert_eq!(
         res.body["admitted_kinds"],
-        json!(["firewall-syslog", "dns-resolution"])
+        json!([
+            "firewall-syslog",
+            "dns-resolution",
+            "flow",
+            "gateway-flow",
+            "flow-failure"
+        ])
     );
     assert!(
         res.body["message"]
