@@ -94,18 +94,20 @@ impl Traffic<'_> {
 /// The rows of the flows aggregates being built: one row per series, UTC day and key, whose
 /// measures are the day's totals and their hours (`b@07`; [`crate::tiers`]).
 #[derive(Default)]
-struct DayTable {
+pub struct DayTable {
     rows: HashMap<(String, i64, String), (Arc<Value>, BTreeMap<String, [f64; 24]>)>,
 }
 
 impl DayTable {
-    fn add(
+    /// Adds the measures `m` to the row of `key` (dimensions `dims`, taken for its first fact
+    /// of a day) in the hour of `at` (ms).
+    pub fn add(
         &mut self,
         series: &str,
         at: i64,
         key: &str,
         dims: impl FnOnce() -> Value,
-        m: [(&str, f64); 2],
+        m: &[(&str, f64)],
     ) {
         let day = floor_to(at, DAY_MS);
         let h = ((at - day) / HOUR_MS) as usize;
@@ -113,7 +115,7 @@ impl DayTable {
             .rows
             .entry((series.to_owned(), day, key.to_owned()))
             .or_insert_with(|| (Arc::new(dims()), BTreeMap::new()));
-        for (name, v) in m {
+        for &(name, v) in m {
             match measures.get_mut(name) {
                 Some(hours) => hours[h] += v,
                 None => {
@@ -127,7 +129,7 @@ impl DayTable {
 
     /// The packed rows (day totals and hours) of every series, and the day totals alone
     /// (`<series>.d`) of those in `with_totals`.
-    fn series(self, with_totals: &[&str]) -> Vec<(String, Vec<Rollup>)> {
+    pub fn series(self, with_totals: &[&str]) -> Vec<(String, Vec<Rollup>)> {
         let mut out: BTreeMap<String, Vec<Rollup>> = BTreeMap::new();
         for ((series, day, key), (dims, measures)) in self.rows {
             let mut packed_m = BTreeMap::new();
@@ -182,6 +184,9 @@ impl Derived {
         let r = &t.remote;
         let m = [(BYTES, t.bytes), (FLOWS, t.flows)];
         let vg = t.seen_by_gateway();
+        // A destination is its address and the name it was reached by: the routes merge its
+        // rows by address, naming it by the first that has a name.
+        let dest = format!("{}|{}", r.ip, r.host.unwrap_or_default());
         if t.seen == Seen::Agent {
             let protocol = match r.protocol {
                 "UDP" => Protocol::Udp,
@@ -189,9 +194,9 @@ impl Derived {
             };
             let (kb, kf) = part_keys(protocol, r.direction);
             let parts = [(kb.as_str(), t.bytes), (kf.as_str(), t.flows)];
-            self.table.add(SUM, t.at, "all", || json!({}), parts);
+            self.table.add(SUM, t.at, "all", || json!({}), &parts);
             self.table
-                .add(&machine_sum(t.endpoint), t.at, "all", || json!({}), parts);
+                .add(&machine_sum(t.endpoint), t.at, "all", || json!({}), &parts);
             if let Some(at) = chrono::DateTime::from_timestamp_millis(t.at) {
                 self.talkers.add(&talkers::Flow {
                     at,
@@ -204,16 +209,16 @@ impl Derived {
             self.table.add(
                 DEST_AGENT,
                 t.at,
-                r.ip,
+                &dest,
                 || json!({"ip": r.ip, "h": r.host, "c": r.country, "o": r.operator}),
-                m,
+                &m,
             );
             self.table.add(
                 &machine_destinations(t.endpoint),
                 t.at,
-                r.ip,
+                &dest,
                 || json!({"ip": r.ip, "e": r.name(), "c": r.country, "o": r.operator, "vg": vg}),
-                m,
+                &m,
             );
         }
         if vg {
@@ -221,9 +226,9 @@ impl Derived {
             self.table.add(
                 DEST_GATEWAY,
                 t.at,
-                &format!("{}.{a}", r.ip),
+                &format!("{dest}.{a}"),
                 || json!({"ip": r.ip, "h": r.host, "c": r.country, "o": r.operator, "a": a}),
-                m,
+                &m,
             );
         }
         let dims = || {
@@ -260,7 +265,7 @@ impl Derived {
             .entry(fields)
             .or_insert_with_key(|fields| sha256_hex(fields.as_bytes())[..16].to_owned())
             .clone();
-        self.table.add(CUBE_EXT, t.at, &key, dims, m);
+        self.table.add(CUBE_EXT, t.at, &key, dims, &m);
         self.inside.add(
             &cube::Fact {
                 at: floor_to(t.at, HOUR_MS),
