@@ -5,8 +5,9 @@
 //! tenant's servers, a long tail of small sites) with heavy-tailed volumes. Agentless
 //! devices are seen only by the site gateways. The same simulated flows feed the detailed
 //! records (the last days only: 2 at demo size, 7 for big seeds), every hourly aggregate
-//! (with its daily roll-up, see [`netops_flows::tiers`]) and the failed connections, so the routes
-//! agree with one another.
+//! (made by the collection writers' own derivation, [`netops_flows::derive`], with its daily
+//! roll-up, see [`netops_flows::tiers`]) and the failed connections, so the routes agree with
+//! one another.
 
 mod catalog;
 
