@@ -12,20 +12,11 @@ cd "$(dirname "$0")/.."
 BATCHES=${BATCHES:-8}
 SENDERS=${SENDERS:-1}
 cargo build --release -q -p netops --bin netops
-bin=target/release/netops
-dir=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"' EXIT
-
-NETOPS_RATE_LIMIT=100000000 "$bin" serve --db "$dir/netops.db" --addr 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
-server=$!
-pids+=("$server")
-for _ in $(seq 900); do grep -q '^token:' "$dir/out" 2>/dev/null && break; sleep 0.2; done
-base=$(sed -n 's/^base URL: //p' "$dir/out")
-read_token=$(sed -n 's/^token: //p' "$dir/out")
+# shellcheck source=bench/_demo_server.sh
+source bench/_demo_server.sh
 collect=$("$bin" token create --db "$dir/netops.db" --tenant acme --name bench-collect --scopes collect:flows | tail -1)
-curl -fsS -H "Authorization: Bearer $read_token" "$base/machines?limit=500" -o "$dir/machines.json"
-curl -fsS -H "Authorization: Bearer $read_token" "$base/firewall/devices" -o "$dir/devices.json"
+curl -fsS -H "Authorization: Bearer $token" "$base/machines?limit=500" -o "$dir/machines.json"
+curl -fsS -H "Authorization: Bearer $token" "$base/firewall/devices" -o "$dir/devices.json"
 
 python3 - "$dir" "$BATCHES" <<'PY'
 import json, random, sys, datetime as dt

@@ -26,6 +26,7 @@ use crate::envelope::{Envelope, Meta};
 use crate::error::{ApiError, ErrorCode, Msg};
 use crate::idempotency::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, parse_key};
 use crate::lang::Lang;
+use crate::lookup::MACHINES;
 use crate::module::BoxFuture;
 use crate::scope::Scope;
 use crate::state::AppState;
@@ -258,6 +259,29 @@ impl Batch<'_> {
             .await
     }
 
+    /// The tenant's machines among `hosts` (host names), their documents by host name: the
+    /// agents' kinds refuse a line of another machine ([`unknown_machine`]), since machines
+    /// come with their agents' heartbeats and inventory, not with what they observe.
+    pub async fn machines<'h>(
+        &self,
+        hosts: impl IntoIterator<Item = &'h str>,
+    ) -> StoreResult<HashMap<String, Value>> {
+        let hosts: Vec<String> = hosts
+            .into_iter()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        Ok(self
+            .stores
+            .docs
+            .get_many(self.tenant, MACHINES, &hosts)
+            .await?
+            .into_iter()
+            .map(|d| (d.key, d.body))
+            .collect())
+    }
+
     /// Refuses an observation dated more than [`FUTURE_SECS`] ahead of now or before the
     /// retention.
     pub fn check_time(&self, line: u64, at: DateTime<Utc>) -> Result<(), LineRefusal> {
@@ -317,6 +341,17 @@ pub fn content_id(prefix: &str, at: DateTime<Utc>, what: &impl Serialize) -> Sto
         at.timestamp_millis(),
         &digest[..16]
     ))
+}
+
+/// The refusal of line `line`, which names a machine the tenant does not know.
+pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
+    LineError::UnknownReference.refuse(
+        line,
+        Msg::new(
+            format!("aucune machine « {host} » dans ce compte"),
+            format!("no machine '{host}' in this account"),
+        ),
+    )
 }
 
 /// 413 for a batch over the collection's limits.

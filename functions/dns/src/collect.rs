@@ -3,8 +3,7 @@
 //! ([`crate::domains::Queries`]), once however often it is sent.
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, LineError, content_id};
-use netops_shared::lookup::MACHINES;
+use netops_shared::collect::{Batch, CollectKind, LineError, content_id, unknown_machine};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
@@ -146,25 +145,13 @@ struct Counted {
 async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut refused = Vec::new();
     let lines = batch.read::<ResolutionLine>(&mut refused);
-    let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine.clone()).collect();
-    let machines: std::collections::HashMap<String, Value> = batch
-        .stores
-        .docs
-        .get_many(batch.tenant, MACHINES, &hosts)
-        .await?
-        .into_iter()
-        .map(|d| (d.key, d.body))
-        .collect();
+    let machines = batch
+        .machines(lines.iter().map(|(_, l)| l.machine.as_str()))
+        .await?;
     let mut records: Vec<(Record, Counted)> = Vec::new();
     for (line, l) in lines {
         let Some(machine) = machines.get(&l.machine) else {
-            refused.push(LineError::UnknownReference.refuse(
-                line,
-                Msg::new(
-                    format!("aucune machine « {} » dans ce compte", l.machine),
-                    format!("no machine '{}' in this account", l.machine),
-                ),
-            ));
+            refused.push(unknown_machine(line, &l.machine));
             continue;
         };
         let Some(domain) = domain_name(&l.domain) else {

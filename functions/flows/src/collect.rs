@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, LineError, content_id};
+use netops_shared::collect::{Batch, CollectKind, LineError, content_id, unknown_machine};
 use netops_shared::lookup::MACHINES;
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Filter, LineRefusal, Record, StoreError, StoreResult};
@@ -245,29 +245,6 @@ fn place(ip: &IpAddr) -> (&'static str, &'static str) {
     }
 }
 
-/// The refusal of a line naming a machine the tenant does not know.
-fn unknown_machine(line: u64, host: &str) -> LineRefusal {
-    LineError::UnknownReference.refuse(
-        line,
-        Msg::new(
-            format!("aucune machine « {host} » dans ce compte"),
-            format!("no machine '{host}' in this account"),
-        ),
-    )
-}
-
-/// The tenant's machines named in `hosts`, by host name.
-async fn machines(batch: &Batch<'_>, hosts: Vec<String>) -> StoreResult<HashMap<String, Value>> {
-    Ok(batch
-        .stores
-        .docs
-        .get_many(batch.tenant, MACHINES, &hosts)
-        .await?
-        .into_iter()
-        .map(|d| (d.key, d.body))
-        .collect())
-}
-
 /// Whether the totals tier is kept for this tenant (big tenants), as the routes read it.
 async fn totals_tier(batch: &Batch<'_>) -> StoreResult<bool> {
     Ok(batch
@@ -320,11 +297,9 @@ impl AgentFlow {
 async fn write_flow_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut refused = Vec::new();
     let lines = batch.read::<FlowLine>(&mut refused);
-    let machines = machines(
-        batch,
-        lines.iter().map(|(_, l)| l.machine.clone()).collect(),
-    )
-    .await?;
+    let machines = batch
+        .machines(lines.iter().map(|(_, l)| l.machine.as_str()))
+        .await?;
     let mut items = Vec::with_capacity(lines.len());
     for (line, l) in lines {
         let Some(machine) = machines.get(&l.machine) else {
@@ -590,11 +565,9 @@ struct StoredFailure {
 async fn write_failure_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut refused = Vec::new();
     let lines = batch.read::<FailureLine>(&mut refused);
-    let machines = machines(
-        batch,
-        lines.iter().map(|(_, l)| l.machine.clone()).collect(),
-    )
-    .await?;
+    let machines = batch
+        .machines(lines.iter().map(|(_, l)| l.machine.as_str()))
+        .await?;
     let mut items = Vec::with_capacity(lines.len());
     for (line, l) in lines {
         if !machines.contains_key(&l.machine) {
