@@ -80,11 +80,46 @@ print(f"{kind}: {batches} batches of ~4 MB, {lines} records, {senders} sender(s)
       f"non-200 answers: {bad}")
 PY
 done
-# What the batches added: the rows of the flows series and rollups in the store.
+# DynamoDB write units, from the items' sizes as DynamoDB counts them (each attribute's name
+# and value, a number about one byte per two digits plus one; the model of
+# store/dynamodb/src/read_costs.rs), for the items the DynamoDB adapter would write:
+# - a record: PutItem of pk, sk, gp, gs, p, ts, id, b, ttl, once in the table and once in the
+#   `by_partition` index (projection ALL): 2 x ceil(size / 1 KB);
+# - a rollup row: UpdateItem of pk, sk, d, hr, rk, ttl, once and m_<measure> each, billed on
+#   the larger of the item before and after: ceil(size / 1 KB) for every row a batch adds to.
 kill "$server"; wait "$server" 2>/dev/null || true
 python3 - "$dir/netops.db" <<'PY'
-import sqlite3, sys
+import json, math, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-tables = [r[0] for r in db.execute("select name from sqlite_master where type='table'")]
-print("tables:", ", ".join(tables))
+def num(v): return len(str(int(v)) if float(v).is_integer() else repr(v)) // 2 + 1
+def record_size(series, part, ts, id_, body):
+    pk = f"acme|S|{series}|{ts // 86_400_000}"
+    sk = f"{ts:015}|{id_}\x01{part}"
+    gp = f"acme|S|{series}|p|{part}"
+    return (2 + len(pk) + 2 + len(sk) + 2 + len(gp) + 2 + len(sk) + 1 + len(part) + 2 + num(ts)
+            + 2 + len(id_) + 1 + len(body) + 3 + num(ts // 1000 + 90 * 86_400))
+for series, prefix in (("flows.records", "fl-"), ("flows.gateway", "gw-")):
+    sizes = [record_size(series, p, ts, i, b) for p, ts, i, b in db.execute(
+        "select part, ts, id, body from series where tenant='acme' and series=? and id like ?",
+        (series, prefix + "%"))]
+    if sizes:
+        wcu = sum(2 * math.ceil(s / 1024) for s in sizes) / len(sizes)
+        print(f"{series}: {len(sizes)} records of {sum(sizes) / len(sizes):.0f} bytes on average, "
+              f"{wcu:.2f} write units a record (table and index)")
+day = max(h for (h,) in db.execute("select max(hour) from rollups where tenant='acme' and series like 'flows.%'"))
+rows = {}
+for series, hour, key, dims, measures in db.execute(
+        "select series, hour, key, dims, measures from rollups where tenant='acme' and series like 'flows.%' "
+        "and series not like 'flows.fw%' and hour >= ?", (day - 86_400_000,)):
+    m = json.loads(measures)
+    size = (2 + len(f"acme|R|{series}") + 2 + 16 + len(key) + 1 + len(dims) + 2 + num(hour) + 2 + len(key)
+            + 3 + num(hour // 1000) + 4 + 16 + sum(2 + len(k) + num(v) for k, v in m.items()))
+    n, units, biggest = rows.get(series.split("/")[0], (0, 0, 0))
+    rows[series.split("/")[0]] = (n + 1, units + math.ceil(size / 1024), max(biggest, size))
+print("flows rollup rows of the two UTC days the batches fall in (as the store holds them at the end of the run):")
+total = 0
+for series, (n, units, biggest) in sorted(rows.items()):
+    total += units
+    print(f"  {series}: {n} rows, {units} write units to add to every one, largest {biggest / 1024:.1f} KB")
+print(f"  all: {total} write units for a batch that adds to every one of these rows")
 PY

@@ -95,8 +95,13 @@ impl Traffic<'_> {
 /// measures are the day's totals and their hours (`b@07`; [`crate::tiers`]).
 #[derive(Default)]
 pub struct DayTable {
-    rows: HashMap<(String, i64, String), (Arc<Value>, BTreeMap<String, [f64; 24]>)>,
+    rows: HashMap<RowKey, (Arc<Value>, Hours)>,
 }
+
+/// A row of a [`DayTable`]: its series, day (ms) and key.
+type RowKey = (String, i64, String);
+/// The measures of a row, hour by hour.
+type Hours = BTreeMap<String, [f64; 24]>;
 
 impl DayTable {
     /// Adds the measures `m` to the row of `key` (dimensions `dims`, taken for its first fact
