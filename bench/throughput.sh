@@ -12,17 +12,8 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 SECONDS_EACH=${SECONDS_EACH:-10}
 cargo build --release -q -p netops --bin netops --example bare
-bin=target/release/netops
-dir=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"' EXIT
-
-NETOPS_RATE_LIMIT=100000000 "$bin" serve --db "$dir/netops.db" --addr 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
-server=$!
-pids+=("$server")
-for _ in $(seq 600); do grep -q '^token:' "$dir/out" 2>/dev/null && break; sleep 0.2; done
-base=$(sed -n 's/^base URL: //p' "$dir/out")
-token=$(sed -n 's/^token: //p' "$dir/out")
+# shellcheck source=bench/_demo_server.sh
+source bench/_demo_server.sh
 for i in $(seq 150); do
   "$bin" token create --db "$dir/netops.db" --tenant acme --name "bench-$i" --scopes all
 done >"$dir/tokens"

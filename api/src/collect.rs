@@ -11,4 +11,7 @@ pub static KINDS: &[&CollectKind] = &[
     &netops_fleet::collect::HEARTBEAT,
     &netops_netdiag::collect::EVENT,
     &netops_netdiag::collect::MEASUREMENT,
+    &netops_flows::collect::FLOW,
+    &netops_flows::collect::GATEWAY_FLOW,
+    &netops_flows::collect::FLOW_FAILURE,
 ];

@@ -5,27 +5,26 @@
 //! tenant's servers, a long tail of small sites) with heavy-tailed volumes. Agentless
 //! devices are seen only by the site gateways. The same simulated flows feed the detailed
 //! records (the last days only: 2 at demo size, 7 for big seeds), every hourly aggregate
-//! (with its daily roll-up, see [`netops_flows::tiers`]) and the failed connections, so the routes
-//! agree with one another.
+//! (made by the collection writers' own derivation, [`netops_flows::derive`], with its daily
+//! roll-up, see [`netops_flows::tiers`]) and the failed connections, so the routes agree with
+//! one another.
 
 mod catalog;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use crate::{MachineKind, Produced, SeedCtx};
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::daily::{DAY_MS, HOUR_MS, packed, totals};
+use netops_shared::store::daily::{DAY_MS, HOUR_MS};
 use netops_shared::store::{Record, Rollup, StoreResult, Stores};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 
 use catalog::{DEVICES, FIREWALL_RULES, INTERNAL, SERVICES, TAIL};
-use netops_flows::cube;
+use netops_flows::derive::{DayTable, Derived, Remote, Seen, Traffic};
 use netops_flows::model::*;
-use netops_flows::talkers::{self, Talkers};
-use netops_flows::tiers::{PARTS, at_hour, part_keys};
 
 /// One remote peer (or, for inbound flows, the client that connects).
 struct Dest {
@@ -41,12 +40,6 @@ struct Dest {
     inbound: bool,
     /// Stays on the LAN: gateways do not see it.
     internal: bool,
-}
-
-impl Dest {
-    fn name(&self) -> &str {
-        self.host.as_deref().unwrap_or(&self.ip)
-    }
 }
 
 /// An internal endpoint: an agent machine or an agentless device.
@@ -149,121 +142,6 @@ fn pick_habit(rng: &mut StdRng, habits: &[(usize, f64)]) -> usize {
         .unwrap_or(0)
 }
 
-/// Bytes and flows.
-#[derive(Default, Clone, Copy)]
-struct M {
-    bytes: f64,
-    flows: f64,
-}
-
-impl M {
-    fn add(&mut self, o: M) {
-        self.bytes += o.bytes;
-        self.flows += o.flows;
-    }
-}
-
-/// One measure pair for each hour of a day.
-#[derive(Clone, Copy, Default)]
-struct DayM([M; 24]);
-
-/// Per hour: [TCP in, TCP out, UDP in, UDP out].
-#[derive(Clone, Copy, Default)]
-struct PartsDay([[M; 4]; 24]);
-
-fn part(proto: Protocol, inbound: bool) -> usize {
-    match (proto, inbound) {
-        (Protocol::Tcp, true) => 0,
-        (Protocol::Tcp, false) => 1,
-        (Protocol::Udp, true) => 2,
-        (Protocol::Udp, false) => 3,
-    }
-}
-
-/// Source of a cube row: an agent, or a gateway for a device without agent. Gateway
-/// traffic of agent machines is the agent rows flagged `vg` (seen by a gateway).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Src {
-    Agent,
-    GatewayOnly,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct CubeKey {
-    src: Src,
-    ep: u32,
-    dest: u32,
-    process: &'static str,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct ExtKey {
-    src: Src,
-    site: u32,
-    dest: u32,
-}
-
-/// Aggregates of one day, hour by hour.
-#[derive(Default)]
-struct Aggs {
-    sum: PartsDay,
-    /// Agent traffic per machine: its own summary, and the talkers.
-    talk: HashMap<u32, PartsDay>,
-    dest_agent: HashMap<u32, DayM>,
-    dest_gw: HashMap<(u32, bool), DayM>,
-    cube: HashMap<CubeKey, DayM>,
-    /// Agent traffic by (endpoint, destination).
-    mdest: HashMap<(u32, u32), DayM>,
-    ext: HashMap<ExtKey, DayM>,
-    fw: HashMap<usize, [f64; 24]>,
-}
-
-/// Packed measures of a day (totals and `name@HH`), and the totals alone.
-fn pack(series: &[(String, [f64; 24])]) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
-    let mut packed = BTreeMap::new();
-    let mut totals = BTreeMap::new();
-    for (name, hours) in series {
-        let total: f64 = hours.iter().map(|v| v.round()).sum();
-        if total == 0.0 {
-            continue;
-        }
-        totals.insert(name.clone(), total);
-        packed.insert(name.clone(), total);
-        for (h, v) in hours.iter().enumerate() {
-            if v.round() != 0.0 {
-                packed.insert(at_hour(name, h as i64), v.round());
-            }
-        }
-    }
-    (packed, totals)
-}
-
-fn bf(d: &DayM) -> Vec<(String, [f64; 24])> {
-    let mut b = [0.0; 24];
-    let mut f = [0.0; 24];
-    for (h, m) in d.0.iter().enumerate() {
-        b[h] = m.bytes;
-        f[h] = m.flows;
-    }
-    vec![(BYTES.into(), b), (FLOWS.into(), f)]
-}
-
-fn parts(d: &PartsDay) -> Vec<(String, [f64; 24])> {
-    let mut out = Vec::new();
-    for (i, (p, dir)) in PARTS.iter().enumerate() {
-        let (kb, kf) = part_keys(*p, *dir);
-        let mut b = [0.0; 24];
-        let mut f = [0.0; 24];
-        for h in 0..24 {
-            b[h] = d.0[h][i].bytes;
-            f[h] = d.0[h][i].flows;
-        }
-        out.push((kb, b));
-        out.push((kf, f));
-    }
-    out
-}
-
 /// Rows waiting to be written, by series.
 #[derive(Default)]
 struct Pending {
@@ -272,46 +150,11 @@ struct Pending {
 }
 
 impl Pending {
-    fn push(&mut self, series: String, row: Rollup) {
-        self.rows.entry(series).or_default().push(row);
-        self.count += 1;
-    }
-
-    /// The packed row, and the totals row when `with_totals`.
-    fn day(
-        &mut self,
-        base: &str,
-        day: i64,
-        key: String,
-        dims: Value,
-        series: &[(String, [f64; 24])],
-        with_totals: bool,
-    ) {
-        let (packed_m, totals_m) = pack(series);
-        if packed_m.is_empty() {
-            return;
+    fn extend(&mut self, series: Vec<(String, Vec<Rollup>)>) {
+        for (name, rows) in series {
+            self.count += rows.len();
+            self.rows.entry(name).or_default().extend(rows);
         }
-        let dims = std::sync::Arc::new(dims);
-        if with_totals {
-            self.push(
-                totals(base),
-                Rollup {
-                    hour: day,
-                    key: key.clone(),
-                    dims: dims.clone(),
-                    measures: totals_m,
-                },
-            );
-        }
-        self.push(
-            packed(base),
-            Rollup {
-                hour: day,
-                key,
-                dims,
-                measures: packed_m,
-            },
-        );
     }
 }
 
@@ -338,153 +181,55 @@ impl Gen<'_> {
         if dest % 7 == 3 { "wan2" } else { "wan1" }
     }
 
-    /// Dimensions of the external side: the rows of `cubex` and of the internal side's families.
-    fn common_dims(&self, src: Src, site: usize, dest: usize) -> serde_json::Map<String, Value> {
-        let d = &self.dests[dest];
-        let seen_by_gateway = self.has_gateway && !d.internal;
-        let (g, itf) = if seen_by_gateway {
-            (self.gateway(site), self.interface(dest))
+    /// A drawn flow (or group of `flows` flows) of endpoint `e` to destination `di`, as the
+    /// flows writers count it ([`netops_flows::derive`]).
+    #[allow(clippy::too_many_arguments)]
+    fn traffic<'a>(
+        &'a self,
+        at: i64,
+        e: usize,
+        di: usize,
+        process: &'a str,
+        user: &'a str,
+        bytes: f64,
+        flows: f64,
+    ) -> Traffic<'a> {
+        let (ep, d) = (&self.eps[e], &self.dests[di]);
+        let (gateway, interface) = if self.has_gateway && !d.internal {
+            (self.gateway(ep.site), self.interface(di))
         } else {
             (catalog::NO_GATEWAY, catalog::NO_GATEWAY)
         };
-        let dims = json!({
-            "e": d.name(), "ip": d.ip, "c": d.country, "o": d.operator,
-            "p": d.port.to_string(), "s": d.service, "t": d.proto.as_str(),
-            "d": if d.inbound { "inbound" } else { "outbound" },
-            "src": if src == Src::Agent { "agent" } else { "gateway" },
-            "g": g, "si": self.ctx.tenant.sites[site].code, "if": itf, "vg": seen_by_gateway,
-        });
-        match dims {
-            Value::Object(m) => m,
-            _ => serde_json::Map::new(),
-        }
-    }
-
-    /// The explore aggregates of the internal side ([`cube`]) of a day's traffic by machine,
-    /// destination and process.
-    fn explore_rows(&self, day_cube: &HashMap<CubeKey, DayM>, day: i64, out: &mut Pending) {
-        let mut inside = cube::Inside::default();
-        for (k, m) in day_cube {
-            let ep = &self.eps[k.ep as usize];
-            let outside = format!("{}.{}.{}", k.src as u8, ep.site, k.dest);
-            let user = user_of(ep, k.process);
-            let dims = || Value::Object(self.common_dims(k.src, ep.site, k.dest as usize));
-            for (h, v) in m.0.iter().enumerate() {
-                if v.flows > 0.0 || v.bytes > 0.0 {
-                    let fact = cube::Fact {
-                        at: day + h as i64 * HOUR_MS,
-                        outside: &outside,
-                        inside: [&ep.name, k.process, &user],
-                        bytes: v.bytes,
-                        flows: v.flows,
-                    };
-                    inside.add(&fact, dims);
-                }
-            }
-        }
-        for (series, rows) in inside.series() {
-            for row in rows {
-                out.push(series.clone(), row);
-            }
-        }
-    }
-
-    fn dest_dims(&self, dest: usize, agent_flag: Option<bool>) -> Value {
-        let d = &self.dests[dest];
-        let mut dims = json!({"ip": d.ip, "h": d.host, "c": d.country, "o": d.operator});
-        if let (Some(flag), Some(obj)) = (agent_flag, dims.as_object_mut()) {
-            obj.insert("a".into(), Value::Bool(flag));
-        }
-        dims
-    }
-
-    /// Turns one day's aggregates into rollup rows.
-    fn flush(&self, aggs: &Aggs, day: i64, out: &mut Pending) {
-        out.day(SUM, day, "all".into(), json!({}), &parts(&aggs.sum), false);
-        let mut talkers = Talkers::default();
-        for (m, t) in &aggs.talk {
-            let host = &self.eps[*m as usize].name;
-            for (h, hour) in t.0.iter().enumerate() {
-                let at =
-                    DateTime::from_timestamp_millis(day + h as i64 * HOUR_MS).unwrap_or_default();
-                for (v, (_, direction)) in hour.iter().zip(PARTS) {
-                    if v.flows > 0.0 {
-                        talkers.add(&talkers::Flow {
-                            at,
-                            machine: host,
-                            direction,
-                            bytes: v.bytes,
-                            flows: v.flows,
-                        });
-                    }
-                }
-            }
-            out.day(
-                &machine_sum(host),
-                day,
-                "all".into(),
-                json!({}),
-                &parts(t),
-                false,
-            );
-        }
-        for (series, rows) in talkers.series() {
-            for row in rows {
-                out.push(series.clone(), row);
-            }
-        }
-        for (d, m) in &aggs.dest_agent {
-            out.day(
-                DEST_AGENT,
-                day,
-                d.to_string(),
-                self.dest_dims(*d as usize, None),
-                &bf(m),
-                self.totals_tier,
-            );
-        }
-        for ((d, a), m) in &aggs.dest_gw {
-            out.day(
-                DEST_GATEWAY,
-                day,
-                format!("{d}.{a}"),
-                self.dest_dims(*d as usize, Some(*a)),
-                &bf(m),
-                self.totals_tier,
-            );
-        }
-        self.explore_rows(&aggs.cube, day, out);
-        for ((e, d), m) in &aggs.mdest {
-            let dest = &self.dests[*d as usize];
-            let dims = json!({
-                "ip": dest.ip, "e": dest.name(), "c": dest.country, "o": dest.operator,
-                "vg": self.has_gateway && !dest.internal,
-            });
-            let host = &self.eps[*e as usize].name;
-            out.day(
-                &machine_destinations(host),
-                day,
-                d.to_string(),
-                dims,
-                &bf(m),
-                false,
-            );
-        }
-        for (k, m) in &aggs.ext {
-            let key = format!("{}.{}.{}", k.src as u8, k.site, k.dest);
-            let dims = Value::Object(self.common_dims(k.src, k.site as usize, k.dest as usize));
-            out.day(CUBE_EXT, day, key, dims, &bf(m), self.totals_tier);
-        }
-        for (r, c) in &aggs.fw {
-            let (rule, cat, action, _) = FIREWALL_RULES[*r];
-            out.day(
-                FIREWALL,
-                day,
-                r.to_string(),
-                json!({"r": rule, "ca": cat, "ac": action}),
-                &[(CONNECTIONS.into(), *c)],
-                false,
-            );
+        Traffic {
+            at,
+            seen: if ep.machine.is_some() {
+                Seen::Agent
+            } else {
+                Seen::Gateway
+            },
+            endpoint: &ep.name,
+            agent_machine: ep.machine.is_some(),
+            process,
+            user,
+            site: self.ctx.tenant.sites[ep.site].code,
+            gateway,
+            interface,
+            remote: Remote {
+                ip: &d.ip,
+                host: d.host.as_deref(),
+                country: &d.country,
+                operator: &d.operator,
+                port: d.port,
+                protocol: d.proto.as_str(),
+                service: d.service,
+                direction: if d.inbound {
+                    Direction::Inbound
+                } else {
+                    Direction::Outbound
+                },
+            },
+            bytes,
+            flows,
         }
     }
 }
@@ -917,7 +662,8 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
     let mut records: Vec<Record> = Vec::new();
     let mut blocked: Vec<Record> = Vec::new();
     let mut pending = Pending::default();
-    let mut day = Aggs::default();
+    let mut derived = Derived::default();
+    let mut fw = DayTable::default();
     let mut day_start = (start / DAY_MS) * DAY_MS;
     let mut seq: u64 = 0;
     let mut written: u64 = 0;
@@ -934,11 +680,12 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
         written += seq % SEQ_PER_HOUR;
         seq = (hour / HOUR_MS) as u64 * SEQ_PER_HOUR;
         if (hour / DAY_MS) * DAY_MS != day_start {
-            g.flush(&day, day_start, &mut pending);
-            day = Aggs::default();
+            pending.extend(std::mem::take(&mut derived).series(g.totals_tier));
+            pending.extend(std::mem::take(&mut fw).series(&[]));
             day_start = (hour / DAY_MS) * DAY_MS;
         }
-        let hi = ((hour - day_start) / HOUR_MS) as usize;
+        // The agents' flows of the hour, to which the firewall logs are proportionate.
+        let mut hour_flows = 0.0;
         let local = DateTime::from_timestamp_millis(hour + offset_h * HOUR_MS).unwrap_or_default();
         let detailed = hour + HOUR_MS > detail_from;
         let span = (now - hour).min(HOUR_MS);
@@ -982,11 +729,7 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
                     volume(&mut rng, d.kib, 0.8) * count as f64
                 }
                 .round();
-                let m = M {
-                    bytes,
-                    flows: count as f64,
-                };
-                if let Some(mi) = ep.machine {
+                if ep.machine.is_some() {
                     if detailed {
                         seq += 1;
                         let ts = (hour + rng.random_range(0..span)).min(now - 1);
@@ -998,46 +741,10 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
                             body: flow_body(ep, d, process, user, bytes as u64, &mut rng),
                         });
                     }
-                    let pi = part(d.proto, d.inbound);
-                    day.talk.entry(mi as u32).or_default().0[hi][pi].add(m);
-                    day.sum.0[hi][pi].add(m);
-                    day.dest_agent.entry(di as u32).or_default().0[hi].add(m);
-                    let key = CubeKey {
-                        src: Src::Agent,
-                        ep: e as u32,
-                        dest: di as u32,
-                        process,
-                    };
-                    day.cube.entry(key).or_default().0[hi].add(m);
-                    day.mdest.entry((e as u32, di as u32)).or_default().0[hi].add(m);
-                    let key = ExtKey {
-                        src: Src::Agent,
-                        site: ep.site as u32,
-                        dest: di as u32,
-                    };
-                    day.ext.entry(key).or_default().0[hi].add(m);
-                } else {
-                    let key = CubeKey {
-                        src: Src::GatewayOnly,
-                        ep: e as u32,
-                        dest: di as u32,
-                        process,
-                    };
-                    day.cube.entry(key).or_default().0[hi].add(m);
-                    let key = ExtKey {
-                        src: Src::GatewayOnly,
-                        site: ep.site as u32,
-                        dest: di as u32,
-                    };
-                    day.ext.entry(key).or_default().0[hi].add(m);
+                    hour_flows += count as f64;
                 }
-                if g.has_gateway && !d.internal {
-                    day.dest_gw
-                        .entry((di as u32, ep.machine.is_some()))
-                        .or_default()
-                        .0[hi]
-                        .add(m);
-                }
+                let user = user_of(ep, process);
+                derived.add(&g.traffic(hour, e, di, process, &user, bytes, count as f64));
             }
             // Listening sockets, seen every six hours in the detailed window.
             if detailed && ep.machine.is_some() && (hour / HOUR_MS) % 6 == 0 {
@@ -1116,12 +823,19 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
         }
         // Firewall logs: connections by rule, in proportion to the traffic of the hour.
         if g.has_firewall {
-            let flows: f64 = day.sum.0[hi].iter().map(|m| m.flows).sum::<f64>() * 0.6 + 3.0;
+            let flows = hour_flows * 0.6 + 3.0;
             let total_w: f64 = FIREWALL_RULES.iter().map(|r| r.3).sum();
             for (r, rule) in FIREWALL_RULES.iter().enumerate() {
                 let c = (flows * rule.3 / total_w * (0.6 + 0.8 * rng.random::<f64>())).round();
                 if c > 0.0 {
-                    day.fw.entry(r).or_insert([0.0; 24])[hi] += c;
+                    let (name, cat, action, _) = *rule;
+                    fw.add(
+                        FIREWALL,
+                        hour,
+                        &r.to_string(),
+                        || json!({"r": name, "ca": cat, "ac": action}),
+                        &[(CONNECTIONS, c)],
+                    );
                 }
             }
         }
@@ -1147,7 +861,8 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
         }
     }
     written += seq % SEQ_PER_HOUR;
-    g.flush(&day, day_start, &mut pending);
+    pending.extend(derived.series(g.totals_tier));
+    pending.extend(fw.series(&[]));
     writer.records(RECORDS, records).await?;
     writer.records(BLOCKED, blocked).await?;
     writer.rollups(pending).await?;

@@ -54,6 +54,7 @@ scopes! {
     CollectDns => "collect:dns",
     CollectFleet => "collect:fleet",
     CollectNetdiag => "collect:netdiag",
+    CollectFlows => "collect:flows",
 }
 
 impl std::fmt::Display for Scope {

@@ -26,12 +26,13 @@ use crate::envelope::{Envelope, Meta};
 use crate::error::{ApiError, ErrorCode, Msg};
 use crate::idempotency::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, parse_key};
 use crate::lang::Lang;
+use crate::lookup::MACHINES;
 use crate::module::BoxFuture;
 use crate::scope::Scope;
 use crate::state::AppState;
 use crate::store::{
-    Expect, Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Rollup, StoreError, StoreResult,
-    Stores,
+    Expect, Filter, IngestEntry, KEPT_REFUSALS, LineRefusal, Record, Rollup, StoreError,
+    StoreResult, Stores,
 };
 
 /// At most this many bytes of a batch on the wire (API Gateway delivers a binary body
@@ -148,25 +149,6 @@ pub fn schema_of<T: utoipa::PartialSchema>() -> Value {
     serde_json::to_value(T::schema()).unwrap_or_default()
 }
 
-/// The refusal of line `line`, naming machine `host` the tenant does not know.
-pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
-    LineError::UnknownReference.refuse(
-        line,
-        Msg::new(
-            format!("aucune machine « {host} » dans ce compte"),
-            format!("no machine '{host}' in this account"),
-        ),
-    )
-}
-
-/// The id of an observation made from its content: `<prefix>-<time in ms>-<digest>`, so that
-/// the same observation sent again, in any batch, is stored under the same id (and replaces
-/// itself).
-pub fn content_id(prefix: &str, at: DateTime<Utc>, content: &Value) -> String {
-    let digest = sha256_hex(content.to_string().as_bytes());
-    format!("{prefix}-{}-{}", at.timestamp_millis(), &digest[..16])
-}
-
 /// A refusal message cut to 300 bytes, so that an entry of the log stays bounded whatever a
 /// line holds.
 fn bounded(mut message: String) -> String {
@@ -280,14 +262,67 @@ impl Batch<'_> {
         Err(StoreError::ConditionFailed)
     }
 
-    /// The tenant's machines among `hosts`: their fleet documents by host name, for the kinds
-    /// that name a machine (machines come with their agents' heartbeats, never with another
-    /// kind: a line naming another is refused with [`unknown_machine`]).
-    pub async fn known_machines(&self, hosts: &[String]) -> StoreResult<HashMap<String, Value>> {
+    /// Stores `items` (a record and what its writer derives from it) in `series`, counted
+    /// once: a record repeated within the batch is one, the aggregates `derive` makes of
+    /// those no earlier batch stored are added once per batch ([`Batch::add_once`]), before
+    /// the records are stored (a batch stopped in between is counted once when sent again).
+    pub async fn store_counted<T>(
+        &self,
+        series: &str,
+        items: Vec<(Record, T)>,
+        derive: impl FnOnce(Vec<T>) -> Vec<(String, Vec<Rollup>)>,
+    ) -> StoreResult<()> {
+        let mut seen = HashSet::new();
+        let items: Vec<(Record, T)> = items
+            .into_iter()
+            .filter(|(r, _)| seen.insert(r.id.clone()))
+            .collect();
+        let Some(first) = items.iter().map(|(r, _)| r.ts).min() else {
+            return Ok(());
+        };
+        let stored = self
+            .already_stored(
+                series,
+                items
+                    .iter()
+                    .map(|(r, _)| (r.partition.as_str(), r.ts, r.id.as_str())),
+            )
+            .await?;
+        let (records, new): (Vec<Record>, Vec<T>) = items.into_iter().fold(
+            (Vec::new(), Vec::new()),
+            |(mut records, mut new), (r, t)| {
+                if !stored.contains(&r.id) {
+                    new.push(t);
+                }
+                records.push(r);
+                (records, new)
+            },
+        );
+        let first = DateTime::<Utc>::from_timestamp_millis(first).unwrap_or(self.now);
+        self.add_once(first, derive(new)).await?;
+        self.stores
+            .series_writes
+            .append(self.tenant, series, records)
+            .await
+    }
+
+    /// The tenant's machines among `hosts` (host names), their documents by host name: the
+    /// agents' kinds refuse a line of another machine ([`unknown_machine`]), since machines
+    /// come with their agents' heartbeats and inventory, not with what they observe.
+    pub async fn known_machines<'h>(
+        &self,
+        hosts: impl IntoIterator<Item = &'h str>,
+    ) -> StoreResult<HashMap<String, Value>> {
+        let hosts: Vec<String> = hosts
+            .into_iter()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         Ok(self
             .stores
             .docs
-            .get_many(self.tenant, crate::lookup::MACHINES, hosts)
+            .get_many(self.tenant, MACHINES, &hosts)
             .await?
             .into_iter()
             .map(|d| (d.key, d.body))
@@ -302,8 +337,9 @@ impl Batch<'_> {
         refused: &mut Vec<LineRefusal>,
     ) -> StoreResult<Vec<(u64, T)>> {
         let lines = self.read::<T>(refused);
-        let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine().to_owned()).collect();
-        let machines = self.known_machines(&hosts).await?;
+        let machines = self
+            .known_machines(lines.iter().map(|(_, l)| l.machine()))
+            .await?;
         let mut out = Vec::with_capacity(lines.len());
         for (line, l) in lines {
             if !machines.contains_key(l.machine()) {
@@ -366,6 +402,29 @@ impl Batch<'_> {
         }
         out
     }
+}
+
+/// The id of an observation made of its content: `<prefix>-<time in ms>-<digest>`, the
+/// digest that of `what` as JSON, so that it is stored once however often it is sent.
+pub fn content_id(prefix: &str, at: DateTime<Utc>, what: &impl Serialize) -> StoreResult<String> {
+    let json = serde_json::to_vec(what).map_err(|e| StoreError::Data(e.to_string()))?;
+    let digest = sha256_hex(&json);
+    Ok(format!(
+        "{prefix}-{}-{}",
+        at.timestamp_millis(),
+        &digest[..16]
+    ))
+}
+
+/// The refusal of line `line`, which names a machine the tenant does not know.
+pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
+    LineError::UnknownReference.refuse(
+        line,
+        Msg::new(
+            format!("aucune machine « {host} » dans ce compte"),
+            format!("no machine '{host}' in this account"),
+        ),
+    )
 }
 
 /// 413 for a batch over the collection's limits.

@@ -403,7 +403,10 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
             "dns-resolution",
             "machine-heartbeat",
             "netdiag-event",
-            "netdiag-measurement"
+            "netdiag-measurement",
+            "flow",
+            "gateway-flow",
+            "flow-failure"
         ])
     );
     assert!(

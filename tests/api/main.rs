@@ -5,6 +5,7 @@ mod helpers;
 mod alerts;
 mod aws;
 mod collect;
+mod collect_flows;
 mod collect_kinds;
 mod databases;
 mod dns;

@@ -686,11 +686,9 @@ pub const INTERNAL: &[(u16, Protocol, &str, &str, &[&str])] = &[
     ),
 ];
 
-/// Country and operator of private addresses.
-pub const PRIVATE_COUNTRY: &str = "local";
-pub const PRIVATE_OPERATOR: &str = "réseau interne";
-/// Gateway of traffic that stays on the LAN.
-pub const NO_GATEWAY: &str = "aucune";
+/// Country and operator of private addresses, and the gateway of traffic that stays on the
+/// LAN: the writers' own.
+pub use netops_flows::derive::{NO_GATEWAY, PRIVATE_COUNTRY, PRIVATE_OPERATOR};
 
 /// Agentless devices seen only by the gateways: (kind, share of the site's devices).
 pub const DEVICES: &[&str] = &["imprimante", "telephone-ip", "camera", "byod", "borne-wifi"];

@@ -2,8 +2,6 @@
 //! each stored as a resolution of its machine and counted into the top domains' aggregates
 //! ([`crate::domains::Queries`]), once however often it is sent.
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, Utc};
 use netops_shared::collect::{
     Batch, CollectKind, LineError, content_id, schema_of, unknown_machine,
@@ -133,13 +131,21 @@ fn domain_name(raw: &str) -> Option<String> {
     valid.then_some(d)
 }
 
+/// What a resolution adds to the top domains.
+struct Counted {
+    at: DateTime<Utc>,
+    machine: String,
+    domain: String,
+    code: String,
+}
+
 async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut refused = Vec::new();
     let lines = batch.read::<ResolutionLine>(&mut refused);
-    let hosts: Vec<String> = lines.iter().map(|(_, l)| l.machine.clone()).collect();
-    let machines = batch.known_machines(&hosts).await?;
-    let mut records: Vec<Record> = Vec::new();
-    let mut seen = HashSet::new();
+    let machines = batch
+        .known_machines(lines.iter().map(|(_, l)| l.machine.as_str()))
+        .await?;
+    let mut records: Vec<(Record, Counted)> = Vec::new();
     for (line, l) in lines {
         let Some(machine) = machines.get(&l.machine) else {
             refused.push(unknown_machine(line, &l.machine));
@@ -191,41 +197,32 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         // often it is sent.
         let body =
             serde_json::to_value(&resolution).map_err(|e| StoreError::Data(e.to_string()))?;
-        resolution.id = content_id("dns", l.at, &body);
-        if seen.insert(resolution.id.clone()) {
-            records.push(Record {
+        resolution.id = content_id("dns", l.at, &body)?;
+        let counted = Counted {
+            at: l.at,
+            machine: resolution.machine.clone(),
+            domain: resolution.domain.clone(),
+            code: resolution.response_code.clone(),
+        };
+        records.push((
+            Record {
                 partition: resolution.machine.clone(),
                 ts: l.at.timestamp_millis(),
                 id: resolution.id.clone(),
                 body: serde_json::to_value(&resolution)
                     .map_err(|e| StoreError::Data(e.to_string()))?,
-            });
-        }
+            },
+            counted,
+        ));
     }
-    let Some(first) = records.iter().map(|r| r.ts).min() else {
-        return Ok(refused);
-    };
-    let stored = batch
-        .already_stored(
-            RESOLUTIONS,
-            records
-                .iter()
-                .map(|r| (r.partition.as_str(), r.ts, r.id.as_str())),
-        )
-        .await?;
-    let mut queries = Queries::default();
-    for r in records.iter().filter(|r| !stored.contains(&r.id)) {
-        let at = DateTime::<Utc>::from_timestamp_millis(r.ts).unwrap_or(batch.now);
-        let domain = r.body["domain"].as_str().unwrap_or_default();
-        let code = r.body["response_code"].as_str().unwrap_or_default();
-        queries.add(at, &r.partition, domain, code, 1.0);
-    }
-    let first = DateTime::<Utc>::from_timestamp_millis(first).unwrap_or(batch.now);
-    batch.add_once(first, queries.series()).await?;
     batch
-        .stores
-        .series_writes
-        .append(batch.tenant, RESOLUTIONS, records)
+        .store_counted(RESOLUTIONS, records, |new| {
+            let mut queries = Queries::default();
+            for c in new {
+                queries.add(c.at, &c.machine, &c.domain, &c.code, 1.0);
+            }
+            queries.series()
+        })
         .await?;
     Ok(refused)
 }

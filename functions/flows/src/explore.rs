@@ -265,7 +265,9 @@ pub fn plan(q: &ExploreQuery, now: DateTime<Utc>) -> Result<Plan, ApiError> {
     match source {
         Source::Agent => filter = filter.and(Pred::Eq("src", json!("agent"))),
         Source::Gateway => filter = filter.and(Pred::Eq("vg", json!(true))),
-        Source::All | Source::Firewall => {}
+        // A gateway's rows of an agent machine's traffic: the agent counts it already.
+        Source::All => filter = filter.and(Pred::Ne("a", json!(true))),
+        Source::Firewall => {}
     }
     // The internal dimensions the query reads: a gateway sees no process or user.
     let inside: Vec<&str> = cube::INSIDE

@@ -1,7 +1,9 @@
 //! Network flows module (docs/modules.md#flows): detailed agent records, hourly aggregates
 //! (agents, gateways, firewall), failed outbound connections and the multidimensional explorer.
 
+pub mod collect;
 pub mod cube;
+pub mod derive;
 mod explore;
 pub mod expr;
 mod handlers;

@@ -11,6 +11,11 @@ pub const UNKNOWN: &str = "inconnu";
 
 /// Detailed flow records seen by agents; partition = hostname.
 pub const RECORDS: &str = "flows.records";
+/// Flows seen by the site gateways (IPFIX, NetFlow) as their relays sent them, kept so that
+/// one sent again is counted once; partition = the gateway's name.
+pub const GATEWAY_RECORDS: &str = "flows.gateway";
+/// The firewall module's devices (`/firewall/devices`): the gateways whose flows are relayed.
+pub const GATEWAYS: &str = "firewall_devices";
 /// Failed outbound connections seen by agents; partition = hostname.
 pub const BLOCKED: &str = "flows.blocked";
 /// Hourly totals of the tenant's agent traffic, one row per hour (hourly tier only).

@@ -120,7 +120,7 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     for (_, l) in batch.read_on_machines::<EventLine>(&mut refused).await? {
         let mut body = json!({"at": l.at, "source": l.source, "severity": l.severity,
             "message": l.message, "details": l.details.unwrap_or_default()});
-        let id = content_id("ev", l.at, &json!([l.machine, body]));
+        let id = content_id("ev", l.at, &json!([l.machine, body]))?;
         if !seen.insert(id.clone()) {
             continue;
         }
@@ -257,10 +257,10 @@ impl Derived {
         severity: Severity,
         message: String,
         details: Value,
-    ) {
+    ) -> StoreResult<()> {
         let mut body = json!({"at": at, "source": source, "severity": severity,
             "message": message, "details": details});
-        let id = content_id("ev", at, &json!([host, body]));
+        let id = content_id("ev", at, &json!([host, body]))?;
         body["id"] = json!(id);
         self.events.push(Record {
             partition: host.to_owned(),
@@ -268,6 +268,7 @@ impl Derived {
             id,
             body,
         });
+        Ok(())
     }
 
     fn period(&mut self, host: &str, p: &Period) -> StoreResult<()> {
@@ -433,7 +434,7 @@ async fn step(
             Severity::Info,
             format!("Verdict {v} → {} après {minutes} min", m.verdict.as_str()),
             json!({"from": v, "to": m.verdict, "duration_min": minutes}),
-        );
+        )?;
         if let Some(mut alert) = open {
             alert.status = AlertState::Resolved;
             alert.resolved_at = Some(m.at);
@@ -449,7 +450,7 @@ async fn step(
                     m.verdict.as_str()
                 ),
                 json!({"alert_id": alert.id, "state": AlertState::Resolved}),
-            );
+            )?;
             out.alerts.push((alert.id.clone(), data(&alert)?));
         }
         st.open_alert = None;
@@ -485,7 +486,7 @@ async fn step(
                 Severity::Low,
                 format!("Verdict {from} → {to} : {cause}"),
                 json!({"from": from, "to": to, "cause": cause}),
-            );
+            )?;
         }
         let id = alert_id(host, m.at);
         let title = alert_title(m.verdict, host, &cause);
@@ -496,7 +497,7 @@ async fn step(
             Severity::Info,
             format!("Alerte {id} ouverte : {title}"),
             json!({"alert_id": id, "state": AlertState::Open, "severity": Severity::Info}),
-        );
+        )?;
         let alert = Alert {
             id: id.clone(),
             hostname: host.to_owned(),
