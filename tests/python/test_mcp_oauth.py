@@ -6,10 +6,10 @@ gets, against the real `netops serve` configured with that issuer."""
 
 import base64
 import hashlib
+import hmac
 import json
 import os
 import re
-import secrets
 import socket
 import subprocess
 import tempfile
@@ -20,6 +20,7 @@ import anyio
 import jwt
 import pytest
 import requests
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider, TokenStorage
@@ -177,6 +178,17 @@ def signed(key, claims, kid):
     return jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid, "typ": "at+jwt"})
 
 
+def hmac_signed(claims, key):
+    """The algorithm confusion attack: HS256 keyed with the issuer's public key (its PEM), by
+    hand, since PyJWT refuses to write it."""
+    public = jwt.PyJWK({k: key[k] for k in ("kty", "crv", "x", "y")}).key
+    pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=")
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": key["kid"]}).encode())
+    signing_input = head + b"." + b64(json.dumps(claims).encode())
+    return (signing_input + b"." + b64(hmac.new(pem, signing_input, hashlib.sha256).digest())).decode()
+
+
 def claims(issuer_url, audience, tenant="acme", **over):
     now = int(time.time())
     base = {"iss": issuer_url, "aud": audience, "sub": "alice", "tenant": tenant,
@@ -247,9 +259,7 @@ def test_tokens_of_another_audience_expired_or_signed_by_an_unknown_key_are_refu
         "another issuer": signed(key, claims("http://127.0.0.1:1", resource), key["kid"]),
         "no tenant": signed(key, claims(issuer_url, resource, tenant=None), key["kid"]),
         "unsigned": jwt.encode(claims(issuer_url, resource), None, algorithm="none"),
-        "HMAC with the public key": jwt.encode(
-            claims(issuer_url, resource), json.dumps({k: key[k] for k in ("kty", "crv", "x", "y")}).encode(),
-            algorithm="HS256", headers={"kid": key["kid"]}),
+        "HMAC with the public key": hmac_signed(claims(issuer_url, resource), key),
     }
     for why, token in refused.items():
         res = mcp_post(oauth_server, token)
