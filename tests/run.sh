@@ -183,7 +183,7 @@ print(f"   arm64 bootstrap, {os.path.getsize(path) / 1e6:.2f} MB, {zipped:.2f} M
 PY
   echo "   ($(( $(date +%s) - started )) s)"
 }
-# fleet: 2.70 MB measured, mcp: 3.?? MB (bench/lambda-results.md).
+# fleet: 2.70 MB measured, mcp: 3.80 MB with OAuth (bench/lambda-results.md).
 package FleetFunction 3
 package McpFunction 4
 
