@@ -154,9 +154,12 @@ impl Tool {
     }
 }
 
+/// The OpenAPI document as `netops_api::openapi` makes it, written when this crate is built
+/// (`build.rs`): building it at start would link every operation's OpenAPI code.
+static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));
+
 /// Every tool, described in `lang`, built once per process from the route table and the
-/// OpenAPI document the docs crate wrote when it was built (building it here would link every
-/// operation's OpenAPI code into the package).
+/// OpenAPI document.
 pub fn catalog(lang: Lang) -> &'static [Tool] {
     static EN: OnceLock<Vec<Tool>> = OnceLock::new();
     static FR: OnceLock<Vec<Tool>> = OnceLock::new();
@@ -165,7 +168,7 @@ pub fn catalog(lang: Lang) -> &'static [Tool] {
         Lang::Fr => &FR,
     };
     cell.get_or_init(|| {
-        let doc = serde_json::from_slice(netops_docs::OPENAPI_JSON).unwrap_or_else(|e| {
+        let doc = serde_json::from_slice(OPENAPI_JSON).unwrap_or_else(|e| {
             tracing::error!(error = %e, "the built-in OpenAPI document is unreadable: no tools");
             Value::Null
         });
