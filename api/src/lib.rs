@@ -13,13 +13,22 @@ use netops_shared::{AppState, Module};
 use utoipa_axum::router::OpenApiRouter;
 
 pub use collect::KINDS;
-pub use modules::MODULES;
+pub use modules::{MODULES, READS};
 pub use openapi::openapi;
 
 /// Every data module's routes, merged (the docs and MCP functions' own routes are not among
 /// them).
 pub fn router() -> OpenApiRouter<AppState> {
     router_of(MODULES)
+}
+
+/// Every data module's JSON reads, merged, without their OpenAPI operations: what the MCP
+/// function's tool calls go through (its package then carries neither the operations' code nor
+/// the handlers no tool calls).
+pub fn reads() -> axum::Router<AppState> {
+    READS
+        .iter()
+        .fold(axum::Router::new(), |router, reads| router.merge(reads()))
 }
 
 /// The routes of `modules`, merged.

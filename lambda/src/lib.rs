@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use netops_shared::AppState;
 use netops_shared::config::{Config, StoreKind};
+use netops_shared::oauth::AccessTokens;
 use netops_shared::store::{StoreResult, Stores};
 use netops_store_dynamodb::DynamoStore;
 use utoipa_axum::router::OpenApiRouter;
@@ -60,17 +61,32 @@ fn not_built(setting: &str, feature: &str) -> netops_shared::store::StoreError {
 }
 
 pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Error> {
+    run_accepting(routes, |_| None).await
+}
+
+/// [`run`] for a function that accepts OAuth access tokens through the verifier `oauth` makes
+/// of the configuration (the MCP function, netops_shared::oauth).
+pub async fn run_accepting(
+    routes: OpenApiRouter<AppState>,
+    oauth: fn(&Config) -> Option<Arc<dyn AccessTokens>>,
+) -> Result<(), lambda_http::Error> {
     let config = Config::from_env()?;
+    let access_tokens = oauth(&config);
     netops_shared::telemetry::init(config.json_logs);
     let stores = open(&config).await?;
     let (state, ring) = match cursor_keys::KeySource::of(&config).await {
         Some(source) => {
             let keys = source.read().await?;
-            let state = AppState::with_cursor_keys(&stores, config, keys);
+            let state = AppState::with_cursor_keys(&stores, config, keys).accepting(access_tokens);
             let ring = cursor_keys::Ring::new(source, state.cursors.clone());
             (state, Some(Arc::new(ring)))
         }
-        None => (AppState::new(&stores, config).await?, None),
+        None => (
+            AppState::new(&stores, config)
+                .await?
+                .accepting(access_tokens),
+            None,
+        ),
     };
     let (router, _) = routes.split_for_parts();
     // The name Lambda gives the function (`<stack>-fleet`), the metrics' `Function` dimension.

@@ -484,6 +484,7 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config, live: bool) -> Resul
         seed_demo(&stores, SeedSize::default()).await?;
     }
     let retention_days = config.retention_days();
+    let access_tokens = netops_mcp::oauth::verifier(&config);
     if live {
         catch_up(&stores, retention_days).await?;
     }
@@ -495,7 +496,8 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config, live: bool) -> Resul
         },
     )
     .await?
-    .counting_in_process();
+    .counting_in_process()
+    .accepting(access_tokens);
     let listener =
         server::listen(addr).map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;
     let local = listener

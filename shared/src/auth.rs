@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
+use crate::oauth::AccessTokens;
 use crate::scope::Scope;
 use crate::store::{StoreError, TokenRecord, Tokens};
 
@@ -97,21 +98,15 @@ impl From<ApiError> for Refused {
     }
 }
 
-/// Checks the `Authorization` header against the store: every 401 case of
-/// docs/http-conventions.md#authentication.
-pub async fn authenticate(
-    tokens: &dyn Tokens,
-    header: Option<&http::HeaderValue>,
-    now: i64,
-) -> Result<TokenRecord, Refused> {
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer(header: Option<&http::HeaderValue>) -> Result<&str, ApiError> {
     let Some(value) = header else {
         return Err(ApiError::unauthorized(
             "Jeton manquant : envoyez l'en-tête Authorization: Bearer <jeton>.",
             "Missing token: send the header Authorization: Bearer <token>.",
-        )
-        .into());
+        ));
     };
-    let token = value
+    value
         .to_str()
         .ok()
         .and_then(|v| {
@@ -124,7 +119,35 @@ pub async fn authenticate(
                 "En-tête Authorization mal formé : attendu « Bearer <jeton> ».",
                 "Malformed Authorization header: expected 'Bearer <token>'.",
             )
-        })?;
+        })
+}
+
+/// Checks the `Authorization` header: a `nop_` token against the store ([`authenticate`]),
+/// any other token through `access_tokens` when the route takes OAuth access tokens (the MCP
+/// endpoint, docs/mcp.md#oauth) and an issuer is configured.
+pub async fn authenticate_any(
+    tokens: &dyn Tokens,
+    access_tokens: Option<&dyn AccessTokens>,
+    header: Option<&http::HeaderValue>,
+    now: i64,
+) -> Result<TokenRecord, Refused> {
+    if let Some(verifier) = access_tokens {
+        let token = bearer(header)?;
+        if !token.starts_with(TOKEN_PREFIX) {
+            return Ok(verifier.verify(token, now).await?);
+        }
+    }
+    authenticate(tokens, header, now).await
+}
+
+/// Checks the `Authorization` header against the store: every 401 case of
+/// docs/http-conventions.md#authentication.
+pub async fn authenticate(
+    tokens: &dyn Tokens,
+    header: Option<&http::HeaderValue>,
+    now: i64,
+) -> Result<TokenRecord, Refused> {
+    let token = bearer(header)?;
     let unknown = || ApiError::unauthorized("Jeton inconnu.", "Unknown token.");
     if !token.starts_with(TOKEN_PREFIX) || token.len() != TOKEN_PREFIX.len() + TOKEN_CHARS {
         return Err(unknown().into());

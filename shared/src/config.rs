@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::oauth::OAuthConfig;
+
 pub use netops_store::config::{
     DEFAULT_EMBEDDED_RETENTION_DAYS, DEFAULT_RETENTION_DAYS, DEFAULT_WRITE_LOG_DAYS, DynamoConfig,
     STORE_TIMEOUT_SECS, StoreKind, TimestreamConfig,
@@ -54,6 +56,10 @@ pub struct Config {
     /// `NETOPS_TIMESTREAM_SERIES` and `NETOPS_TIMESTREAM_ENDPOINT`: series reads from
     /// Timestream for LiveAnalytics (never the default).
     pub timestream: Option<TimestreamConfig>,
+    /// `NETOPS_OAUTH_ISSUER` with `NETOPS_OAUTH_RESOURCE` (and the claims' names): the
+    /// authorization server whose access tokens the MCP endpoint accepts beside `nop_` tokens
+    /// ([`OAuthConfig`]); none by default.
+    pub oauth: Option<OAuthConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +88,7 @@ impl Default for Config {
             dynamodb: DynamoConfig::default(),
             cors_origins: Vec::new(),
             timestream: None,
+            oauth: None,
         }
     }
 }
@@ -217,7 +224,9 @@ impl Config {
                 reason,
             })?,
         };
+        let oauth = oauth_from_env()?;
         Ok(Config {
+            oauth,
             store,
             dynamodb,
             cors_origins,
@@ -238,6 +247,28 @@ impl Config {
             json_logs,
         })
     }
+}
+
+/// `NETOPS_OAUTH_*` ([`OAuthConfig`]): none without an issuer; with one, the resource is
+/// required.
+fn oauth_from_env() -> Result<Option<OAuthConfig>, ConfigError> {
+    let Some(issuer) = var("NETOPS_OAUTH_ISSUER") else {
+        return Ok(None);
+    };
+    let config = OAuthConfig {
+        issuer,
+        resource: var("NETOPS_OAUTH_RESOURCE").ok_or_else(|| ConfigError {
+            var: "NETOPS_OAUTH_RESOURCE",
+            reason: "required with NETOPS_OAUTH_ISSUER: the MCP endpoint's URL, the audience of its tokens".into(),
+        })?,
+        tenant_claim: var("NETOPS_OAUTH_TENANT_CLAIM").unwrap_or_else(|| "tenant".into()),
+        scope_claim: var("NETOPS_OAUTH_SCOPE_CLAIM").unwrap_or_else(|| "scope".into()),
+        scope_prefix: var("NETOPS_OAUTH_SCOPE_PREFIX").unwrap_or_default(),
+    };
+    config
+        .validate()
+        .map_err(|(var, reason)| ConfigError { var, reason })?;
+    Ok(Some(config))
 }
 
 /// The origins of `NETOPS_CORS_ORIGINS`, comma-separated, each as a browser sends it in

@@ -9,21 +9,23 @@
 
 pub mod conventions;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use tracing::Instrument;
 
 use self::conventions::{CorsPolicy, NotModified};
-use crate::auth::{Caller, authenticate};
+use crate::auth::{Caller, authenticate_any};
 use crate::error::{ApiError, Rendered};
 use crate::extract::BODY_LIMIT;
 use crate::lang::Lang;
+use crate::oauth::{self, AccessTokens, METADATA_PATH};
 use crate::request::{RequestCtx, WriteBody};
 use crate::routes::{self, Access, BASE_PATH, Kind, Match, Route};
 use crate::state::AppState;
@@ -66,8 +68,21 @@ pub fn app(router: Router<AppState>, state: AppState) -> Router {
         .layer(conventions::compression())
         .layer(middleware::from_fn(conventions::conditional))
         .layer(middleware::from_fn_with_state(state.clone(), gate));
-    match CorsPolicy::new(&state.config.cors_origins) {
+    let app = match CorsPolicy::new(&state.config.cors_origins) {
         Some(policy) => app.layer(middleware::from_fn_with_state(policy, conventions::cors)),
+        None => app,
+    };
+    // The MCP endpoint's OAuth metadata, at the well-known path and at it followed by the
+    // endpoint's path (RFC 9728 §3.1), outside the versioned base and the gate.
+    match &state.access_tokens {
+        Some(verifier) => Router::new()
+            .route(METADATA_PATH, axum::routing::get(resource_metadata))
+            .route(
+                &verifier.config().metadata_path(),
+                axum::routing::get(resource_metadata),
+            )
+            .with_state(verifier.clone())
+            .fallback_service(app),
         None => app,
     }
 }
@@ -171,6 +186,8 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
     let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path());
     async move {
         let now = Utc::now();
+        // The MCP endpoint's 401 names its OAuth metadata when an issuer is configured.
+        let challenge = challenge_of(&state, &req);
         let (outcome, quota) = admit(&state, &mut req, &id, now).await;
         let caller = req.extensions().get::<Caller>().cloned();
         let request = req.extensions().get::<RequestCtx>().cloned();
@@ -232,10 +249,11 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
             q.put(h);
         }
         if status == http::StatusCode::UNAUTHORIZED {
-            h.insert(
-                http::header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer"),
-            );
+            let value = match &challenge {
+                Some((verifier, token_sent)) => verifier.config().challenge(*token_sent),
+                None => HeaderValue::from_static("Bearer"),
+            };
+            h.insert(http::header::WWW_AUTHENTICATE, value);
         }
         tracing::info!(
             status = status.as_u16(),
@@ -250,6 +268,38 @@ async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Re
     }
     .instrument(span)
     .await
+}
+
+/// The verifier of OAuth access tokens when `found` is a route that takes them and the
+/// process has one.
+fn oauth_route<'a>(state: &'a AppState, found: &Match) -> Option<&'a Arc<dyn AccessTokens>> {
+    match found {
+        Match::Found(route) if oauth::takes_access_tokens(route.function) => {
+            state.access_tokens.as_ref()
+        }
+        _ => None,
+    }
+}
+
+/// For a request to a route that takes OAuth access tokens: the issuer's configuration, for
+/// the challenge of a 401, and whether a token was sent.
+fn challenge_of(state: &AppState, req: &Request) -> Option<(Arc<dyn AccessTokens>, bool)> {
+    state.access_tokens.as_ref()?;
+    let rest = req.uri().path().strip_prefix(BASE_PATH)?;
+    let verifier = oauth_route(state, &routes::find(req.method(), rest))?;
+    let token_sent = req.headers().contains_key(http::header::AUTHORIZATION);
+    Some((verifier.clone(), token_sent))
+}
+
+/// Protected resource metadata (RFC 9728), public: it names the issuer and the scopes, no
+/// tenant data. Any origin may read it (a browser-based MCP client discovers it).
+async fn resource_metadata(State(verifier): State<Arc<dyn AccessTokens>>) -> Response {
+    let mut res = axum::Json(verifier.config().metadata()).into_response();
+    res.headers_mut().insert(
+        http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    res
 }
 
 /// Runs every check before the handler; on success the [`Caller`] is in the request.
@@ -283,8 +333,9 @@ async fn admit(
             (token, None)
         }
         None => {
-            let token = match authenticate(
+            let token = match authenticate_any(
                 state.stores.tokens.as_ref(),
+                oauth_route(state, &found).map(|v| v.as_ref()),
                 req.headers().get(http::header::AUTHORIZATION),
                 now.timestamp(),
             )

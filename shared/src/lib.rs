@@ -18,6 +18,7 @@ pub mod lang;
 pub mod lookup;
 pub mod metrics;
 pub mod module;
+pub mod oauth;
 pub mod paging;
 pub mod pass;
 pub mod request;

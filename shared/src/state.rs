@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::cursor::CursorCodec;
+use crate::oauth::AccessTokens;
 use crate::store::memory::ProcessCounters;
 use crate::store::{StoreResult, Stores};
 
@@ -16,6 +17,9 @@ pub struct AppState {
     pub stores: Stores,
     pub config: Arc<Config>,
     pub cursors: Arc<CursorCodec>,
+    /// The verifier of OAuth access tokens, in a process that serves the MCP endpoint with
+    /// an issuer configured ([`AppState::accepting`]); the gate asks it on that route alone.
+    pub access_tokens: Option<Arc<dyn AccessTokens>>,
 }
 
 impl AppState {
@@ -37,7 +41,14 @@ impl AppState {
             stores: stores.clone(),
             config: Arc::new(config),
             cursors: Arc::new(cursors),
+            access_tokens: None,
         }
+    }
+
+    /// Accepts OAuth access tokens on the MCP endpoint through `verifier`, when there is one.
+    pub fn accepting(mut self, verifier: Option<Arc<dyn AccessTokens>>) -> Self {
+        self.access_tokens = verifier;
+        self
     }
 
     /// Counts calls in this process's memory: for the one local process, which serves every

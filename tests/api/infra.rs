@@ -69,6 +69,7 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
     let mut functions = BTreeMap::new();
     // Routes declared outside the generated lines would be missed by the test above.
     let mut events = 0;
+    let mut metadata_paths = BTreeSet::new();
     for (id, res) in resources {
         if res["Type"] != "AWS::Serverless::Function" {
             continue;
@@ -91,6 +92,14 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
                 assert_eq!(binary, "docs", "only docs takes the $default route");
                 continue;
             }
+            // The MCP endpoint's OAuth metadata, outside the versioned base and the table.
+            let path = s(&event["Properties"]["Path"]);
+            if path.starts_with(netops_shared::oauth::METADATA_PATH) {
+                assert_eq!(binary, "mcp", "{path}");
+                assert_eq!(event["Properties"]["Method"], "GET", "{path}");
+                metadata_paths.insert(path);
+                continue;
+            }
             events += 1;
         }
         functions.insert(binary, res.clone());
@@ -103,6 +112,12 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
         events,
         ROUTES.len() + gets,
         "one API route per route of the table, and one for HEAD per GET route"
+    );
+    let mcp = format!("{}{BASE_PATH}/mcp", netops_shared::oauth::METADATA_PATH);
+    assert_eq!(
+        metadata_paths,
+        BTreeSet::from([netops_shared::oauth::METADATA_PATH.to_owned(), mcp]),
+        "the MCP endpoint's protected resource metadata, at both its paths"
     );
 
     // Every function crate has its function, and every function its crate.

@@ -61,14 +61,14 @@ class Server:
 
 
 @contextmanager
-def served(env_extra=None):
+def served(env_extra=None, addr="127.0.0.1:0"):
     """`netops serve` over a fresh store in a directory of its own, both gone afterwards (a
-    seeded file weighs about 160 MB)."""
+    seeded file weighs about 160 MB); on a free port unless `addr` names one."""
     workdir = tempfile.mkdtemp(prefix="netops-py-")
     db = os.path.join(workdir, "netops.db")
     env = dict(os.environ, RUST_LOG="warn", **(env_extra or {}))
     proc = subprocess.Popen(
-        [str(BINARY), "serve", "--addr", "127.0.0.1:0", "--db", db],
+        [str(BINARY), "serve", "--addr", addr, "--db", db],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )
     try:

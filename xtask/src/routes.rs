@@ -21,6 +21,7 @@
 //!   `data modules`: the data modules' crates;
 //! - `demo/src/seed.rs`, region `data modules`: each data module's seed in `SEEDERS`;
 //! - `api/src/modules.rs`, region `data modules`: each data module's `MODULE` in `MODULES`;
+//!   region `data module reads`: each data module's `reads` in `READS`;
 //! - `infra/template.yaml`, for each function, region `<function> scopes` (`Metadata.Scopes`:
 //!   what each route requires, `public`, `token` or its scope) and region `<function> events`
 //!   (`Properties.Events`: one `HttpApi` event per route, named after its operation id in
@@ -96,10 +97,10 @@ impl Target {
             Target::ApiCargoToml
             | Target::DemoCargoToml
             | Target::LocalCargoToml
-            | Target::ApiModules
             | Target::DemoSeeders => {
                 vec!["data modules".to_owned()]
             }
+            Target::ApiModules => vec!["data modules".to_owned(), "data module reads".to_owned()],
             Target::Template => Function::ALL
                 .iter()
                 .flat_map(|f| {
@@ -146,6 +147,9 @@ impl Target {
             }
             (Target::ApiModules, "data modules") => {
                 return crates(Some(Role::Data), &|f| format!("&netops_{f}::MODULE,"));
+            }
+            (Target::ApiModules, "data module reads") => {
+                return crates(Some(Role::Data), &|f| format!("netops_{f}::reads,"));
             }
             (Target::Template, _) => {}
             _ => return Ok(None),

@@ -7,10 +7,8 @@ mod handlers;
 pub mod model;
 pub mod monitors;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use model::{
     AlertItem, Monitor, MonitorIncident, NETDIAG_ALERTS, SIEM_EVENTS, SIEM_INCIDENTS, SiemAction,
@@ -22,11 +20,14 @@ pub const MODULE: Module = Module {
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_alerts))
-        .routes(routes!(handlers::acknowledge_alert))
-        .routes(routes!(handlers::list_monitors))
-        .routes(routes!(handlers::get_monitor))
-        .routes(routes!(handlers::list_monitor_incidents))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_alerts,
+        handlers::list_monitors,
+        handlers::get_monitor,
+        handlers::list_monitor_incidents,
+    ],
+    others: [
+        handlers::acknowledge_alert,
+    ],
 }

@@ -5,10 +5,8 @@
 mod handlers;
 pub mod model;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use model::{Check, Instance, MetricPoint};
 
@@ -23,15 +21,17 @@ pub const MODULE: Module = Module {
 #[openapi(components(schemas(model::AlertStatus, model::TopBy)))]
 struct NamedParameters;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(<NamedParameters as utoipa::OpenApi>::openapi())
-        .routes(routes!(handlers::list_database_instances))
-        .routes(routes!(handlers::get_database_metrics))
-        .routes(routes!(handlers::list_slow_queries))
-        .routes(routes!(handlers::list_top_queries))
-        .routes(routes!(handlers::list_database_sessions))
-        .routes(routes!(handlers::list_blocking_chains))
-        .routes(routes!(handlers::list_database_alerts))
-        .routes(routes!(handlers::list_database_checks))
-        .routes(routes!(handlers::list_database_check_results))
+netops_shared::module_routes! {
+    openapi: <NamedParameters as utoipa::OpenApi>::openapi(),
+    reads: [
+        handlers::list_database_instances,
+        handlers::get_database_metrics,
+        handlers::list_slow_queries,
+        handlers::list_top_queries,
+        handlers::list_database_sessions,
+        handlers::list_blocking_chains,
+        handlers::list_database_alerts,
+        handlers::list_database_checks,
+        handlers::list_database_check_results,
+    ],
 }

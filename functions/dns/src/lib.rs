@@ -7,20 +7,19 @@ pub mod domains;
 mod handlers;
 pub mod model;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Dns,
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_resolutions))
-        .routes(routes!(handlers::list_top_domains))
-        .routes(routes!(handlers::list_threats))
-        .routes(routes!(handlers::list_server_queries))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_resolutions,
+        handlers::list_top_domains,
+        handlers::list_threats,
+        handlers::list_server_queries,
+    ],
 }

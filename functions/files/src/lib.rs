@@ -5,18 +5,17 @@ pub mod activity;
 mod handlers;
 pub mod model;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Files,
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_events))
-        .routes(routes!(handlers::get_summary))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_events,
+        handlers::get_summary,
+    ],
 }

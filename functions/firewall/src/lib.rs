@@ -11,21 +11,20 @@ pub mod parse;
 pub mod report;
 pub mod traffic;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Firewall,
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_devices))
-        .routes(routes!(handlers::list_events))
-        .routes(routes!(handlers::get_traffic))
-        .routes(routes!(handlers::list_threats))
-        .routes(routes!(handlers::get_report))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_devices,
+        handlers::list_events,
+        handlers::get_traffic,
+        handlers::list_threats,
+        handlers::get_report,
+    ],
 }

@@ -4,10 +4,8 @@ pub mod collect;
 mod handlers;
 pub mod model;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use model::{Identity, Machine};
 
@@ -16,9 +14,10 @@ pub const MODULE: Module = Module {
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::get_me))
-        .routes(routes!(handlers::list_machines))
-        .routes(routes!(handlers::get_machine))
+netops_shared::module_routes! {
+    reads: [
+        handlers::get_me,
+        handlers::list_machines,
+        handlers::get_machine,
+    ],
 }

@@ -11,22 +11,21 @@ pub mod model;
 pub mod talkers;
 pub mod tiers;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Flows,
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_flows))
-        .routes(routes!(handlers::list_destinations))
-        .routes(routes!(handlers::get_summary))
-        .routes(routes!(handlers::list_talkers))
-        .routes(routes!(handlers::list_blocked))
-        .routes(routes!(handlers::explore_flows))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_flows,
+        handlers::list_destinations,
+        handlers::get_summary,
+        handlers::list_talkers,
+        handlers::list_blocked,
+        handlers::explore_flows,
+    ],
 }

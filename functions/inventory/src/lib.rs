@@ -4,10 +4,8 @@
 mod handlers;
 pub mod model;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use model::{Asset, AssetDetail, CveRecord, Software};
 
@@ -16,10 +14,11 @@ pub const MODULE: Module = Module {
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_assets))
-        .routes(routes!(handlers::get_asset))
-        .routes(routes!(handlers::list_software))
-        .routes(routes!(handlers::list_cves))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_assets,
+        handlers::get_asset,
+        handlers::list_software,
+        handlers::list_cves,
+    ],
 }

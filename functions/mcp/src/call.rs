@@ -27,8 +27,7 @@ fn inner_app(state: &AppState) -> Router {
     if let Some((_, app)) = apps.iter().find(|(k, _)| *k == key) {
         return app.clone();
     }
-    let (router, _) = netops_api::router().split_for_parts();
-    let app = netops_shared::http::in_process_app(router, state.clone());
+    let app = netops_shared::http::in_process_app(netops_api::reads(), state.clone());
     apps.push((key, app.clone()));
     app
 }

@@ -6,6 +6,7 @@
 mod call;
 mod english;
 mod era;
+pub mod oauth;
 mod prompts;
 mod rpc;
 pub mod tools;

@@ -154,6 +154,10 @@ impl Tool {
     }
 }
 
+/// The OpenAPI document as `netops_api::openapi` makes it, written when this crate is built
+/// (`build.rs`): building it at start would link every operation's OpenAPI code.
+static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));
+
 /// Every tool, described in `lang`, built once per process from the route table and the
 /// OpenAPI document.
 pub fn catalog(lang: Lang) -> &'static [Tool] {
@@ -163,8 +167,13 @@ pub fn catalog(lang: Lang) -> &'static [Tool] {
         Lang::En => &EN,
         Lang::Fr => &FR,
     };
-    // The document without the docs page's operations, which are no tools.
-    cell.get_or_init(|| build(&netops_api::openapi(Default::default()), lang))
+    cell.get_or_init(|| {
+        let doc = serde_json::from_slice(OPENAPI_JSON).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "the built-in OpenAPI document is unreadable: no tools");
+            Value::Null
+        });
+        build(&doc, lang)
+    })
 }
 
 /// The language of the tool descriptions for a request: English, or French when its

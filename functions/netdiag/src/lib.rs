@@ -12,10 +12,8 @@ mod report;
 mod service;
 mod settings;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use model::{Alert, Settings, Verdict};
 
@@ -24,13 +22,16 @@ pub const MODULE: Module = Module {
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_netdiag_machines))
-        .routes(routes!(handlers::get_netdiag_summary))
-        .routes(routes!(handlers::list_netdiag_events))
-        .routes(routes!(handlers::list_netdiag_apps))
-        .routes(routes!(handlers::get_netdiag_report))
-        .routes(routes!(handlers::update_netdiag_settings))
-        .routes(routes!(handlers::start_netdiag_action))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_netdiag_machines,
+        handlers::get_netdiag_summary,
+        handlers::list_netdiag_events,
+        handlers::list_netdiag_apps,
+    ],
+    others: [
+        handlers::get_netdiag_report,
+        handlers::update_netdiag_settings,
+        handlers::start_netdiag_action,
+    ],
 }

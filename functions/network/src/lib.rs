@@ -4,10 +4,8 @@
 mod handlers;
 pub mod model;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Network,
@@ -20,13 +18,15 @@ pub const MODULE: Module = Module {
 #[openapi(components(schemas(model::AlertStatus)))]
 struct NamedParameters;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(<NamedParameters as utoipa::OpenApi>::openapi())
-        .routes(routes!(handlers::list_sites))
-        .routes(routes!(handlers::list_devices))
-        .routes(routes!(handlers::get_device))
-        .routes(routes!(handlers::get_device_metrics))
-        .routes(routes!(handlers::list_tunnels))
-        .routes(routes!(handlers::list_alerts))
-        .routes(routes!(handlers::list_ports))
+netops_shared::module_routes! {
+    openapi: <NamedParameters as utoipa::OpenApi>::openapi(),
+    reads: [
+        handlers::list_sites,
+        handlers::list_devices,
+        handlers::get_device,
+        handlers::get_device_metrics,
+        handlers::list_tunnels,
+        handlers::list_alerts,
+        handlers::list_ports,
+    ],
 }

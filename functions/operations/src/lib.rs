@@ -6,21 +6,20 @@ pub mod deployments;
 mod handlers;
 pub mod model;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub const MODULE: Module = Module {
     function: Function::Operations,
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_maintenance_windows))
-        .routes(routes!(handlers::list_heartbeats))
-        .routes(routes!(handlers::list_profiles))
-        .routes(routes!(handlers::get_profile))
-        .routes(routes!(handlers::compare_profile_deployment))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_maintenance_windows,
+        handlers::list_heartbeats,
+        handlers::list_profiles,
+        handlers::get_profile,
+        handlers::compare_profile_deployment,
+    ],
 }

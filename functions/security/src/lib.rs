@@ -6,10 +6,8 @@ pub mod model;
 pub mod risk;
 mod rules;
 
+use netops_shared::Module;
 use netops_shared::routes::Function;
-use netops_shared::{AppState, Module};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use model::{AccountChange, Incident, IncidentDetail, Lockout, Logon, RiskyAccount, Rule};
 
@@ -18,14 +16,15 @@ pub const MODULE: Module = Module {
     routes,
 };
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_logons))
-        .routes(routes!(handlers::list_lockouts))
-        .routes(routes!(handlers::list_account_changes))
-        .routes(routes!(handlers::list_risky_accounts))
-        .routes(routes!(handlers::list_security_anomalies))
-        .routes(routes!(handlers::list_security_incidents))
-        .routes(routes!(handlers::get_security_incident))
-        .routes(routes!(handlers::list_security_rules))
+netops_shared::module_routes! {
+    reads: [
+        handlers::list_logons,
+        handlers::list_lockouts,
+        handlers::list_account_changes,
+        handlers::list_risky_accounts,
+        handlers::list_security_anomalies,
+        handlers::list_security_incidents,
+        handlers::get_security_incident,
+        handlers::list_security_rules,
+    ],
 }
