@@ -279,6 +279,7 @@ async fn admit(
                 created_at: 0,
                 expires_at: c.expires_at.timestamp(),
                 revoked_at: None,
+                last_used_at: None,
             };
             (token, None)
         }
@@ -290,7 +291,10 @@ async fn admit(
             )
             .await
             {
-                Ok(t) => t,
+                Ok(t) => {
+                    crate::auth::note_use(&state.stores.tokens, &t.hash, now.timestamp());
+                    t
+                }
                 Err(refused) => {
                     let client = client_address(req);
                     if let Match::Found(route) = &found
