@@ -33,13 +33,16 @@ pub trait Deployment: Send + Sync + 'static {
     async fn delete_tenant(&self, tenant: &str, pace: &Pace) -> StoreResult<()>;
 }
 
+/// Where a [`Pace`] reports progress: what is being removed, and the items removed so far.
+type Report = Box<dyn Fn(&str, u64) + Send + Sync>;
+
 /// The pace of a long administrative removal: at most `per_sec` items a second on average,
 /// at most `max_items` in one run (then the run stops, to be run again), and a progress line
 /// through `report` every [`Pace::REPORT_EVERY`] items.
 pub struct Pace {
     per_sec: u32,
     max_items: Option<u64>,
-    report: Box<dyn Fn(&str, u64) + Send + Sync>,
+    report: Report,
     state: Mutex<PaceState>,
 }
 
