@@ -6,7 +6,7 @@ use netops_shared::store::{Change, Expect, Filter, KeyClaim, Pace, Stores};
 use serde_json::json;
 
 use crate::adapters::Subject;
-use crate::data::{ACME, GLOBEX, HOUR, day0, entry, query, record, rollup};
+use crate::data::{ACME, GLOBEX, HOUR, day0, entry, new_token, query, record, rollup};
 
 conformance! {
     [sqlite, dynamodb] [
@@ -102,15 +102,7 @@ async fn a_store_holding_no_tenant_data_is_empty(s: Stores) {
     s.deployment.secret("cursor").await.expect("secret");
     s.counters.incr("tok|w", 4_000_000_000).await.expect("incr");
     let t = chrono::Utc::now().timestamp();
-    netops_shared::auth::create_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        vec![],
-        chrono::Duration::days(1),
-    )
-    .await
-    .expect("token");
+    new_token(&s, ACME, "ci").await;
     s.writes
         .commit(entry(ACME, "r1"), vec![])
         .await
@@ -242,15 +234,7 @@ async fn clearing_a_tenant_removes_its_documents_series_and_rollups_only(s: Stor
 }
 
 async fn clearing_a_tenant_keeps_its_tokens_and_its_write_log(s: Stores) {
-    let (_, token) = netops_shared::auth::create_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        vec![],
-        chrono::Duration::days(1),
-    )
-    .await
-    .expect("token");
+    let token = new_token(&s, ACME, "ci").await;
     let logged = entry(ACME, "r1");
     s.writes
         .commit(
@@ -276,23 +260,9 @@ async fn clearing_a_tenant_keeps_its_tokens_and_its_write_log(s: Stores) {
 
 async fn the_tenants_are_those_holding_a_token_revoked_or_not(s: Stores) {
     assert!(s.deployment.tenants().await.expect("none").is_empty());
-    let create = |tenant: &'static str, name: &'static str| {
-        let tokens = s.tokens.clone();
-        async move {
-            netops_shared::auth::create_token(
-                tokens.as_ref(),
-                tenant,
-                name,
-                vec![],
-                chrono::Duration::days(1),
-            )
-            .await
-            .expect("token")
-        }
-    };
-    create(GLOBEX, "a").await;
-    create(ACME, "a").await;
-    create(ACME, "b").await;
+    new_token(&s, GLOBEX, "a").await;
+    new_token(&s, ACME, "a").await;
+    new_token(&s, ACME, "b").await;
     s.tokens.revoke(GLOBEX, "a", 1).await.expect("revoke");
     // Data without a token makes no tenant.
     s.docs
@@ -334,15 +304,7 @@ async fn fill_all(s: &Stores, tenant: &str) -> String {
         .record(crate::ingest::entry(tenant, "b1", 3))
         .await
         .expect("record");
-    let (_, token) = netops_shared::auth::create_token(
-        s.tokens.as_ref(),
-        tenant,
-        "ci",
-        vec![],
-        chrono::Duration::days(1),
-    )
-    .await
-    .expect("token");
+    let token = new_token(s, tenant, "ci").await;
     s.tokens.touch(&token.hash, t).await.expect("touch");
     token.hash
 }

@@ -5,7 +5,7 @@ use netops_shared::scope::Scope;
 use netops_shared::store::{LAST_USED_EVERY_SECS, StoreError, Stores, TokenRecord};
 
 use crate::adapters::Subject;
-use crate::data::{ACME, GLOBEX};
+use crate::data::{ACME, GLOBEX, new_token, rotated};
 
 conformance! {
     [sqlite, dynamodb] [
@@ -227,15 +227,7 @@ async fn rotating_gives_the_name_a_new_secret_and_ends_the_old_at_the_overlap(su
     let (_, theirs) = create(GLOBEX).await.expect("token");
     // Looked up before (a store may keep what it read).
     assert!(s.tokens.by_hash(&old.hash).await.expect("lookup").is_some());
-    let (secret, new) = netops_shared::auth::rotate_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        chrono::Duration::hours(1),
-    )
-    .await
-    .expect("rotate")
-    .expect("an active token to rotate");
+    let (secret, new) = rotated(s, ACME, "ci", chrono::Duration::hours(1)).await;
     assert_eq!(new.hash, netops_shared::auth::hash_token(&secret));
     assert_ne!(new.hash, old.hash);
     assert_eq!(
@@ -275,15 +267,7 @@ async fn rotating_gives_the_name_a_new_secret_and_ends_the_old_at_the_overlap(su
     let refused = s.tokens.insert(&token(ACME, "ci", now())).await;
     assert!(matches!(refused, Err(StoreError::Exists)), "{refused:?}");
     // Rotated again, the newest is rotated; the first keeps its cut.
-    let (_, newer) = netops_shared::auth::rotate_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        chrono::Duration::minutes(5),
-    )
-    .await
-    .expect("rotate")
-    .expect("active");
+    let (_, newer) = rotated(s, ACME, "ci", chrono::Duration::minutes(5)).await;
     let listed = by_hash(s.tokens.list(ACME).await.expect("list"));
     let ends: Vec<(String, i64)> = listed.into_iter().map(|t| (t.hash, t.expires_at)).collect();
     let mut want = vec![
@@ -351,24 +335,8 @@ async fn a_rotation_from_a_token_no_longer_active_writes_nothing(s: Stores) {
 }
 
 async fn revoking_a_rotated_name_ends_the_old_secret_too(s: Stores) {
-    let (_, old) = netops_shared::auth::create_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        vec![],
-        chrono::Duration::days(1),
-    )
-    .await
-    .expect("token");
-    let (_, new) = netops_shared::auth::rotate_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        chrono::Duration::hours(1),
-    )
-    .await
-    .expect("rotate")
-    .expect("active");
+    let old = new_token(&s, ACME, "ci").await;
+    let (_, new) = rotated(&s, ACME, "ci", chrono::Duration::hours(1)).await;
     assert!(s.tokens.by_hash(&old.hash).await.expect("lookup").is_some());
     let t = now();
     assert!(s.tokens.revoke(ACME, "ci", t).await.expect("revoke"));

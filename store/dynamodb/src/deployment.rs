@@ -2,7 +2,7 @@
 //! tenant (an administrative scan, for seeding only), counting and deleting one.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
@@ -11,17 +11,6 @@ use netops_store::{Deployment, Pace, StoreError, StoreResult, Tokens};
 
 /// Keys asked of one page of the Scan that finds a tenant's items.
 const SCAN_PAGE: i32 = 1_000;
-
-fn delete_request(key: Item) -> StoreResult<WriteRequest> {
-    Ok(WriteRequest::builder()
-        .delete_request(
-            DeleteRequest::builder()
-                .set_key(Some(key))
-                .build()
-                .map_err(|e| StoreError::Backend(e.to_string()))?,
-        )
-        .build())
-}
 
 impl DynamoStore {
     /// Deletes every item of the data table whose partition key starts with `prefix` but
@@ -71,7 +60,7 @@ impl DynamoStore {
             let batch = std::mem::replace(&mut keys, rest);
             let requests = batch
                 .into_iter()
-                .map(delete_request)
+                .map(Self::delete_request)
                 .collect::<StoreResult<Vec<_>>>()?;
             self.batch_write(table, requests).await?;
             pace.removed(what, n).await;

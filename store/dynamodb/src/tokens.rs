@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 
 use super::DynamoStore;
-use super::client::{backend, is_condition_failed};
+use super::client::{backend, wrote};
 use super::item::{Item, get_n, get_s, n, s};
 use super::requests::{each_item, tx_put};
 use netops_routes::scope::Scope;
@@ -150,11 +150,7 @@ impl DynamoStore {
                 .expression_attribute_values(":at", n(at))
                 .send()
                 .await;
-            match out {
-                Ok(_) => {}
-                Err(e) if is_condition_failed(&e) => {}
-                Err(e) => return Err(backend(e)),
-            }
+            wrote(out)?;
             self.cache.forget(&old.hash);
         }
         Ok(())
@@ -309,11 +305,7 @@ impl Tokens for DynamoStore {
             .expression_attribute_values(":before", n(at - LAST_USED_EVERY_SECS))
             .send()
             .await;
-        match out {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failed(&e) => Ok(false),
-            Err(e) => Err(backend(e)),
-        }
+        wrote(out)
     }
 
     async fn list(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>> {
