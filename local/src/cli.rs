@@ -71,6 +71,11 @@ enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// List tenants, or delete one with everything it holds.
+    Tenant {
+        #[command(subcommand)]
+        command: TenantCommand,
+    },
     /// Replace the demo tenants' data with generated data (bigger for benchmarks).
     Seed {
         #[command(flatten)]
@@ -155,7 +160,52 @@ enum TokenCommand {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Give a token a new secret, same name and scopes, and print it alone on stdout; the
+    /// old secret keeps working for the overlap, then is refused as expired.
+    Rotate {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        name: String,
+        /// How long the old secret keeps working, such as 90s, 30m, 12h or 30d.
+        #[arg(long, default_value = "24h")]
+        overlap: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
 }
+
+#[derive(Subcommand)]
+enum TenantCommand {
+    /// The tenants (those holding a token), with their tokens by state and, on the embedded
+    /// store, the items they hold.
+    List {
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Delete a tenant: its data, write log and tokens. Asks for the tenant's name unless
+    /// `--yes`; stopped, it goes on where it was when run again.
+    Delete {
+        #[arg(long)]
+        tenant: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+        /// Items deleted per second at most (on DynamoDB, about one write unit each).
+        #[arg(long, default_value_t = DELETE_RATE)]
+        rate: u32,
+        /// Stop after this many items (run again to go on).
+        #[arg(long)]
+        max_items: Option<u64>,
+        #[command(flatten)]
+        db: DbArg,
+    },
+}
+
+/// The default pace of `netops tenant delete`, in items a second: 200 write units a second
+/// on DynamoDB, a small share of what an on-demand table serves at once (4,000 a second
+/// before it adapts), so the other tenants' writes are not throttled.
+const DELETE_RATE: u32 = 200;
 
 /// A failure to report: message and exit code.
 #[derive(Debug)]
@@ -238,6 +288,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
     match command {
         Command::Serve { addr, db, no_live } => serve(addr, db, config, !no_live).await,
         Command::Token { command } => token(command, &config).await,
+        Command::Tenant { command } => tenant(command, &config).await,
         Command::Seed {
             db,
             machines,
@@ -382,27 +433,154 @@ async fn token(command: TokenCommand, config: &Config) -> Result<(), Failure> {
                 ))
             }
         }
+        TokenCommand::Rotate {
+            tenant,
+            name,
+            overlap,
+            db,
+        } => {
+            check_tenant(&tenant)?;
+            let overlap = parse_duration(&overlap).ok_or_else(|| {
+                usage(format!(
+                    "--overlap: '{overlap}' is not like 90s, 30m, 12h or 30d"
+                ))
+            })?;
+            let stores = db.open(config).await?;
+            match netops_shared::auth::rotate_token(stores.tokens.as_ref(), &tenant, &name, overlap)
+                .await?
+            {
+                Some((secret, _)) => {
+                    println!("{secret}");
+                    Ok(())
+                }
+                None => Err(Failure(
+                    format!("tenant '{tenant}' has no active token named '{name}'"),
+                    1,
+                )),
+            }
+        }
         TokenCommand::List { tenant, db } => {
             check_tenant(&tenant)?;
             let stores = db.open(config).await?;
             let now = Utc::now().timestamp();
-            println!("NAME\tSTATE\tEXPIRES\tSCOPES");
+            println!("NAME\tSTATE\tEXPIRES\tSCOPES\tLAST_USED");
             for t in stores.tokens.list(&tenant).await? {
-                let state = if t.revoked_at.is_some() {
-                    "revoked"
-                } else if t.expires_at <= now {
-                    "expired"
-                } else {
-                    "active"
-                };
+                let state = token_state(&t, now).as_str();
                 let expires = chrono::DateTime::from_timestamp(t.expires_at, 0)
                     .map(|d| d.to_rfc3339())
                     .unwrap_or_default();
                 let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
-                println!("{}\t{state}\t{expires}\t{}", t.name, scopes.join(","));
+                let used = t
+                    .last_used_at
+                    .and_then(|at| chrono::DateTime::from_timestamp(at, 0))
+                    .map_or_else(|| "-".to_owned(), |d| d.to_rfc3339());
+                println!(
+                    "{}\t{state}\t{expires}\t{}\t{used}",
+                    t.name,
+                    scopes.join(",")
+                );
             }
             Ok(())
         }
+    }
+}
+
+async fn tenant(command: TenantCommand, config: &Config) -> Result<(), Failure> {
+    match command {
+        TenantCommand::List { db } => {
+            let stores = db.open(config).await?;
+            let now = Utc::now().timestamp();
+            println!("TENANT\tACTIVE\tREVOKED\tEXPIRED\tITEMS");
+            for tenant in stores.deployment.tenants().await? {
+                let mut counts = [0usize; 3];
+                for t in stores.tokens.list(&tenant).await? {
+                    counts[token_state(&t, now) as usize] += 1;
+                }
+                let items = match stores.deployment.tenant_items(&tenant).await? {
+                    Some(n) => n.to_string(),
+                    None => "-".to_owned(),
+                };
+                let [active, revoked, expired] = counts;
+                println!("{tenant}\t{active}\t{revoked}\t{expired}\t{items}");
+            }
+            Ok(())
+        }
+        TenantCommand::Delete {
+            tenant,
+            yes,
+            rate,
+            max_items,
+            db,
+        } => {
+            check_tenant(&tenant)?;
+            if rate == 0 {
+                return Err(usage("--rate must be at least 1"));
+            }
+            if !yes {
+                confirm(&tenant)?;
+            }
+            let stores = db.open(config).await?;
+            let started = std::time::Instant::now();
+            let name = tenant.clone();
+            let pace = netops_shared::store::Pace::new(rate, max_items, move |what, done| {
+                eprintln!("netops: deleting tenant '{name}': {done} items so far ({what})");
+            });
+            stores.deployment.delete_tenant(&tenant, &pace).await?;
+            let secs = started.elapsed().as_secs_f64();
+            if pace.stopped() {
+                eprintln!(
+                    "netops: tenant '{tenant}': {} items deleted in {secs:.1}s, stopped at \
+                     --max-items: run again to go on",
+                    pace.done()
+                );
+            } else {
+                eprintln!(
+                    "netops: tenant '{tenant}' deleted: {} items in {secs:.1}s",
+                    pace.done()
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Asks for the tenant's name on the terminal; anything else, or no input, refuses.
+fn confirm(tenant: &str) -> Result<(), Failure> {
+    eprint!("netops: delete tenant '{tenant}' and everything it holds? Type its name: ");
+    let mut line = String::new();
+    match std::io::stdin().read_line(&mut line) {
+        Ok(_) if line.trim() == tenant => Ok(()),
+        _ => Err(usage(format!(
+            "tenant '{tenant}' not deleted: type its name to confirm, or pass --yes"
+        ))),
+    }
+}
+
+/// A token's state: what `netops token list` prints and `netops tenant list` counts.
+#[derive(Clone, Copy)]
+enum TokenState {
+    Active,
+    Revoked,
+    Expired,
+}
+
+impl TokenState {
+    fn as_str(self) -> &'static str {
+        match self {
+            TokenState::Active => "active",
+            TokenState::Revoked => "revoked",
+            TokenState::Expired => "expired",
+        }
+    }
+}
+
+fn token_state(t: &netops_shared::store::TokenRecord, now: i64) -> TokenState {
+    if t.revoked_at.is_some() {
+        TokenState::Revoked
+    } else if t.expires_at <= now {
+        TokenState::Expired
+    } else {
+        TokenState::Active
     }
 }
 

@@ -11,7 +11,7 @@ use subtle::ConstantTimeEq;
 use crate::error::ApiError;
 use crate::oauth::AccessTokens;
 use crate::scope::Scope;
-use crate::store::{StoreError, TokenRecord, Tokens};
+use crate::store::{LAST_USED_EVERY_SECS, StoreError, TokenRecord, Tokens};
 
 pub const TOKEN_PREFIX: &str = "nop_";
 const TOKEN_CHARS: usize = 40;
@@ -45,6 +45,18 @@ pub async fn create_token(
     scopes: Vec<Scope>,
     ttl: chrono::Duration,
 ) -> Result<(String, TokenRecord), StoreError> {
+    let (secret, record) = new_token(tenant, name, scopes, ttl);
+    tokens.insert(&record).await?;
+    Ok((secret, record))
+}
+
+/// A fresh secret and the record of its token, created now.
+fn new_token(
+    tenant: &str,
+    name: &str,
+    scopes: Vec<Scope>,
+    ttl: chrono::Duration,
+) -> (String, TokenRecord) {
     let secret = generate_token();
     let now = Utc::now().timestamp();
     let record = TokenRecord {
@@ -55,9 +67,73 @@ pub async fn create_token(
         created_at: now,
         expires_at: now + ttl.num_seconds(),
         revoked_at: None,
+        last_used_at: None,
     };
-    tokens.insert(&record).await?;
-    Ok((secret, record))
+    (secret, record)
+}
+
+/// When this process last had a token's use recorded, by hash.
+static NOTED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, i64>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Entries past which [`NOTED`] drops the ones older than the span, on the next use noted.
+const NOTED_SWEPT_AT: usize = 10_000;
+
+/// Records an accepted token's use for its last-used time, off the request's path (a task of
+/// its own) and at most once per [`LAST_USED_EVERY_SECS`] per token and process: the store's
+/// write is conditional too ([`Tokens::touch`]), so all processes together write a token's
+/// time at most once per span, and a burst of requests costs one write at most.
+pub fn note_use(tokens: &std::sync::Arc<dyn Tokens>, hash: &str, now: i64) {
+    {
+        let Ok(mut noted) = NOTED.lock() else {
+            return;
+        };
+        if noted
+            .get(hash)
+            .is_some_and(|at| now - at < LAST_USED_EVERY_SECS)
+        {
+            return;
+        }
+        if noted.len() > NOTED_SWEPT_AT {
+            noted.retain(|_, at| now - *at < LAST_USED_EVERY_SECS);
+        }
+        noted.insert(hash.to_owned(), now);
+    }
+    let (tokens, hash) = (tokens.clone(), hash.to_owned());
+    tokio::spawn(async move {
+        if let Err(e) = tokens.touch(&hash, now).await {
+            tracing::warn!(error = %e, "a token's last-used time was not recorded");
+        }
+    });
+}
+
+/// Rotates the tenant's active token `name`: a new secret with the same scopes and the same
+/// lifetime from now, while the old one keeps working for `overlap` (never past its own
+/// expiry), then is refused as expired. `None` when the name has no active token (or it
+/// changed meanwhile).
+pub async fn rotate_token(
+    tokens: &dyn Tokens,
+    tenant: &str,
+    name: &str,
+    overlap: chrono::Duration,
+) -> Result<Option<(String, TokenRecord)>, StoreError> {
+    let now = Utc::now().timestamp();
+    let active = tokens
+        .list(tenant)
+        .await?
+        .into_iter()
+        .filter(|t| t.name == name && t.revoked_at.is_none() && t.expires_at > now)
+        .max_by_key(|t| (t.created_at, t.expires_at));
+    let Some(old) = active else {
+        return Ok(None);
+    };
+    let lifetime = chrono::Duration::seconds(old.expires_at - old.created_at);
+    let (secret, record) = new_token(tenant, name, old.scopes.clone(), lifetime);
+    let until = record.created_at + overlap.num_seconds();
+    Ok(tokens
+        .rotate(&old, &record, until)
+        .await?
+        .then_some((secret, record)))
 }
 
 /// Who calls: the token's tenant, name and scopes, placed in the request by the gate after the
@@ -184,7 +260,11 @@ pub async fn authenticate(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
+    use crate::store::StoreResult;
 
     #[test]
     fn tokens_have_the_documented_shape() {
@@ -194,5 +274,88 @@ mod tests {
         assert!(t[4..].bytes().all(|b| b.is_ascii_alphanumeric()));
         assert_ne!(t, generate_token());
         assert_eq!(hash_token("abc").len(), 64);
+    }
+
+    /// The embedded store's tokens, counting the last-used writes asked and made.
+    struct Counted {
+        store: netops_store_sqlite::SqliteStore,
+        asked: AtomicUsize,
+        written: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Tokens for Counted {
+        async fn by_hash(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
+            self.store.by_hash(hash).await
+        }
+        async fn insert(&self, token: &TokenRecord) -> StoreResult<()> {
+            self.store.insert(token).await
+        }
+        async fn revoke(&self, tenant: &str, name: &str, at: i64) -> StoreResult<bool> {
+            self.store.revoke(tenant, name, at).await
+        }
+        async fn rotate(
+            &self,
+            old: &TokenRecord,
+            new: &TokenRecord,
+            old_until: i64,
+        ) -> StoreResult<bool> {
+            self.store.rotate(old, new, old_until).await
+        }
+        async fn touch(&self, hash: &str, at: i64) -> StoreResult<bool> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            let wrote = self.store.touch(hash, at).await?;
+            if wrote {
+                self.written.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(wrote)
+        }
+        async fn list(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>> {
+            self.store.list(tenant).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_uses_writes_the_last_used_time_once_per_span() {
+        let dir = tempfile::tempdir().expect("dir");
+        let counted = Arc::new(Counted {
+            store: netops_store_sqlite::SqliteStore::open(dir.path().join("t.db")).expect("open"),
+            asked: AtomicUsize::new(0),
+            written: AtomicUsize::new(0),
+        });
+        let tokens: Arc<dyn Tokens> = counted.clone();
+        let (_, token) = create_token(
+            tokens.as_ref(),
+            "acme",
+            "ci",
+            vec![],
+            chrono::Duration::days(1),
+        )
+        .await
+        .expect("token");
+        let t = Utc::now().timestamp();
+        for i in 0..100 {
+            note_use(&tokens, &token.hash, t + i % 3);
+        }
+        let used = async |want: i64| {
+            for _ in 0..200 {
+                let listed = tokens.list("acme").await.expect("list");
+                if listed[0].last_used_at == Some(want) {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            panic!("last use never recorded as {want}");
+        };
+        used(t).await;
+        assert_eq!(
+            counted.asked.load(Ordering::SeqCst),
+            1,
+            "one write asked for 100 uses"
+        );
+        // A span later, once more.
+        note_use(&tokens, &token.hash, t + LAST_USED_EVERY_SECS);
+        used(t + LAST_USED_EVERY_SECS).await;
+        assert_eq!(counted.written.load(Ordering::SeqCst), 2);
     }
 }

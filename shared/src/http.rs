@@ -329,6 +329,7 @@ async fn admit(
                 created_at: 0,
                 expires_at: c.expires_at.timestamp(),
                 revoked_at: None,
+                last_used_at: None,
             };
             (token, None)
         }
@@ -341,7 +342,10 @@ async fn admit(
             )
             .await
             {
-                Ok(t) => t,
+                Ok(t) => {
+                    crate::auth::note_use(&state.stores.tokens, &t.hash, now.timestamp());
+                    t
+                }
                 Err(refused) => {
                     let client = client_address(req);
                     if let Match::Found(route) = &found

@@ -405,6 +405,7 @@ async fn a_revocation_elsewhere_takes_effect_once_the_token_cache_entry_expires(
         created_at: 1,
         expires_at: i64::MAX / 2,
         revoked_at: None,
+        last_used_at: None,
     };
     a.insert(&record).await.expect("insert");
     assert!(matches!(

@@ -282,3 +282,172 @@ async fn a_kill_during_the_catch_up_leaves_a_file_that_serves_and_resumes() {
     assert!(resolutions > 1000);
     assert_eq!(counted as usize, resolutions, "{log}");
 }
+
+/// The status of `GET /me` with `token`.
+async fn me(served: &served::Served, token: &str) -> u16 {
+    reqwest::Client::new()
+        .get(format!("{}/me", served.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("me")
+        .status()
+        .as_u16()
+}
+
+/// `netops token list` of `tenant` once `n` tokens named `name` show a last use (written off
+/// the requests' path, so soon after them), within five seconds.
+async fn used(served: &served::Served, tenant: &str, name: &str, n: usize) -> String {
+    let mut listing = String::new();
+    for _ in 0..50 {
+        let out = netops(&["token", "list", "--tenant", tenant], &served.db);
+        listing = String::from_utf8_lossy(&out.stdout).into_owned();
+        let seen = listing
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name}\t")) && !l.ends_with("\t-"))
+            .count();
+        if seen == n {
+            return listing;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{n} tokens named {name} never showed a last use: {listing}");
+}
+
+/// `netops tenant list`, as (tenant, active tokens, items) per line.
+fn tenant_list(served: &served::Served) -> Vec<(String, String, String)> {
+    let out = netops(&["tenant", "list"], &served.db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0].to_owned(), f[1].to_owned(), f[4].to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_rotated_token_keeps_its_old_secret_for_the_overlap_and_shows_its_last_use() {
+    let served = Serve::seeded().start();
+    let old = create_token(&served.db, &["--name", "rot", "--scopes", "all"]);
+    assert_eq!(me(&served, &old).await, 200);
+    let out = netops(
+        &[
+            "token",
+            "rotate",
+            "--tenant",
+            "acme",
+            "--name",
+            "rot",
+            "--overlap",
+            "2s",
+        ],
+        &served.db,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(
+        new.starts_with("nop_") && new != old,
+        "the new secret alone on stdout"
+    );
+    assert_eq!(
+        (me(&served, &old).await, me(&served, &new).await),
+        (200, 200)
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    assert_eq!(me(&served, &old).await, 401, "the overlap is over");
+    assert_eq!(me(&served, &new).await, 200);
+    // Used: its last use is listed (written off the request's path, so soon after).
+    let listing = used(&served, "acme", "rot", 2).await;
+    assert!(
+        listing.lines().any(|l| l.starts_with("rot\texpired\t")),
+        "{listing}"
+    );
+    // A name without an active token cannot be rotated.
+    let none = netops(
+        &["token", "rotate", "--tenant", "acme", "--name", "nobody"],
+        &served.db,
+    );
+    assert_eq!(none.status.code(), Some(1));
+}
+
+#[tokio::test]
+async fn deleting_a_tenant_asks_first_goes_on_after_a_stop_and_leaves_the_others_whole() {
+    let served = Serve::seeded().env("NETOPS_NO_LIVE", "1").start();
+    let out = netops(
+        &[
+            "token", "create", "--tenant", "globex", "--name", "ci", "--scopes", "all",
+        ],
+        &served.db,
+    );
+    let theirs = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert_eq!(me(&served, &theirs).await, 200);
+    used(&served, "globex", "ci", 1).await;
+    let before = tenant_list(&served);
+    let items = |list: &[(String, String, String)], t: &str| {
+        list.iter()
+            .find(|(name, _, _)| name == t)
+            .map(|(_, _, n)| n.parse::<u64>().expect("a count"))
+    };
+    assert!(
+        items(&before, "globex").is_some_and(|n| n > 10),
+        "{before:?}"
+    );
+    let acme = items(&before, "acme").expect("acme listed");
+    // Without --yes and without an answer, nothing is deleted.
+    let refused = netops(&["tenant", "delete", "--tenant", "globex"], &served.db);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(tenant_list(&served), before);
+    // Stopped after a few items, then run again.
+    let part = netops(
+        &[
+            "tenant",
+            "delete",
+            "--tenant",
+            "globex",
+            "--yes",
+            "--max-items",
+            "5",
+        ],
+        &served.db,
+    );
+    assert!(part.status.success());
+    assert!(String::from_utf8_lossy(&part.stderr).contains("run again to go on"));
+    let between = tenant_list(&served);
+    assert_eq!(
+        items(&between, "globex"),
+        items(&before, "globex").map(|n| n - 5),
+        "still listed, 5 items fewer"
+    );
+    // Unpaced here: the demo tenant holds tens of thousands of items (200 a second by default).
+    let rest = netops(
+        &[
+            "tenant", "delete", "--tenant", "globex", "--yes", "--rate", "1000000",
+        ],
+        &served.db,
+    );
+    assert!(rest.status.success());
+    assert!(
+        String::from_utf8_lossy(&rest.stderr).contains("tenant 'globex' deleted"),
+        "{}",
+        String::from_utf8_lossy(&rest.stderr)
+    );
+    let after = tenant_list(&served);
+    assert_eq!(items(&after, "globex"), None, "{after:?}");
+    assert_eq!(me(&served, &theirs).await, 401, "its token is gone");
+    // Acme is whole: the same items, still served.
+    assert_eq!(items(&after, "acme"), Some(acme), "{after:?}");
+    let (status, body) = get_json(&served, "/machines?limit=2").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"].as_array().map(Vec::len), Some(2));
+}

@@ -126,3 +126,32 @@ pub async fn walk(stores: &Stores, first: SeriesQuery<'_>, bounded: bool) -> Vec
     }
     panic!("the pages never end");
 }
+
+/// A token of `tenant` named `name`, valid a day, no scope, made as `netops token create`
+/// makes it.
+pub async fn new_token(s: &Stores, tenant: &str, name: &str) -> netops_shared::store::TokenRecord {
+    let (_, token) = netops_shared::auth::create_token(
+        s.tokens.as_ref(),
+        tenant,
+        name,
+        vec![],
+        chrono::Duration::days(1),
+    )
+    .await
+    .expect("token");
+    token
+}
+
+/// The tenant's active token `name` rotated as `netops token rotate` does: the new secret and
+/// its record.
+pub async fn rotated(
+    s: &Stores,
+    tenant: &str,
+    name: &str,
+    overlap: chrono::Duration,
+) -> (String, netops_shared::store::TokenRecord) {
+    netops_shared::auth::rotate_token(s.tokens.as_ref(), tenant, name, overlap)
+        .await
+        .expect("rotate")
+        .expect("an active token to rotate")
+}

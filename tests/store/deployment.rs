@@ -1,12 +1,12 @@
 //! The deployment port: secrets created once and kept, whether the store holds tenant data
 //! yet, and clearing one tenant's data (documents, series, rollups) for a new seed, its
-//! tokens and write log kept.
+//! tokens and write log kept; deleting one whole, paced and resumable.
 
-use netops_shared::store::{Change, Expect, Filter, KeyClaim, Stores};
+use netops_shared::store::{Change, Expect, Filter, KeyClaim, Pace, Stores};
 use serde_json::json;
 
 use crate::adapters::Subject;
-use crate::data::{ACME, GLOBEX, HOUR, day0, entry, query, record, rollup};
+use crate::data::{ACME, GLOBEX, HOUR, day0, entry, new_token, query, record, rollup};
 
 conformance! {
     [sqlite, dynamodb] [
@@ -18,6 +18,14 @@ conformance! {
         clearing_a_tenant_removes_its_documents_series_and_rollups_only,
         clearing_a_tenant_keeps_its_tokens_and_its_write_log,
         the_tenants_are_those_holding_a_token_revoked_or_not,
+        deleting_a_tenant_removes_all_it_holds_and_nothing_of_another,
+        a_deletion_stopped_part_way_goes_on_when_run_again,
+    ]
+    [sqlite] [
+        the_embedded_store_counts_a_tenants_items,
+    ]
+    [dynamodb] [
+        dynamodb_counts_no_tenants_items,
     ]
 }
 
@@ -94,15 +102,7 @@ async fn a_store_holding_no_tenant_data_is_empty(s: Stores) {
     s.deployment.secret("cursor").await.expect("secret");
     s.counters.incr("tok|w", 4_000_000_000).await.expect("incr");
     let t = chrono::Utc::now().timestamp();
-    netops_shared::auth::create_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        vec![],
-        chrono::Duration::days(1),
-    )
-    .await
-    .expect("token");
+    new_token(&s, ACME, "ci").await;
     s.writes
         .commit(entry(ACME, "r1"), vec![])
         .await
@@ -131,72 +131,79 @@ async fn a_store_holding_no_tenant_data_is_empty(s: Stores) {
     assert!(s.deployment.is_empty().await.expect("empty"), "cleared");
 }
 
+/// A document in two collections, a series record and a rollup of `tenant`.
+async fn fill(s: &Stores, tenant: &str) {
+    let d = day0();
+    s.docs
+        .put(
+            tenant,
+            "machines",
+            vec![("m1".into(), json!({"t": tenant}))],
+        )
+        .await
+        .expect("put");
+    s.docs
+        .put_if(tenant, "incidents", "1", json!({}), Expect::Absent)
+        .await
+        .expect("put");
+    s.series_writes
+        .append(
+            tenant,
+            "events",
+            vec![record("m1", d + HOUR, "e1", json!({}))],
+        )
+        .await
+        .expect("append");
+    s.rollups
+        .add(
+            tenant,
+            "flows",
+            vec![rollup(d, "k", json!({}), &[("n", 1.0)])],
+        )
+        .await
+        .expect("add");
+}
+
+/// What [`fill`] wrote that `tenant` still holds: (documents, series records read through
+/// all partitions and through one, rollups).
+async fn held(s: &Stores, tenant: &str) -> (usize, usize, usize) {
+    let f = Filter::all();
+    let docs = s
+        .docs
+        .list(tenant, "machines", &f, None, 10)
+        .await
+        .expect("list");
+    let incident = s.docs.get(tenant, "incidents", "1").await.expect("get");
+    let events = s
+        .series
+        .scan(&query(tenant, "events", None, 0, i64::MAX, &f, 10))
+        .await
+        .expect("scan");
+    let one = s
+        .series
+        .scan(&query(tenant, "events", Some("m1"), 0, i64::MAX, &f, 10))
+        .await
+        .expect("scan");
+    let rollups = s
+        .rollups
+        .rows(tenant, "flows", 0, i64::MAX, &f)
+        .await
+        .expect("rows");
+    (
+        docs.len() + usize::from(incident.is_some()),
+        events.records.len() + one.records.len(),
+        rollups.len(),
+    )
+}
+
 async fn clearing_a_tenant_removes_its_documents_series_and_rollups_only(s: Stores) {
     let d = day0();
     for tenant in [ACME, GLOBEX] {
-        s.docs
-            .put(
-                tenant,
-                "machines",
-                vec![("m1".into(), json!({"t": tenant}))],
-            )
-            .await
-            .expect("put");
-        s.docs
-            .put_if(tenant, "incidents", "1", json!({}), Expect::Absent)
-            .await
-            .expect("put");
-        s.series_writes
-            .append(
-                tenant,
-                "events",
-                vec![record("m1", d + HOUR, "e1", json!({}))],
-            )
-            .await
-            .expect("append");
-        s.rollups
-            .add(
-                tenant,
-                "flows",
-                vec![rollup(d, "k", json!({}), &[("n", 1.0)])],
-            )
-            .await
-            .expect("add");
+        fill(&s, tenant).await;
     }
     s.deployment.clear_tenant(ACME).await.expect("clear");
     let f = Filter::all();
-    let held = |tenant: &'static str| {
-        let s = s.clone();
-        let f = f.clone();
-        async move {
-            let docs = s
-                .docs
-                .list(tenant, "machines", &f, None, 10)
-                .await
-                .expect("list");
-            let incident = s.docs.get(tenant, "incidents", "1").await.expect("get");
-            let events = s
-                .series
-                .scan(&query(tenant, "events", None, 0, i64::MAX, &f, 10))
-                .await
-                .expect("scan");
-            let one = s
-                .series
-                .scan(&query(tenant, "events", Some("m1"), 0, i64::MAX, &f, 10))
-                .await
-                .expect("scan");
-            let rollups = s
-                .rollups
-                .rows(tenant, "flows", 0, i64::MAX, &f)
-                .await
-                .expect("rows");
-            (
-                docs.len() + usize::from(incident.is_some()),
-                events.records.len() + one.records.len(),
-                rollups.len(),
-            )
-        }
-    };
+    let held = |tenant| held(&s, tenant);
     assert_eq!(held(ACME).await, (0, 0, 0), "acme's data is gone");
     assert_eq!(held(GLOBEX).await, (2, 2, 1), "globex's is all there");
     // The cleared tenant is seeded again from nothing.
@@ -227,15 +234,7 @@ async fn clearing_a_tenant_removes_its_documents_series_and_rollups_only(s: Stor
 }
 
 async fn clearing_a_tenant_keeps_its_tokens_and_its_write_log(s: Stores) {
-    let (_, token) = netops_shared::auth::create_token(
-        s.tokens.as_ref(),
-        ACME,
-        "ci",
-        vec![],
-        chrono::Duration::days(1),
-    )
-    .await
-    .expect("token");
+    let token = new_token(&s, ACME, "ci").await;
     let logged = entry(ACME, "r1");
     s.writes
         .commit(
@@ -261,23 +260,9 @@ async fn clearing_a_tenant_keeps_its_tokens_and_its_write_log(s: Stores) {
 
 async fn the_tenants_are_those_holding_a_token_revoked_or_not(s: Stores) {
     assert!(s.deployment.tenants().await.expect("none").is_empty());
-    let create = |tenant: &'static str, name: &'static str| {
-        let tokens = s.tokens.clone();
-        async move {
-            netops_shared::auth::create_token(
-                tokens.as_ref(),
-                tenant,
-                name,
-                vec![],
-                chrono::Duration::days(1),
-            )
-            .await
-            .expect("token")
-        }
-    };
-    create(GLOBEX, "a").await;
-    create(ACME, "a").await;
-    create(ACME, "b").await;
+    new_token(&s, GLOBEX, "a").await;
+    new_token(&s, ACME, "a").await;
+    new_token(&s, ACME, "b").await;
     s.tokens.revoke(GLOBEX, "a", 1).await.expect("revoke");
     // Data without a token makes no tenant.
     s.docs
@@ -288,4 +273,187 @@ async fn the_tenants_are_those_holding_a_token_revoked_or_not(s: Stores) {
         s.deployment.tenants().await.expect("tenants"),
         [ACME, GLOBEX]
     );
+}
+
+/// Everything a tenant can hold: [`fill`]'s data, a write-log entry with its document, an
+/// idempotency key, an ingestion-log entry and a token. Answers the token's hash.
+async fn fill_all(s: &Stores, tenant: &str) -> String {
+    fill(s, tenant).await;
+    s.writes
+        .commit(
+            entry(tenant, "r1"),
+            vec![Change::PutDoc {
+                collection: "notes".into(),
+                key: "1".into(),
+                body: json!({}),
+                expect: Expect::Absent,
+            }],
+        )
+        .await
+        .expect("commit");
+    let t = chrono::Utc::now().timestamp();
+    let claim = KeyClaim {
+        key: "0123456789abcdef|k".into(),
+        fingerprint: "f".into(),
+        claim: "c".into(),
+        at: t,
+        expires_at: t + 600,
+    };
+    s.writes.claim_key(tenant, &claim).await.expect("claim");
+    s.ingest
+        .record(crate::ingest::entry(tenant, "b1", 3))
+        .await
+        .expect("record");
+    let token = new_token(s, tenant, "ci").await;
+    s.tokens.touch(&token.hash, t).await.expect("touch");
+    token.hash
+}
+
+/// What [`fill_all`] wrote that `tenant` still holds, as counts: [`held`]'s, then write-log
+/// entries, ingestion-log entries, tokens listed, and whether its token is found by hash and
+/// its idempotency key is still held.
+async fn held_all(s: &Stores, tenant: &str, hash: &str) -> ((usize, usize, usize), [usize; 5]) {
+    let t = chrono::Utc::now().timestamp();
+    let claim = KeyClaim {
+        key: "0123456789abcdef|k".into(),
+        fingerprint: "f".into(),
+        claim: "other".into(),
+        at: t,
+        expires_at: t + 600,
+    };
+    let key_held = s
+        .writes
+        .claim_key(tenant, &claim)
+        .await
+        .expect("claim")
+        .is_some();
+    if !key_held {
+        s.writes
+            .release_key(tenant, &claim.key, "other")
+            .await
+            .expect("release");
+    }
+    (
+        held(s, tenant).await,
+        [
+            s.writes.entries(tenant).await.expect("log").len(),
+            s.ingest.ingested(tenant).await.expect("ingested").len(),
+            s.tokens.list(tenant).await.expect("tokens").len(),
+            usize::from(s.tokens.by_hash(hash).await.expect("lookup").is_some()),
+            usize::from(key_held),
+        ],
+    )
+}
+
+async fn deleting_a_tenant_removes_all_it_holds_and_nothing_of_another(s: Stores) {
+    let acme = fill_all(&s, ACME).await;
+    let globex = fill_all(&s, GLOBEX).await;
+    let all = ((2, 2, 1), [1, 1, 1, 1, 1]);
+    assert_eq!(held_all(&s, ACME, &acme).await, all);
+    s.deployment
+        .delete_tenant(ACME, &Pace::unbounded())
+        .await
+        .expect("delete");
+    assert_eq!(held_all(&s, ACME, &acme).await, ((0, 0, 0), [0; 5]));
+    assert_eq!(held_all(&s, GLOBEX, &globex).await, all, "globex is whole");
+    assert_eq!(s.deployment.tenants().await.expect("tenants"), [GLOBEX]);
+    assert_eq!(
+        s.docs
+            .get(GLOBEX, "notes", "1")
+            .await
+            .expect("get")
+            .map(|d| d.version),
+        Some(1)
+    );
+    // Deleting a deleted (or unknown) tenant does nothing, and fails nothing.
+    s.deployment
+        .delete_tenant(ACME, &Pace::unbounded())
+        .await
+        .expect("again");
+    assert_eq!(held_all(&s, GLOBEX, &globex).await, all, "globex is whole");
+    // The name can be given again, from nothing.
+    fill_all(&s, ACME).await;
+    assert_eq!(
+        s.deployment.tenants().await.expect("tenants"),
+        [ACME, GLOBEX]
+    );
+}
+
+async fn a_deletion_stopped_part_way_goes_on_when_run_again(s: Stores) {
+    let hash = fill_all(&s, ACME).await;
+    fill_all(&s, GLOBEX).await;
+    let docs: Vec<_> = (0..30)
+        .map(|i| (format!("m{i:02}"), json!({"i": i})))
+        .collect();
+    s.docs.put(ACME, "devices", docs).await.expect("put");
+    let reported = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = reported.clone();
+    let pace = Pace::new(1_000, Some(12), move |_, n| {
+        seen.store(n, std::sync::atomic::Ordering::Relaxed);
+    });
+    s.deployment.delete_tenant(ACME, &pace).await.expect("part");
+    assert!(pace.stopped());
+    assert_eq!(pace.done(), 12, "stopped at its bound");
+    let left = s
+        .docs
+        .list(ACME, "devices", &Filter::all(), None, 100)
+        .await
+        .expect("list")
+        .len();
+    let (data, [_, _, tokens, found, _]) = held_all(&s, ACME, &hash).await;
+    assert!(
+        left + data.0 + data.1 + data.2 > 0 && tokens == 1 && found == 1,
+        "some data left ({left} devices, {data:?}), the token kept"
+    );
+    assert_eq!(
+        s.deployment.tenants().await.expect("tenants"),
+        [ACME, GLOBEX],
+        "still listed"
+    );
+    // Run again, in small runs: each goes on where the last stopped.
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        assert!(runs < 20, "never finished");
+        let pace = Pace::new(u32::MAX, Some(12), |_, _| {});
+        s.deployment
+            .delete_tenant(ACME, &pace)
+            .await
+            .expect("again");
+        if !pace.stopped() {
+            break;
+        }
+    }
+    assert_eq!(held_all(&s, ACME, &hash).await, ((0, 0, 0), [0; 5]));
+    let devices = s
+        .docs
+        .list(ACME, "devices", &Filter::all(), None, 100)
+        .await
+        .expect("list");
+    assert!(devices.is_empty());
+    assert_eq!(s.deployment.tenants().await.expect("tenants"), [GLOBEX]);
+    assert_eq!(held(&s, GLOBEX).await, (2, 2, 1));
+}
+
+async fn the_embedded_store_counts_a_tenants_items(s: Stores) {
+    assert_eq!(
+        s.deployment.tenant_items(ACME).await.expect("count"),
+        Some(0)
+    );
+    fill_all(&s, ACME).await;
+    // 2 documents + the write's document, a record, a rollup, a write-log entry, a key,
+    // an ingestion-log entry, a token and its last use.
+    assert_eq!(
+        s.deployment.tenant_items(ACME).await.expect("count"),
+        Some(10)
+    );
+    assert_eq!(
+        s.deployment.tenant_items(GLOBEX).await.expect("count"),
+        Some(0)
+    );
+}
+
+async fn dynamodb_counts_no_tenants_items(s: Stores) {
+    fill_all(&s, ACME).await;
+    assert_eq!(s.deployment.tenant_items(ACME).await.expect("count"), None);
 }

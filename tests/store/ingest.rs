@@ -17,7 +17,7 @@ conformance! {
     ]
 }
 
-fn entry(tenant: &str, batch: &str, accepted: u64) -> IngestEntry {
+pub(crate) fn entry(tenant: &str, batch: &str, accepted: u64) -> IngestEntry {
     let at = Utc::now();
     IngestEntry {
         tenant: tenant.into(),

@@ -2,10 +2,10 @@
 //! and name, revoked by name, listed per tenant oldest first.
 
 use netops_shared::scope::Scope;
-use netops_shared::store::{StoreError, Stores, TokenRecord};
+use netops_shared::store::{LAST_USED_EVERY_SECS, StoreError, Stores, TokenRecord};
 
 use crate::adapters::Subject;
-use crate::data::{ACME, GLOBEX};
+use crate::data::{ACME, GLOBEX, new_token, rotated};
 
 conformance! {
     [sqlite, dynamodb] [
@@ -16,6 +16,11 @@ conformance! {
         a_tenants_tokens_are_listed_oldest_first_with_ties_by_name,
         tokens_of_one_tenant_are_never_listed_or_revoked_for_another,
         a_token_inserted_through_one_instance_is_found_through_another,
+        rotating_gives_the_name_a_new_secret_and_ends_the_old_at_the_overlap,
+        an_overlap_never_extends_the_old_token,
+        a_rotation_from_a_token_no_longer_active_writes_nothing,
+        revoking_a_rotated_name_ends_the_old_secret_too,
+        a_tokens_use_is_recorded_at_most_once_per_span,
     ]
 }
 
@@ -29,6 +34,7 @@ fn token(tenant: &str, name: &str, at: i64) -> TokenRecord {
         created_at: at,
         expires_at: at + 86_400,
         revoked_at: None,
+        last_used_at: None,
     }
 }
 
@@ -204,4 +210,172 @@ async fn a_token_inserted_through_one_instance_is_found_through_another(subject:
     assert_eq!(other.tokens.list(ACME).await.expect("list"), [record]);
     let refused = other.tokens.insert(&token(ACME, "ci", t + 1)).await;
     assert!(matches!(refused, Err(StoreError::Exists)), "{refused:?}");
+}
+
+async fn rotating_gives_the_name_a_new_secret_and_ends_the_old_at_the_overlap(subject: Subject) {
+    let s = subject.stores();
+    let create = |tenant: &'static str| {
+        netops_shared::auth::create_token(
+            s.tokens.as_ref(),
+            tenant,
+            "ci",
+            vec![Scope::ReadMachines],
+            chrono::Duration::days(1),
+        )
+    };
+    let (_, old) = create(ACME).await.expect("token");
+    let (_, theirs) = create(GLOBEX).await.expect("token");
+    // Looked up before (a store may keep what it read).
+    assert!(s.tokens.by_hash(&old.hash).await.expect("lookup").is_some());
+    let (secret, new) = rotated(s, ACME, "ci", chrono::Duration::hours(1)).await;
+    assert_eq!(new.hash, netops_shared::auth::hash_token(&secret));
+    assert_ne!(new.hash, old.hash);
+    assert_eq!(
+        (new.name.as_str(), new.scopes.as_slice()),
+        ("ci", old.scopes.as_slice())
+    );
+    assert_eq!(new.expires_at - new.created_at, 86_400, "the same lifetime");
+    let cut = TokenRecord {
+        expires_at: new.created_at + 3_600,
+        ..old.clone()
+    };
+    for stores in [s.clone(), subject.again().await] {
+        assert_eq!(
+            stores.tokens.by_hash(&old.hash).await.expect("old"),
+            Some(cut.clone())
+        );
+        assert_eq!(
+            stores.tokens.by_hash(&new.hash).await.expect("new"),
+            Some(new.clone())
+        );
+    }
+    // Created in the same second, ordered by name, so compared in the order of their hashes.
+    let by_hash = |mut v: Vec<TokenRecord>| {
+        v.sort_by(|a, b| a.hash.cmp(&b.hash));
+        v
+    };
+    assert_eq!(
+        by_hash(s.tokens.list(ACME).await.expect("list")),
+        by_hash(vec![cut.clone(), new.clone()])
+    );
+    assert_eq!(
+        s.tokens.list(GLOBEX).await.expect("list"),
+        [theirs],
+        "another tenant's untouched"
+    );
+    // The new one is the name's active token: another of the name is refused.
+    let refused = s.tokens.insert(&token(ACME, "ci", now())).await;
+    assert!(matches!(refused, Err(StoreError::Exists)), "{refused:?}");
+    // Rotated again, the newest is rotated; the first keeps its cut.
+    let (_, newer) = rotated(s, ACME, "ci", chrono::Duration::minutes(5)).await;
+    let listed = by_hash(s.tokens.list(ACME).await.expect("list"));
+    let ends: Vec<(String, i64)> = listed.into_iter().map(|t| (t.hash, t.expires_at)).collect();
+    let mut want = vec![
+        (old.hash, cut.expires_at),
+        (new.hash, newer.created_at + 300),
+        (newer.hash, newer.expires_at),
+    ];
+    want.sort();
+    assert_eq!(ends, want);
+}
+
+async fn an_overlap_never_extends_the_old_token(s: Stores) {
+    let t = now();
+    let old = TokenRecord {
+        expires_at: t + 600,
+        ..token(ACME, "ci", t - 100)
+    };
+    s.tokens.insert(&old).await.expect("insert");
+    let new = token(ACME, "ci", t);
+    assert!(
+        s.tokens
+            .rotate(&old, &new, t + 3_600)
+            .await
+            .expect("rotate")
+    );
+    let found = s.tokens.by_hash(&old.hash).await.expect("lookup");
+    assert_eq!(found.map(|r| r.expires_at), Some(t + 600));
+}
+
+async fn a_rotation_from_a_token_no_longer_active_writes_nothing(s: Stores) {
+    let t = now();
+    let old = token(ACME, "ci", t - 100);
+    s.tokens.insert(&old).await.expect("insert");
+    let new = token(ACME, "ci", t);
+    assert!(s.tokens.rotate(&old, &new, t + 60).await.expect("rotate"));
+    // `old` was rotated already: rotating from it again is refused.
+    let late = token(ACME, "ci", t + 1);
+    assert!(!s.tokens.rotate(&old, &late, t + 60).await.expect("stale"));
+    assert_eq!(s.tokens.by_hash(&late.hash).await.expect("lookup"), None);
+    // A revoked one neither.
+    assert!(s.tokens.revoke(ACME, "ci", t + 2).await.expect("revoke"));
+    let revoked = s
+        .tokens
+        .by_hash(&new.hash)
+        .await
+        .expect("lookup")
+        .expect("kept");
+    assert!(
+        !s.tokens
+            .rotate(&revoked, &late, t + 60)
+            .await
+            .expect("revoked")
+    );
+    assert_eq!(s.tokens.by_hash(&late.hash).await.expect("lookup"), None);
+    let none = netops_shared::auth::rotate_token(
+        s.tokens.as_ref(),
+        ACME,
+        "ci",
+        chrono::Duration::hours(1),
+    )
+    .await
+    .expect("rotate");
+    assert!(none.is_none(), "no active token of the name");
+    assert_eq!(s.tokens.list(ACME).await.expect("list").len(), 2);
+}
+
+async fn revoking_a_rotated_name_ends_the_old_secret_too(s: Stores) {
+    let old = new_token(&s, ACME, "ci").await;
+    let (_, new) = rotated(&s, ACME, "ci", chrono::Duration::hours(1)).await;
+    assert!(s.tokens.by_hash(&old.hash).await.expect("lookup").is_some());
+    let t = now();
+    assert!(s.tokens.revoke(ACME, "ci", t).await.expect("revoke"));
+    for hash in [&old.hash, &new.hash] {
+        let found = s.tokens.by_hash(hash).await.expect("lookup");
+        assert_eq!(found.and_then(|r| r.revoked_at), Some(t), "both revoked");
+    }
+}
+
+async fn a_tokens_use_is_recorded_at_most_once_per_span(s: Stores) {
+    let t = now();
+    let ci = token(ACME, "ci", t);
+    s.tokens.insert(&ci).await.expect("insert");
+    let used = |s: Stores| async move { s.tokens.list(ACME).await.expect("list")[0].last_used_at };
+    assert_eq!(used(s.clone()).await, None, "never used");
+    assert!(s.tokens.touch(&ci.hash, t).await.expect("touch"));
+    assert_eq!(used(s.clone()).await, Some(t));
+    // A burst within the span writes nothing more.
+    let mut written = 0;
+    for i in 1..100 {
+        written += usize::from(
+            s.tokens
+                .touch(&ci.hash, t + i % LAST_USED_EVERY_SECS)
+                .await
+                .expect("touch"),
+        );
+    }
+    assert_eq!(written, 0);
+    assert_eq!(used(s.clone()).await, Some(t));
+    assert!(
+        s.tokens
+            .touch(&ci.hash, t + LAST_USED_EVERY_SECS)
+            .await
+            .expect("touch")
+    );
+    assert_eq!(used(s.clone()).await, Some(t + LAST_USED_EVERY_SECS));
+    // An unknown token is not made up.
+    let unknown = format!("{:064x}", 7);
+    assert!(!s.tokens.touch(&unknown, t).await.expect("touch"));
+    assert_eq!(s.tokens.by_hash(&unknown).await.expect("lookup"), None);
+    assert!(s.tokens.list(GLOBEX).await.expect("list").is_empty());
 }

@@ -370,6 +370,7 @@ impl AccessTokens for Verifier {
             created_at: claims.get("iat").and_then(Value::as_i64).unwrap_or(now),
             expires_at: exp,
             revoked_at: None,
+            last_used_at: None,
         })
     }
 }

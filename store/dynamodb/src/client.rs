@@ -276,3 +276,14 @@ pub(super) fn backend<E: std::fmt::Debug + ProvideErrorMetadata>(e: SdkError<E>)
 pub(super) fn is_condition_failed<E: ProvideErrorMetadata>(e: &SdkError<E>) -> bool {
     e.code() == Some("ConditionalCheckFailedException")
 }
+
+/// The outcome of a conditional write: whether it wrote (false: its condition failed).
+pub(super) fn wrote<T, E: std::fmt::Debug + ProvideErrorMetadata>(
+    out: Result<T, SdkError<E>>,
+) -> netops_store::StoreResult<bool> {
+    match out {
+        Ok(_) => Ok(true),
+        Err(e) if is_condition_failed(&e) => Ok(false),
+        Err(e) => Err(backend(e)),
+    }
+}

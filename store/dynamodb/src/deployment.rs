@@ -1,29 +1,71 @@
 //! The deployment port in DynamoDB: secrets in the control table, emptiness, and clearing a
-//! tenant (an administrative scan, for seeding only).
+//! tenant (an administrative scan, for seeding only), counting and deleting one.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
 use super::item::{Item, log_pk, s, tenant_prefix};
-use netops_store::{Deployment, StoreError, StoreResult};
+use netops_store::{Deployment, Pace, StoreError, StoreResult, Tokens};
+
+/// Keys asked of one page of the Scan that finds a tenant's items.
+const SCAN_PAGE: i32 = 1_000;
 
 impl DynamoStore {
-    /// Every key (`pk`, `sk`) of the data table whose partition key starts with `prefix`.
-    async fn keys_with_prefix(&self, prefix: &str) -> StoreResult<Vec<Item>> {
-        self.client
+    /// Deletes every item of the data table whose partition key starts with `prefix` but
+    /// `keep`, page by page of a Scan (keys only) as `pace` allows: an administrative Scan,
+    /// which reads the whole table (its filter is applied after the read). Deletes of items
+    /// already gone are no-ops, so a run stopped half-way is finished by running it again.
+    async fn delete_with_prefix(&self, prefix: &str, keep: &str, pace: &Pace) -> StoreResult<()> {
+        let mut pages = self
+            .client
             .scan()
             .table_name(self.data.as_ref())
             .filter_expression("begins_with(pk, :p)")
             .expression_attribute_values(":p", s(prefix))
             .projection_expression("pk, sk")
+            .limit(SCAN_PAGE)
             .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(backend)
+            .send();
+        while let Some(page) = pages.next().await {
+            let keys = page.map_err(backend)?.items.unwrap_or_default();
+            let keys: Vec<Item> = keys
+                .into_iter()
+                .filter(|k| !matches!(k.get("pk"), Some(AttributeValue::S(pk)) if pk == keep))
+                .collect();
+            self.delete_paced(&self.data, keys, "data", pace).await?;
+            if pace.stopped() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the items of `keys` from `table` in batches as `pace` allows, up to where it
+    /// stops the run.
+    async fn delete_paced(
+        &self,
+        table: &str,
+        mut keys: Vec<Item>,
+        what: &str,
+        pace: &Pace,
+    ) -> StoreResult<()> {
+        while !keys.is_empty() {
+            let n = pace.allowance(keys.len().min(100));
+            if n == 0 {
+                return Ok(());
+            }
+            let rest = keys.split_off(n);
+            let batch = std::mem::replace(&mut keys, rest);
+            let requests = batch
+                .into_iter()
+                .map(Self::delete_request)
+                .collect::<StoreResult<Vec<_>>>()?;
+            self.batch_write(table, requests).await?;
+            pace.removed(what, n).await;
+        }
+        Ok(())
     }
 }
 
@@ -110,26 +152,41 @@ impl Deployment for DynamoStore {
         Ok(true)
     }
 
+    /// An administrative Scan (seeding only): every data item of the tenant but its write log.
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
-        // An administrative scan (seeding only): every data item of the tenant but its write log.
-        let keep = log_pk(tenant);
-        let keys = self.keys_with_prefix(&tenant_prefix(tenant)).await?;
-        let mut requests = Vec::new();
-        for key in keys {
-            if matches!(key.get("pk"), Some(AttributeValue::S(pk)) if *pk == keep) {
-                continue;
-            }
-            requests.push(
-                WriteRequest::builder()
-                    .delete_request(
-                        DeleteRequest::builder()
-                            .set_key(Some(key))
-                            .build()
-                            .map_err(|e| StoreError::Backend(e.to_string()))?,
-                    )
-                    .build(),
-            );
+        self.delete_with_prefix(&tenant_prefix(tenant), &log_pk(tenant), &Pace::unbounded())
+            .await
+    }
+
+    /// No count without reading the items: a Scan of the whole table.
+    async fn tenant_items(&self, _tenant: &str) -> StoreResult<Option<u64>> {
+        Ok(None)
+    }
+
+    /// The data table's items under `<tenant>|` (one Scan of the table, keys only: tenants
+    /// share the table, and a tenant's partitions, one per collection, series and day, are not
+    /// listed anywhere), then its tokens and their name guards in the control table, found by
+    /// a Query of the tenant index (no Scan).
+    async fn delete_tenant(&self, tenant: &str, pace: &Pace) -> StoreResult<()> {
+        // No partition key is empty: nothing is kept.
+        self.delete_with_prefix(&tenant_prefix(tenant), "", pace)
+            .await?;
+        if pace.stopped() {
+            return Ok(());
         }
-        self.batch_write(&self.data, requests).await
+        let mut guards = std::collections::BTreeSet::new();
+        let mut tokens = Vec::new();
+        for token in self.list(tenant).await? {
+            guards.insert(format!("TOKNAME|{tenant}|{}", token.name));
+            tokens.push(format!("TOKEN|{}", token.hash));
+            self.cache.forget(&token.hash);
+        }
+        // The guards first: a run stopped between the two still lists the tenant.
+        let keys: Vec<Item> = guards
+            .into_iter()
+            .chain(tokens)
+            .map(|pk| Item::from([("pk".to_owned(), s(pk))]))
+            .collect();
+        self.delete_paced(&self.control, keys, "tokens", pace).await
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
-use aws_sdk_dynamodb::types::{Put, PutRequest, TransactWriteItem, WriteRequest};
+use aws_sdk_dynamodb::types::{DeleteRequest, Put, PutRequest, TransactWriteItem, WriteRequest};
 use tokio::task::JoinSet;
 
 use super::DynamoStore;
@@ -255,6 +255,17 @@ impl DynamoStore {
             done.map_err(|e| StoreError::Backend(e.to_string()))??;
         }
         Ok(())
+    }
+
+    pub(super) fn delete_request(key: Item) -> StoreResult<WriteRequest> {
+        Ok(WriteRequest::builder()
+            .delete_request(
+                DeleteRequest::builder()
+                    .set_key(Some(key))
+                    .build()
+                    .map_err(|e| StoreError::Backend(e.to_string()))?,
+            )
+            .build())
     }
 
     pub(super) fn put_request(item: Item) -> StoreResult<WriteRequest> {

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 
 use super::DynamoStore;
-use super::client::{backend, is_condition_failed};
+use super::client::{backend, wrote};
 use super::item::{
     Item, bucket_pk, day_of, extent_pk, get_json, get_n, get_s, item_sk, n, partition_pk,
     record_sk, s, ts_key, ts_key_last,
@@ -98,11 +98,7 @@ impl DynamoStore {
                 .expression_attribute_values(":d", n(day))
                 .send()
                 .await;
-            match out {
-                Ok(_) => {}
-                Err(e) if is_condition_failed(&e) => {}
-                Err(e) => return Err(backend(e)),
-            }
+            wrote(out)?;
         }
         Ok(())
     }

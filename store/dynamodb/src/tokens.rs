@@ -10,11 +10,11 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 
 use super::DynamoStore;
-use super::client::backend;
+use super::client::{backend, wrote};
 use super::item::{Item, get_n, get_s, n, s};
 use super::requests::{each_item, tx_put};
 use netops_routes::scope::Scope;
-use netops_store::{StoreError, StoreResult, TokenRecord, Tokens};
+use netops_store::{LAST_USED_EVERY_SECS, StoreError, StoreResult, TokenRecord, Tokens};
 
 /// Entries past which the cache drops its expired ones, on the next insert.
 const CACHE_SWEPT_AT: usize = 10_000;
@@ -56,10 +56,17 @@ impl TokenCache {
         }
     }
 
-    fn forget(&self, hash: &str) {
+    pub(super) fn forget(&self, hash: &str) {
         if let Ok(mut entries) = self.entries.lock() {
             entries.remove(hash);
         }
+    }
+}
+
+fn optional_n(item: &Item, k: &str) -> StoreResult<Option<i64>> {
+    match item.get(k) {
+        Some(_) => get_n(item, k).map(Some),
+        None => Ok(None),
     }
 }
 
@@ -74,11 +81,80 @@ fn token_of(item: &Item) -> StoreResult<TokenRecord> {
             .collect(),
         created_at: get_n(item, "created_at")?,
         expires_at: get_n(item, "expires_at")?,
-        revoked_at: match item.get("revoked_at") {
-            Some(_) => Some(get_n(item, "revoked_at")?),
-            None => None,
-        },
+        revoked_at: optional_n(item, "revoked_at")?,
+        last_used_at: optional_n(item, "lu")?,
     })
+}
+
+/// The token's item, by hash.
+fn token_item(t: &TokenRecord) -> Item {
+    let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
+    let mut token: Item = HashMap::from([
+        ("pk".to_owned(), s(format!("TOKEN|{}", t.hash))),
+        ("h".to_owned(), s(t.hash.clone())),
+        ("tenant".to_owned(), s(t.tenant.clone())),
+        ("name".to_owned(), s(t.name.clone())),
+        ("scopes".to_owned(), s(scopes.join(","))),
+        ("created_at".to_owned(), n(t.created_at)),
+        ("expires_at".to_owned(), n(t.expires_at)),
+        ("gt".to_owned(), s(t.tenant.clone())),
+        (
+            "gs".to_owned(),
+            s(format!("{:012}|{}|{}", t.created_at.max(0), t.name, t.hash)),
+        ),
+    ]);
+    if let Some(r) = t.revoked_at {
+        token.insert("revoked_at".into(), n(r));
+    }
+    token
+}
+
+/// The guard that makes (tenant, name) unique among active tokens, pointing at `t`.
+fn guard_item(t: &TokenRecord) -> Item {
+    HashMap::from([
+        (
+            "pk".to_owned(),
+            s(format!("TOKNAME|{}|{}", t.tenant, t.name)),
+        ),
+        ("h".to_owned(), s(t.hash.clone())),
+        ("expires_at".to_owned(), n(t.expires_at)),
+    ])
+}
+
+impl DynamoStore {
+    /// Revokes the tokens of a name rotated away from that are still in their overlap (the
+    /// guard pointed at the newest only), as the embedded store revokes every token of the
+    /// name: a revocation after a rotation ends the old secret too.
+    async fn revoke_rotated(
+        &self,
+        tenant: &str,
+        name: &str,
+        newest: &str,
+        at: i64,
+    ) -> StoreResult<()> {
+        for old in self.list(tenant).await? {
+            if old.name != name
+                || old.hash == newest
+                || old.revoked_at.is_some()
+                || old.expires_at <= at
+            {
+                continue;
+            }
+            let out = self
+                .client
+                .update_item()
+                .table_name(self.control.as_ref())
+                .key("pk", s(format!("TOKEN|{}", old.hash)))
+                .update_expression("SET revoked_at = :at")
+                .condition_expression("attribute_exists(pk) AND attribute_not_exists(revoked_at)")
+                .expression_attribute_values(":at", n(at))
+                .send()
+                .await;
+            wrote(out)?;
+            self.cache.forget(&old.hash);
+        }
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -104,33 +180,7 @@ impl Tokens for DynamoStore {
     }
 
     async fn insert(&self, t: &TokenRecord) -> StoreResult<()> {
-        let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
-        let mut token: Item = HashMap::from([
-            ("pk".to_owned(), s(format!("TOKEN|{}", t.hash))),
-            ("h".to_owned(), s(t.hash.clone())),
-            ("tenant".to_owned(), s(t.tenant.clone())),
-            ("name".to_owned(), s(t.name.clone())),
-            ("scopes".to_owned(), s(scopes.join(","))),
-            ("created_at".to_owned(), n(t.created_at)),
-            ("expires_at".to_owned(), n(t.expires_at)),
-            ("gt".to_owned(), s(t.tenant.clone())),
-            (
-                "gs".to_owned(),
-                s(format!("{:012}|{}|{}", t.created_at.max(0), t.name, t.hash)),
-            ),
-        ]);
-        if let Some(r) = t.revoked_at {
-            token.insert("revoked_at".into(), n(r));
-        }
-        // The guard makes (tenant, name) unique among active tokens.
-        let guard: Item = HashMap::from([
-            (
-                "pk".to_owned(),
-                s(format!("TOKNAME|{}|{}", t.tenant, t.name)),
-            ),
-            ("h".to_owned(), s(t.hash.clone())),
-            ("expires_at".to_owned(), n(t.expires_at)),
-        ]);
+        let (token, guard) = (token_item(t), guard_item(t));
         let guard_put = Put::builder()
             .table_name(self.control.as_ref())
             .set_item(Some(guard))
@@ -188,7 +238,74 @@ impl Tokens for DynamoStore {
             Err(e) => return Err(e),
         };
         self.cache.forget(&hash);
+        if done {
+            self.revoke_rotated(tenant, name, &hash, at).await?;
+        }
         Ok(done)
+    }
+
+    /// One transaction: the old token's expiry brought forward (while it is unrevoked and
+    /// unexpired), the name's guard moved from the old hash to the new, the new token put.
+    /// This instance forgets the old token at once; the others within their cache time.
+    async fn rotate(
+        &self,
+        old: &TokenRecord,
+        new: &TokenRecord,
+        old_until: i64,
+    ) -> StoreResult<bool> {
+        let cut = Update::builder()
+            .table_name(self.control.as_ref())
+            .key("pk", s(format!("TOKEN|{}", old.hash)))
+            .update_expression("SET expires_at = :until")
+            .condition_expression(
+                "attribute_exists(pk) AND attribute_not_exists(revoked_at) AND expires_at > :now",
+            )
+            .expression_attribute_values(":until", n(old_until.min(old.expires_at)))
+            .expression_attribute_values(":now", n(new.created_at))
+            .build()
+            .map_err(|e| StoreError::Backend(e.to_string()))?;
+        let guard = Put::builder()
+            .table_name(self.control.as_ref())
+            .set_item(Some(guard_item(new)))
+            .condition_expression("h = :old")
+            .expression_attribute_values(":old", s(old.hash.clone()))
+            .build()
+            .map_err(|e| StoreError::Backend(e.to_string()))?;
+        let items = vec![
+            TransactWriteItem::builder().update(cut).build(),
+            TransactWriteItem::builder().put(guard).build(),
+            tx_put(
+                &self.control,
+                token_item(new),
+                Some("attribute_not_exists(pk)"),
+            )?,
+        ];
+        let done = match self.tx_write(items).await {
+            Ok(()) => true,
+            Err(StoreError::ConditionFailed) => false,
+            Err(e) => return Err(e),
+        };
+        self.cache.forget(&old.hash);
+        Ok(done)
+    }
+
+    /// One conditional UpdateItem of the token's item, `SET lu` (its only attribute a request
+    /// writes); a condition failed (used lately, or no such token) writes nothing.
+    async fn touch(&self, hash: &str, at: i64) -> StoreResult<bool> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(self.control.as_ref())
+            .key("pk", s(format!("TOKEN|{hash}")))
+            .update_expression("SET lu = :at")
+            .condition_expression(
+                "attribute_exists(pk) AND (attribute_not_exists(lu) OR lu <= :before)",
+            )
+            .expression_attribute_values(":at", n(at))
+            .expression_attribute_values(":before", n(at - LAST_USED_EVERY_SECS))
+            .send()
+            .await;
+        wrote(out)
     }
 
     async fn list(&self, tenant: &str) -> StoreResult<Vec<TokenRecord>> {

@@ -39,12 +39,12 @@ use std::sync::Arc;
 pub use filter::{Filter, Pred};
 pub use ports::all::{All, READ_ALL};
 pub use ports::counters::{COUNTER_GRACE_SECS, Counters};
-pub use ports::deployment::Deployment;
+pub use ports::deployment::{Deployment, Pace};
 pub use ports::docs::{Doc, Documents, doc_time};
 pub use ports::ingest::{IngestEntry, IngestLog, KEPT_REFUSALS, LineRefusal};
 pub use ports::rollups::{BATCHES, KeepMeasure, Rollup, RollupGroup, Rollups};
 pub use ports::series::{Position, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite};
-pub use ports::tokens::{TokenRecord, Tokens};
+pub use ports::tokens::{LAST_USED_EVERY_SECS, TokenRecord, Tokens};
 pub use ports::writes::{
     ABANDONED_AFTER_SECS, Change, Expect, HeldKey, KeptAnswer, KeyClaim, UNAUTHENTICATED, WriteLog,
     WriteLogEntry,

@@ -6,7 +6,34 @@ use rusqlite::params;
 
 use super::SqliteStore;
 use super::conn::backend;
-use netops_store::{Deployment, StoreResult};
+use netops_store::{Deployment, Pace, StoreResult};
+
+/// The tables holding a tenant's data, each with the columns that key a row within the
+/// tenant: what `clear_tenant` empties.
+const TENANT_DATA: [(&str, &str); 5] = [
+    ("docs", "coll, key"),
+    ("series", "series, ts, id, part"),
+    ("rollups", "series, hour, key"),
+    ("idempotency", "key"),
+    ("ingested", "batch"),
+];
+
+/// Every table with a `tenant` column, in the order `delete_tenant` empties them: the data,
+/// the write log, then the tokens (the tenant's record) last.
+const TENANT_ALL: [(&str, &str); 8] = [
+    TENANT_DATA[0],
+    TENANT_DATA[1],
+    TENANT_DATA[2],
+    TENANT_DATA[3],
+    TENANT_DATA[4],
+    ("writes", "seq"),
+    ("token_use", "hash"),
+    ("tokens", "hash"),
+];
+
+/// Rows removed by one write transaction of `delete_tenant`: short enough for the requests'
+/// writes to go between two.
+const DELETE_BATCH: usize = 500;
 
 #[async_trait]
 impl Deployment for SqliteStore {
@@ -53,13 +80,63 @@ impl Deployment for SqliteStore {
     async fn clear_tenant(&self, tenant: &str) -> StoreResult<()> {
         let tenant = tenant.to_owned();
         self.with_write(move |tx| {
-            for table in ["docs", "series", "rollups", "idempotency", "ingested"] {
+            for (table, _) in TENANT_DATA {
                 tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [&tenant])
                     .map_err(backend)?;
             }
             Ok(())
         })
         .await
+    }
+
+    /// Row counts over the tenant's range of each table's key or index.
+    async fn tenant_items(&self, tenant: &str) -> StoreResult<Option<u64>> {
+        let tenant = tenant.to_owned();
+        self.with(move |c| {
+            let mut total = 0u64;
+            for (table, _) in TENANT_ALL {
+                let n: i64 = c
+                    .query_row(
+                        &format!("SELECT COUNT(*) FROM {table} WHERE tenant = ?1"),
+                        [&tenant],
+                        |r| r.get(0),
+                    )
+                    .map_err(backend)?;
+                total += n.max(0) as u64;
+            }
+            Ok(Some(total))
+        })
+        .await
+    }
+
+    /// Table by table, [`DELETE_BATCH`] rows a transaction, paced.
+    async fn delete_tenant(&self, tenant: &str, pace: &Pace) -> StoreResult<()> {
+        for (table, key) in TENANT_ALL {
+            loop {
+                let batch = pace.allowance(DELETE_BATCH);
+                if batch == 0 {
+                    return Ok(());
+                }
+                let tenant = tenant.to_owned();
+                let removed = self
+                    .with_write(move |tx| {
+                        tx.execute(
+                            &format!(
+                                "DELETE FROM {table} WHERE tenant = ?1 AND ({key}) IN \
+                                 (SELECT {key} FROM {table} WHERE tenant = ?1 LIMIT ?2)"
+                            ),
+                            params![tenant, batch as i64],
+                        )
+                        .map_err(backend)
+                    })
+                    .await?;
+                pace.removed(table, removed).await;
+                if removed < batch {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -16,6 +16,12 @@ CREATE TABLE IF NOT EXISTS tokens (
     revoked_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS tokens_by_name ON tokens (tenant, name);
+CREATE TABLE IF NOT EXISTS token_use (
+    hash TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS token_use_by_tenant ON token_use (tenant);
 CREATE TABLE IF NOT EXISTS counters (
     key TEXT PRIMARY KEY,
     value INTEGER NOT NULL,
