@@ -162,7 +162,7 @@ step "SAM template"
 .venv/bin/cfn-lint infra/template.yaml --parameters DomainName=api.example.com \
   CertificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b
 
-# Functions through `sam build`, exactly as infra/README.md tells a user (all 14 take about 17
+# Functions through `sam build`, exactly as infra/README.md tells a user (15 of them took 18
 # minutes on 2 cores, bench/lambda-results.md; tests/api/infra.rs keeps every function's build
 # settings the same as these): fleet, the smallest module, and mcp, the biggest package (it
 # runs every module's JSON reads). Each must be an arm64 package under its bound zipped: a
