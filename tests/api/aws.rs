@@ -394,7 +394,10 @@ async fn the_hot_path_costs_four_dynamodb_calls_cold_and_two_with_the_token_cach
         cold, 4,
         "token GetItem + counter UpdateItem + one Query + the token's last-use UpdateItem"
     );
-    assert_eq!(warm, 2, "counter UpdateItem + one Query: no second last-use write");
+    assert_eq!(
+        warm, 2,
+        "counter UpdateItem + one Query: no second last-use write"
+    );
 }
 
 #[tokio::test]
