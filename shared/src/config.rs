@@ -10,6 +10,10 @@ pub use netops_store::config::{
     STORE_TIMEOUT_SECS, StoreKind, TimestreamConfig,
 };
 
+/// How long a tenant may send nothing before the scheduled pass counts it stale, by default
+/// (`NETOPS_STALE_AFTER_MINUTES`).
+pub const DEFAULT_STALE_AFTER_MINUTES: u32 = 60;
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `NETOPS_DB`: the embedded store's file.
@@ -81,7 +85,7 @@ impl Default for Config {
             cursor_refresh_secs: 300,
             cursor_valid_hours: crate::cursor::DEFAULT_VALID_HOURS,
             write_log_days: DEFAULT_WRITE_LOG_DAYS,
-            stale_after_minutes: crate::pass::STALE_AFTER_MINUTES,
+            stale_after_minutes: DEFAULT_STALE_AFTER_MINUTES,
             retention_days: None,
             json_logs: false,
             store: StoreKind::Embedded,

@@ -20,9 +20,6 @@ use crate::store::{Filter, StoreResult, Stores};
 /// kind's name, written by the collection shell ([`note_activity`]).
 pub const ACTIVITY: &str = "collect_activity";
 
-/// How long a tenant may send nothing before it is stale, by default.
-pub const STALE_AFTER_MINUTES: u32 = 60;
-
 /// At most this many kinds are read per tenant (there are fewer kinds than that).
 const KINDS_READ: usize = 200;
 

@@ -353,7 +353,8 @@ mod tests {
             at,
             seen,
             endpoint: "PC-1",
-            agent_machine: seen == Seen::Agent,
+            // PC-1 runs an agent: what a gateway sees of it is marked so.
+            agent_machine: true,
             process: "chrome.exe",
             user: "julie",
             site: "PAR",
