@@ -158,7 +158,7 @@ PY
 
 sam_log="$logs/sam.log"
 (
-  renice -n 19 -p "$BASHPID" >/dev/null
+  renice -n 19 -p "$BASHPID" >/dev/null || true
   # fleet: 2.70 MB measured, mcp: 3.80 MB with OAuth (bench/lambda-results.md).
   package FleetFunction 3 && package McpFunction 4
 ) >"$sam_log" 2>&1 &
