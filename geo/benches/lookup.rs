@@ -32,8 +32,9 @@ fn main() {
     };
     let load = started.elapsed();
     println!(
-        "file: {:.2} MB, ranges {:?}, names {:?}, loaded and checked in {:.1} ms",
+        "file: {:.2} MB ({:.2} MB in memory), ranges {:?}, names {:?}, loaded and checked in {:.1} ms",
         db.size() as f64 / 1e6,
+        db.memory() as f64 / 1e6,
         db.ranges(),
         db.names(),
         load.as_secs_f64() * 1e3

@@ -7,7 +7,8 @@
 //! and operators, IPv4 and IPv6), each start with the value that holds up to the next one,
 //! the country codes and the deduplicated operator names. [`GeoDb::open`] reads it whole,
 //! checks every offset, order and index once, and then answers a lookup with a binary search
-//! over the bytes as they are: no parsing, no allocation, the memory used is the file's size.
+//! over the bytes as they are, narrowed by an index of the keys' top 16 bits built at load:
+//! no parsing, no allocation; the memory used is the file's size and 1 MiB of indexes.
 
 pub mod compile;
 
@@ -48,14 +49,21 @@ pub struct Place<'a> {
 
 /// One table of ranges: `count` starts of `key` bytes each, then `count` values of `value`
 /// bytes each, little-endian.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Table {
     starts: usize,
     values: usize,
     count: usize,
     key: usize,
     value: usize,
+    /// Built at load: `index[p]` is the first start whose top 16 bits are `p` or more, so a
+    /// lookup searches only the starts of its own top 16 bits (a few, instead of 20 steps
+    /// over the whole table, most of them cache misses). 256 KiB a table.
+    index: Vec<u32>,
 }
+
+/// Entries of a table's index: one per value of a key's top 16 bits, and the end.
+const INDEX_LEN: usize = (1 << 16) + 1;
 
 /// A loaded geolocation file.
 pub struct GeoDb {
@@ -119,6 +127,7 @@ impl Reader<'_> {
             count,
             key,
             value,
+            index: Vec::new(),
         })
     }
 }
@@ -154,9 +163,17 @@ impl Table {
         }
     }
 
-    /// The value of the range holding `key` (0: none): the last start at or below it.
+    /// How far a key is shifted to its top 16 bits.
+    fn shift(&self) -> u32 {
+        (self.key * 8 - 16) as u32
+    }
+
+    /// The value of the range holding `key` (0: none): the last start at or below it. Every
+    /// start before `index[p]` is below the key and every one from `index[p + 1]` above it,
+    /// so the search stays between the two.
     fn find(&self, bytes: &[u8], key: u128) -> u32 {
-        let (mut lo, mut hi) = (0, self.count);
+        let p = (key >> self.shift()) as usize;
+        let (mut lo, mut hi) = (self.index[p] as usize, self.index[p + 1] as usize);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.start(bytes, mid) <= key {
@@ -172,16 +189,24 @@ impl Table {
         }
     }
 
-    /// Starts strictly increasing, values within `limit` (exclusive).
-    fn check(&self, bytes: &[u8], limit: usize, what: &'static str) -> Result<(), GeoError> {
+    /// Checks the starts strictly increasing and the values at most `limit`, and builds the
+    /// index.
+    fn check(&mut self, bytes: &[u8], limit: usize, what: &'static str) -> Result<(), GeoError> {
+        let mut index = Vec::with_capacity(INDEX_LEN);
+        let mut previous = None;
         for i in 0..self.count {
-            if i > 0 && self.start(bytes, i) <= self.start(bytes, i - 1) {
+            let start = self.start(bytes, i);
+            if previous.is_some_and(|p| start <= p) || self.value(bytes, i) as usize > limit {
                 return Err(GeoError::Corrupt(what));
             }
-            if self.value(bytes, i) as usize > limit {
-                return Err(GeoError::Corrupt(what));
+            previous = Some(start);
+            let prefix = (start >> self.shift()) as usize;
+            while index.len() <= prefix {
+                index.push(i as u32);
             }
         }
+        index.resize(INDEX_LEN, self.count as u32);
+        self.index = index;
         Ok(())
     }
 }
@@ -208,10 +233,10 @@ impl GeoDb {
             bytes: &bytes,
             at: MAGIC.len(),
         };
-        let country_v4 = r.table(4, 1, "IPv4 countries")?;
-        let country_v6 = r.table(16, 1, "IPv6 countries")?;
-        let operator_v4 = r.table(4, 4, "IPv4 operators")?;
-        let operator_v6 = r.table(16, 4, "IPv6 operators")?;
+        let mut country_v4 = r.table(4, 1, "IPv4 countries")?;
+        let mut country_v6 = r.table(16, 1, "IPv6 countries")?;
+        let mut operator_v4 = r.table(4, 4, "IPv4 operators")?;
+        let mut operator_v6 = r.table(16, 4, "IPv6 operators")?;
         let country_count = r.count("countries")?;
         let countries = r.take(country_count * 2, "countries")?;
         let name_count = r.count("operators")?;
@@ -319,9 +344,14 @@ impl GeoDb {
         std::str::from_utf8(&self.bytes[at..at + len]).unwrap_or_default()
     }
 
-    /// The file's size in bytes, which is the memory it holds.
+    /// The file's size in bytes.
     pub fn size(&self) -> usize {
         self.bytes.len()
+    }
+
+    /// The memory held: the file and the four tables' indexes.
+    pub fn memory(&self) -> usize {
+        self.bytes.len() + 4 * INDEX_LEN * 4
     }
 
     /// Ranges of the four tables (IPv4 countries, IPv6 countries, IPv4 operators, IPv6

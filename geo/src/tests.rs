@@ -221,3 +221,64 @@ fn the_sample_answers_as_the_pinned_tables_for_the_addresses_it_holds() {
     assert_eq!(db.place(ip("198.51.100.201")), Place::default());
     assert!(db.notice().contains("CC BY 4.0") && db.notice().contains("db-ip.com"));
 }
+
+#[test]
+fn lookups_agree_with_a_scan_of_the_rows_across_prefix_boundaries() {
+    // Ranges of every width around the edges of the index's 16-bit prefixes, with gaps.
+    let mut rows = Vec::new();
+    let mut draw = 0x9e37_79b9_u64;
+    let mut next = || {
+        draw ^= draw << 13;
+        draw ^= draw >> 7;
+        draw ^= draw << 17;
+        draw
+    };
+    let mut at: u64 = 0x0100_0000;
+    while at < 0xfff0_0000 {
+        let width = 1 << (next() % 24);
+        let end = (at + width - 1).min(u64::from(u32::MAX));
+        if next() % 3 > 0 {
+            rows.push((
+                at as u32,
+                end as u32,
+                ["AU", "FR", "US"][(next() % 3) as usize],
+            ));
+        }
+        at = end + 1 + (next() % 2) * (1 << (next() % 18));
+    }
+    let csv: String = rows
+        .iter()
+        .map(|(s, e, c)| {
+            format!(
+                "{},{},{c}\n",
+                std::net::Ipv4Addr::from(*s),
+                std::net::Ipv4Addr::from(*e)
+            )
+        })
+        .collect();
+    let db = build(&csv, "");
+    let scan = |ip: u32| rows.iter().find(|r| r.0 <= ip && ip <= r.1).map(|r| r.2);
+    for _ in 0..5_000 {
+        let ip = next() as u32;
+        assert_eq!(
+            db.place(IpAddr::from(std::net::Ipv4Addr::from(ip))).country,
+            scan(ip),
+            "{ip:#x}"
+        );
+    }
+    for (s, e, c) in rows.iter().step_by(7) {
+        for ip in [*s, *e] {
+            assert_eq!(
+                db.place(IpAddr::from(std::net::Ipv4Addr::from(ip))).country,
+                Some(*c)
+            );
+        }
+        if *e < u32::MAX {
+            assert_eq!(
+                db.place(IpAddr::from(std::net::Ipv4Addr::from(e + 1)))
+                    .country,
+                scan(e + 1)
+            );
+        }
+    }
+}
