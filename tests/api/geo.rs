@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::stamp;
 use crate::serve::get_json;
-use crate::serve::served::{self, Serve, create_token};
+use crate::serve::served::{self, Serve, create_token, stdout_of};
 
 /// Posts NDJSON lines of `kind` with a new collect credential; every line is accepted.
 async fn collect(served: &served::Served, kind: &str, lines: &[Value]) {
@@ -163,12 +163,7 @@ fn lookup(file: &Path, ips: &[&str]) -> Vec<Value> {
         .args(ips)
         .output()
         .expect("run netops geo lookup");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    stdout_of(out)
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
         .collect()
@@ -190,7 +185,7 @@ async fn the_refreshed_tables_place_addresses_the_sample_does_not_hold() {
         .arg(&file)
         .output()
         .expect("run netops geo info");
-    let info = String::from_utf8_lossy(&info.stdout);
+    let info = stdout_of(info);
     for needle in [
         "@ip-location-db/dbip-country 2.3.2026060120",
         "@ip-location-db/asn 2.3.2026061719",
