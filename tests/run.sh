@@ -109,6 +109,12 @@ cargo clippy --workspace --exclude netops --quiet -- -D warnings
 
 step "Rust tests"
 cargo build --workspace --bins --quiet
+# The whole geolocation tables, as a user gets them (npm, the pinned lock; docs/geolocation.md):
+# tests/api/geo.rs checks them through the real server and requires them here.
+started=$(date +%s)
+target/debug/netops geo refresh --out "$logs/netops-geo.bin"
+export NETOPS_TEST_GEO_FILE="$logs/netops-geo.bin" NETOPS_REQUIRE_GEO_DATA=1
+echo "   (geolocation tables: $(( $(date +%s) - started )) s)"
 cargo test --workspace --quiet
 no_pending_snapshots
 

@@ -94,7 +94,14 @@ datées vont du plus récent au plus ancien, sans doublon ni trou entre les page
 de la première page. Sur AWS, la lecture d'une page examine au plus 10 000 éléments : une page dont les filtres \
 retiennent peu d'éléments (de la fenêtre, ou de la collection) peut en contenir moins que `limit`, voire aucun, avec un \
 `meta.next_cursor` qui reprend où la lecture s'est arrêtée (une liste sans curseur le dit par `meta.truncated`). \
-Seul un `meta.next_cursor` null marque la fin.";
+Seul un `meta.next_cursor` null marque la fin.\n\n\
+**Géolocalisation** : le pays (ISO 3166-1 alpha-2) et l'opérateur (nom du système autonome) de l'adresse \
+distante d'un flux sont fixés à sa collecte, d'après des données tierces sous licence Creative Commons \
+Attribution 4.0 (CC BY 4.0) : pays d'IP to Country Lite de DB-IP (https://db-ip.com), opérateurs de RouteViews \
+(https://www.routeviews.org), du NRO (https://www.nro.net) et d'IP to ASN Lite de DB-IP, réunis par \
+ip-location-db. Une adresse privée est `local` (`réseau interne`), une adresse que ces données ne couvrent pas \
+`inconnu`. Une application qui affiche ces valeurs doit citer cette attribution, que `/flows/explore` renvoie \
+dans `meta.attribution`.";
 
 /// [`DESCRIPTION`] with the stable error codes, listed from the one table.
 fn description() -> String {

@@ -15,8 +15,9 @@ mod xray;
 use std::sync::Arc;
 use std::time::Duration;
 
+use netops_geo::GeoDb;
 use netops_shared::AppState;
-use netops_shared::config::{Config, StoreKind};
+use netops_shared::config::{Config, ConfigError, StoreKind};
 use netops_shared::oauth::AccessTokens;
 use netops_shared::store::{StoreResult, Stores};
 use netops_store_dynamodb::DynamoStore;
@@ -61,7 +62,7 @@ fn not_built(setting: &str, feature: &str) -> netops_shared::store::StoreError {
 }
 
 pub async fn run(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Error> {
-    run_accepting(routes, |_| None).await
+    serve(routes, |_| None, |_| Ok(None)).await
 }
 
 /// [`run`] for a function that accepts OAuth access tokens through the verifier `oauth` makes
@@ -70,21 +71,59 @@ pub async fn run_accepting(
     routes: OpenApiRouter<AppState>,
     oauth: fn(&Config) -> Option<Arc<dyn AccessTokens>>,
 ) -> Result<(), lambda_http::Error> {
+    serve(routes, oauth, |_| Ok(None)).await
+}
+
+/// [`run`] for the function that collects flows: the geolocation file `NETOPS_GEO_FILE` is
+/// loaded at start (the layer only this function has, infra/template.yaml), and a file that
+/// cannot be read fails the cold start, naming the variable. Only this function links the
+/// loader, so no other package grows.
+pub async fn run_geolocating(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Error> {
+    serve(routes, |_| None, open_geo).await
+}
+
+/// The geolocation file the configuration names, read and checked.
+fn open_geo(config: &Config) -> Result<Option<Arc<GeoDb>>, ConfigError> {
+    let Some(path) = &config.geo_file else {
+        return Ok(None);
+    };
+    let started = std::time::Instant::now();
+    let geo = GeoDb::open(path).map_err(|e| ConfigError {
+        var: "NETOPS_GEO_FILE",
+        reason: format!("{}: {e}", path.display()),
+    })?;
+    tracing::info!(
+        bytes = geo.size(),
+        ms = started.elapsed().as_millis() as u64,
+        "geolocation loaded"
+    );
+    Ok(Some(Arc::new(geo)))
+}
+
+async fn serve(
+    routes: OpenApiRouter<AppState>,
+    oauth: fn(&Config) -> Option<Arc<dyn AccessTokens>>,
+    geo: fn(&Config) -> Result<Option<Arc<GeoDb>>, ConfigError>,
+) -> Result<(), lambda_http::Error> {
     let config = Config::from_env()?;
     let access_tokens = oauth(&config);
     netops_shared::telemetry::init(config.json_logs);
+    let geo = geo(&config)?;
     let stores = open(&config).await?;
     let (state, ring) = match cursor_keys::KeySource::of(&config).await {
         Some(source) => {
             let keys = source.read().await?;
-            let state = AppState::with_cursor_keys(&stores, config, keys).accepting(access_tokens);
+            let state = AppState::with_cursor_keys(&stores, config, keys)
+                .accepting(access_tokens)
+                .geolocating(geo);
             let ring = cursor_keys::Ring::new(source, state.cursors.clone());
             (state, Some(Arc::new(ring)))
         }
         None => (
             AppState::new(&stores, config)
                 .await?
-                .accepting(access_tokens),
+                .accepting(access_tokens)
+                .geolocating(geo),
             None,
         ),
     };

@@ -65,6 +65,13 @@ enum Command {
         /// data produced while it runs (for tests that need fixed data).
         #[arg(long, env = "NETOPS_NO_LIVE", value_parser = clap::builder::FalseyValueParser::new())]
         no_live: bool,
+        #[command(flatten)]
+        geo: GeoArg,
+    },
+    /// The geolocation of flows' addresses (docs/geolocation.md).
+    Geo {
+        #[command(subcommand)]
+        command: GeoCommand,
     },
     /// Manage access tokens.
     Token {
@@ -123,6 +130,39 @@ enum Command {
         unauthenticated: bool,
         #[command(flatten)]
         db: DbArg,
+    },
+}
+
+#[derive(Args, Clone)]
+struct GeoArg {
+    /// Geolocation file (`netops geo refresh`). Default: ./netops-geo.bin when it exists,
+    /// else the checked-in sample.
+    #[arg(long = "geo", env = "NETOPS_GEO_FILE")]
+    file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum GeoCommand {
+    /// Download the pinned geolocation tables with npm and compile them into FILE (and its
+    /// notice into FILE.NOTICE).
+    Refresh {
+        #[arg(long, default_value = netops::geo::DEFAULT_FILE)]
+        out: PathBuf,
+        /// The newest published tables instead of the pinned ones.
+        #[arg(long)]
+        latest: bool,
+    },
+    /// Country and operator of addresses, one JSON object per address.
+    Lookup {
+        #[command(flatten)]
+        geo: GeoArg,
+        #[arg(required = true)]
+        addresses: Vec<String>,
+    },
+    /// The file's size, ranges and notice (sources, licences, attribution).
+    Info {
+        #[command(flatten)]
+        geo: GeoArg,
     },
 }
 
@@ -284,9 +324,18 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             store: None,
         },
         no_live: no_live_from_env(),
+        geo: GeoArg {
+            file: config.geo_file.clone(),
+        },
     });
     match command {
-        Command::Serve { addr, db, no_live } => serve(addr, db, config, !no_live).await,
+        Command::Serve {
+            addr,
+            db,
+            no_live,
+            geo,
+        } => serve(addr, db, config, geo, !no_live).await,
+        Command::Geo { command } => geo(command),
         Command::Token { command } => token(command, &config).await,
         Command::Tenant { command } => tenant(command, &config).await,
         Command::Seed {
@@ -653,9 +702,75 @@ async fn catch_up(stores: &Stores, retention_days: u32) -> Result<(), Failure> {
     Ok(())
 }
 
-async fn serve(addr: SocketAddr, db: DbArg, config: Config, live: bool) -> Result<(), Failure> {
+fn geo(command: GeoCommand) -> Result<(), Failure> {
+    match command {
+        GeoCommand::Refresh { out, latest } => {
+            let done = netops::geo::refresh(&out, latest).map_err(|e| Failure(e, 1))?;
+            for (package, version) in &done.versions {
+                eprintln!("netops: {package} {version}");
+            }
+            eprintln!(
+                "netops: {} rows compiled into {} ({:.1} MB) in {:.1} s; notice in {}.NOTICE",
+                done.rows,
+                out.display(),
+                done.bytes as f64 / 1e6,
+                done.seconds,
+                out.display()
+            );
+            Ok(())
+        }
+        GeoCommand::Lookup { geo, addresses } => {
+            let (db, _) = netops::geo::load(geo.file.as_deref()).map_err(|e| Failure(e, 1))?;
+            for raw in addresses {
+                let ip: std::net::IpAddr = raw
+                    .trim()
+                    .parse()
+                    .map_err(|_| usage(format!("{raw}: not an IP address")))?;
+                let place = db.place(ip);
+                out(&format!(
+                    "{}\n",
+                    serde_json::json!({"ip": ip, "country": place.country, "operator": place.operator})
+                ));
+            }
+            Ok(())
+        }
+        GeoCommand::Info { geo } => {
+            let (db, origin) = netops::geo::load(geo.file.as_deref()).map_err(|e| Failure(e, 1))?;
+            let [c4, c6, o4, o6] = db.ranges();
+            let (countries, operators) = db.names();
+            out(&format!(
+                "file: {origin}\nsize: {} bytes\nranges: countries {c4} IPv4, {c6} IPv6; \
+                 operators {o4} IPv4, {o6} IPv6\nnames: {countries} countries, {operators} operators\n\n{}",
+                db.size(),
+                db.notice()
+            ));
+            Ok(())
+        }
+    }
+}
+
+/// Writes to stdout; a reader gone (`| head`) ends nothing but the output.
+fn out(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+async fn serve(
+    addr: SocketAddr,
+    db: DbArg,
+    config: Config,
+    geo: GeoArg,
+    live: bool,
+) -> Result<(), Failure> {
     let fd_limit = server::raise_fd_limit();
     let limits = Limits::from_env(fd_limit).map_err(|e| usage(e.to_string()))?;
+    let started = std::time::Instant::now();
+    let (geo, origin) = netops::geo::load(geo.file.as_deref()).map_err(|e| Failure(e, 1))?;
+    tracing::info!(
+        bytes = geo.size(),
+        ms = started.elapsed().as_millis() as u64,
+        "geolocation: {origin}"
+    );
     let stores = db.open(&config).await?;
     if stores.deployment.is_empty().await? {
         eprintln!("netops: empty store, seeding the demo tenants acme and globex...");
@@ -675,7 +790,8 @@ async fn serve(addr: SocketAddr, db: DbArg, config: Config, live: bool) -> Resul
     )
     .await?
     .counting_in_process()
-    .accepting(access_tokens);
+    .accepting(access_tokens)
+    .geolocating(Some(std::sync::Arc::new(geo)));
     let listener =
         server::listen(addr).map_err(|e| Failure(format!("cannot listen on {addr}: {e}"), 1))?;
     let local = listener

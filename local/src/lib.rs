@@ -9,6 +9,7 @@ use netops_store_dynamodb::DynamoStore;
 use netops_store_sqlite::SqliteStore;
 
 mod br;
+pub mod geo;
 pub mod server;
 
 pub use netops_demo::{SeedSize, live, seed_demo};

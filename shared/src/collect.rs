@@ -81,6 +81,8 @@ pub struct Batch<'a> {
     /// The oldest time an observation may have: the retention.
     pub oldest: DateTime<Utc>,
     pub observations: Vec<Observation>,
+    /// The geolocation of the process, if it has one loaded.
+    pub geo: Option<&'a netops_geo::GeoDb>,
 }
 
 /// Why a line is refused: stable codes, listed in the answer with their line number.
@@ -712,6 +714,7 @@ async fn take_in_batch(
         now,
         oldest: now - Duration::days(i64::from(state.config.retention_days())),
         observations,
+        geo: state.geo.as_deref(),
     };
     if !batch.observations.is_empty() {
         let refused = (kind.write)(&batch).await.map_err(|e| unavailable(&e))?;

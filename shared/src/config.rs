@@ -41,6 +41,11 @@ pub struct Config {
     /// `NETOPS_STALE_AFTER_MINUTES`: a tenant none of whose collected kinds arrived for this
     /// long is stale for the scheduled pass (60; docs/collect.md#the-scheduled-pass).
     pub stale_after_minutes: u32,
+    /// `NETOPS_GEO_FILE`: the geolocation file (`netops geo refresh`) a process that
+    /// collects flows loads at start (docs/geolocation.md); none: the collect function
+    /// stores public addresses with an unknown country and operator, the local process uses
+    /// its checked-in sample.
+    pub geo_file: Option<PathBuf>,
     /// `NETOPS_RETENTION_DAYS`: measurements, events and rollups older than this many days
     /// leave the store (DynamoDB TTL, swept in the SQLite file) and no window reaches past
     /// it. `None`: the store's default ([`Config::retention_days`]).
@@ -87,6 +92,7 @@ impl Default for Config {
             write_log_days: DEFAULT_WRITE_LOG_DAYS,
             stale_after_minutes: DEFAULT_STALE_AFTER_MINUTES,
             retention_days: None,
+            geo_file: None,
             json_logs: false,
             store: StoreKind::Embedded,
             dynamodb: DynamoConfig::default(),
@@ -248,6 +254,7 @@ impl Config {
             write_log_days,
             stale_after_minutes,
             retention_days,
+            geo_file: var("NETOPS_GEO_FILE").map(PathBuf::from),
             json_logs,
         })
     }

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use netops_geo::GeoDb;
+
 use crate::config::Config;
 use crate::cursor::CursorCodec;
 use crate::oauth::AccessTokens;
@@ -20,6 +22,10 @@ pub struct AppState {
     /// The verifier of OAuth access tokens, in a process that serves the MCP endpoint with
     /// an issuer configured ([`AppState::accepting`]); the gate asks it on that route alone.
     pub access_tokens: Option<Arc<dyn AccessTokens>>,
+    /// The country and operator of addresses, in a process that collects flows with a
+    /// geolocation file loaded ([`AppState::geolocating`]); without it, public addresses
+    /// are stored with an unknown country and operator.
+    pub geo: Option<Arc<GeoDb>>,
 }
 
 impl AppState {
@@ -42,7 +48,14 @@ impl AppState {
             config: Arc::new(config),
             cursors: Arc::new(cursors),
             access_tokens: None,
+            geo: None,
         }
+    }
+
+    /// Looks the addresses of collected flows up in `geo`.
+    pub fn geolocating(mut self, geo: Option<Arc<GeoDb>>) -> Self {
+        self.geo = geo;
+        self
     }
 
     /// Accepts OAuth access tokens on the MCP endpoint through `verifier`, when there is one.

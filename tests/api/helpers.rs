@@ -280,6 +280,8 @@ impl TestApp {
         } else {
             state
         };
+        // The geolocation `netops serve` uses without a file: the checked-in sample.
+        let state = state.geolocating(Some(Arc::new(netops_geo::sample())));
         TestApp {
             router: netops::app(state.clone()),
             state,

@@ -12,16 +12,25 @@ use serde_json::Value;
 const RULE: &[(Layer, &[Layer])] = &[
     (Layer::Routes, &[Layer::Routes]),
     (Layer::Domain, &[]),
+    // The geolocation file stands alone: the kit holds it, the flows writers look up in it,
+    // the collect function's entry and the local process load it.
+    (Layer::Geo, &[]),
     (Layer::Ports, &[Layer::Routes]),
     // Timestream's reads share the DynamoDB adapter's SDK set-up.
     (
         Layer::Adapter,
         &[Layer::Routes, Layer::Ports, Layer::Adapter],
     ),
-    (Layer::Kit, &[Layer::Routes, Layer::Ports]),
+    (Layer::Kit, &[Layer::Routes, Layer::Ports, Layer::Geo]),
     (
         Layer::Lambda,
-        &[Layer::Routes, Layer::Ports, Layer::Kit, Layer::Adapter],
+        &[
+            Layer::Routes,
+            Layer::Ports,
+            Layer::Kit,
+            Layer::Adapter,
+            Layer::Geo,
+        ],
     ),
     // A module reads and writes through the ports, answers through the kit and runs under
     // the Lambda entry; the MCP, docs and collect functions serve the API as a whole.
@@ -30,6 +39,7 @@ const RULE: &[(Layer, &[Layer])] = &[
         &[
             Layer::Routes,
             Layer::Domain,
+            Layer::Geo,
             Layer::Ports,
             Layer::Kit,
             Layer::Lambda,
@@ -54,6 +64,7 @@ const RULE: &[(Layer, &[Layer])] = &[
         &[
             Layer::Routes,
             Layer::Domain,
+            Layer::Geo,
             Layer::Ports,
             Layer::Kit,
             Layer::Adapter,
@@ -71,6 +82,7 @@ const RULE: &[(Layer, &[Layer])] = &[
 enum Layer {
     Routes,
     Domain,
+    Geo,
     Ports,
     Adapter,
     Kit,
@@ -88,6 +100,7 @@ fn layer(name: &str, manifest: &str) -> Layer {
     match name {
         "netops-routes" | "netops-routes-macros" => Layer::Routes,
         "netops-domain" => Layer::Domain,
+        "netops-geo" => Layer::Geo,
         "netops-store" => Layer::Ports,
         "netops-store-sqlite" | "netops-store-dynamodb" | "netops-store-timestream" => {
             Layer::Adapter

@@ -17,6 +17,7 @@ mod firewall;
 mod fleet;
 mod flows;
 mod foundation;
+mod geo;
 mod http_conventions;
 mod idempotency;
 mod infra;

@@ -316,13 +316,7 @@ async fn used(served: &served::Served, tenant: &str, name: &str, n: usize) -> St
 
 /// `netops tenant list`, as (tenant, active tokens, items) per line.
 fn tenant_list(served: &served::Served) -> Vec<(String, String, String)> {
-    let out = netops(&["tenant", "list"], &served.db);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    served::stdout_of(netops(&["tenant", "list"], &served.db))
         .lines()
         .skip(1)
         .map(|l| {

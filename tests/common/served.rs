@@ -276,6 +276,16 @@ pub fn netops(args: &[&str], db: &Path) -> std::process::Output {
         .expect("run netops")
 }
 
+/// The standard output of a command that must have succeeded (its standard error otherwise).
+pub fn stdout_of(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Creates a token of tenant acme with the CLI on the file `db` (`args`: `--name`, `--scopes`
 /// and any other option of `token create`) and returns it.
 pub fn create_token(db: &Path, args: &[&str]) -> String {

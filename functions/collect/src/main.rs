@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), netops_lambda::Error> {
-    netops_lambda::run(netops_collect::routes()).await
+    netops_lambda::run_geolocating(netops_collect::routes()).await
 }

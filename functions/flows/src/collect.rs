@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
+use netops_geo::GeoDb;
 use netops_shared::collect::{Batch, CollectKind, LineError, content_id, unknown_machine};
 use netops_shared::lookup::MACHINES;
 use netops_shared::module::BoxFuture;
@@ -57,8 +58,10 @@ pub const FLOW_FAILURE: CollectKind = CollectKind {
 /// cœur et son inventaire la créent) : un flux d'une machine inconnue est refusé
 /// (`unknown_reference`). Un flux est identifié par son contenu : renvoyé, dans n'importe quel
 /// lot, il est stocké et compté une fois. Le pays et l'opérateur de l'adresse distante sont
-/// `local` et `réseau interne` pour une adresse privée, `inconnu` sinon (la géolocalisation à
-/// la collecte n'est pas encore chargée). Le site de la machine est `inconnu` dans
+/// `local` et `réseau interne` pour une adresse privée ; sinon, ceux des données de
+/// géolocalisation chargées par le service de collecte (pays : DB-IP ; opérateur, le nom du
+/// système autonome : RouteViews, NRO et DB-IP ; sous licence CC BY 4.0), `inconnu` là où
+/// elles n'en donnent pas. Le site de la machine est `inconnu` dans
 /// l'explorateur, et aucune passerelle n'est associée au flux d'un agent (les passerelles
 /// envoient les leurs, `gateway-flow`). Une socket en écoute (`listening`) est stockée mais
 /// n'est pas comptée. Alimente `/flows`, `/flows/summary`, `/flows/talkers`,
@@ -119,7 +122,8 @@ pub struct FlowLine {
 /// `output_if` pour un flux sortant, `input_if` pour un entrant. Le protocole est le numéro
 /// IANA ; les ports sont facultatifs pour les protocoles autres que TCP et UDP. Un flux est
 /// identifié par son contenu : renvoyé, il est stocké et compté une fois ; il est compté dans
-/// l'heure de son début. Alimente `/flows/destinations` (source gateway ou all) et
+/// l'heure de son début. Le pays et l'opérateur de l'adresse externe sont ceux des flux
+/// d'agent (`flow`). Alimente `/flows/destinations` (source gateway ou all) et
 /// `/flows/explore` (source gateway ou all).
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -235,14 +239,18 @@ fn check_span(
     }
 }
 
-/// Country and operator of a remote address: the private ones are known, the others wait
-/// for the geolocation data.
-fn place(ip: &IpAddr) -> (&'static str, &'static str) {
+/// Country and operator of a remote address: the private ones are known, the others are
+/// the geolocation data's (docs/geolocation.md), unknown where it has none or the process
+/// has no geolocation loaded.
+fn place<'a>(geo: Option<&'a GeoDb>, ip: &IpAddr) -> (&'a str, &'a str) {
     if is_private(ip) {
-        (PRIVATE_COUNTRY, PRIVATE_OPERATOR)
-    } else {
-        (UNKNOWN, UNKNOWN)
+        return (PRIVATE_COUNTRY, PRIVATE_OPERATOR);
     }
+    let found = geo.map(|g| g.place(*ip)).unwrap_or_default();
+    (
+        found.country.unwrap_or(UNKNOWN),
+        found.operator.unwrap_or(UNKNOWN),
+    )
 }
 
 /// Whether the totals tier is kept for this tenant (big tenants), as the routes read it.
@@ -322,7 +330,7 @@ async fn write_flow_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
                 continue;
             }
         };
-        let (country, operator) = place(&remote);
+        let (country, operator) = place(batch.geo, &remote);
         let body = StoredFlow {
             p: l.process.unwrap_or_else(|| UNKNOWN.into()),
             u: l.user.unwrap_or_else(|| UNKNOWN.into()),
@@ -413,8 +421,8 @@ struct GatewayFlow {
     agent_machine: bool,
     interface: String,
     remote_ip: String,
-    country: &'static str,
-    operator: &'static str,
+    country: String,
+    operator: String,
     port: u16,
     protocol: String,
     service: String,
@@ -487,7 +495,7 @@ async fn write_gateway_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>>
             (dst, src, l.src_port, l.input_if, Direction::Inbound)
         };
         let machine = by_ip.get(&inside.to_string());
-        let (country, operator) = place(&remote);
+        let (country, operator) = place(batch.geo, &remote);
         let protocol = protocol_name(l.protocol);
         let port = port.unwrap_or(0);
         let record = Record {
@@ -503,8 +511,8 @@ async fn write_gateway_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>>
             agent_machine: machine.is_some(),
             interface: interface.map_or_else(|| UNKNOWN.to_owned(), |i| i.to_string()),
             remote_ip: remote.to_string(),
-            country,
-            operator,
+            country: country.to_owned(),
+            operator: operator.to_owned(),
             port,
             service: service_of(port, &protocol),
             protocol,
@@ -532,8 +540,8 @@ async fn write_gateway_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>>
                     remote: Remote {
                         ip: &f.remote_ip,
                         host: None,
-                        country: f.country,
-                        operator: f.operator,
+                        country: &f.country,
+                        operator: &f.operator,
                         port: f.port,
                         protocol: &f.protocol,
                         service: &f.service,

@@ -448,7 +448,11 @@ pub async fn list_blocked(
 /// fautifs), `limit` (valeurs gardées par dimension, 3 à 20, 10 par défaut ; le reste est
 /// regroupé dans `autres`). La réponse contient une série empilée par la première
 /// dimension, les liens entre dimensions consécutives (diagramme de Sankey) et le top N
-/// des combinaisons. `meta.attribution` cite la source des pays et opérateurs (CC BY 4.0).
+/// des combinaisons. `meta.attribution` cite les sources des pays et opérateurs, comme leur
+/// licence CC BY 4.0 l'exige : pays de DB-IP (IP to Country Lite), opérateurs (noms des
+/// systèmes autonomes) de RouteViews, du NRO et de DB-IP (IP to ASN Lite), réunis par
+/// ip-location-db ; une page qui affiche ces valeurs doit citer cette attribution et un lien
+/// vers https://db-ip.com.
 /// 404 quand la source demandée n'est pas collectée dans ce compte.
 #[route(explore_flows,
     params(ExploreQuery),

@@ -52,11 +52,13 @@ pub const BYTES: &str = "b";
 pub const FLOWS: &str = "f";
 pub const CONNECTIONS: &str = "c";
 
-/// Attribution required by the CC BY 4.0 licence of the geolocation data
-/// (docs/data.md#geolocation).
-pub const GEO_ATTRIBUTION: &str = "Pays et opérateurs : données IP to Country + ASN de DB-IP \
-    (https://db-ip.com), sous licence Creative Commons Attribution 4.0 International \
-    (CC BY 4.0, https://creativecommons.org/licenses/by/4.0/).";
+/// Attribution required by the CC BY 4.0 licence of the geolocation data: every source of
+/// the compiled tables (docs/geolocation.md; geo/data/NOTICE, shipped with the file).
+pub const GEO_ATTRIBUTION: &str = "Pays : IP to Country Lite de DB-IP (https://db-ip.com). \
+    Opérateurs : noms des systèmes autonomes de RouteViews (https://www.routeviews.org), du NRO \
+    (https://www.nro.net) et d'IP to ASN Lite de DB-IP, réunis par ip-location-db. Sous licence \
+    Creative Commons Attribution 4.0 International (CC BY 4.0, \
+    https://creativecommons.org/licenses/by/4.0/). IP Geolocation by DB-IP.";
 
 /// Collection of failed connections starts on this day (`list_blocked_flows` in the OpenAPI
 /// description).
