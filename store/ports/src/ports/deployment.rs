@@ -31,14 +31,33 @@ pub trait Deployment: Send + Sync + 'static {
     /// Paced by `pace` (items per second), which also logs progress and may stop the run
     /// early ([`Pace::stopped`]).
     async fn delete_tenant(&self, tenant: &str, pace: &Pace) -> StoreResult<()>;
+    /// One page of a tenant's export: at most `limit` of its items, as the store holds them,
+    /// from `from` (`None`: the start; else the `next` of the page before), the items
+    /// `delete_tenant` removes in the same order of kinds (its tokens last). An administrative
+    /// read, paced by the caller.
+    async fn export_page(
+        &self,
+        tenant: &str,
+        from: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<ExportPage>;
+}
+
+/// A page of a tenant's export ([`Deployment::export_page`]).
+#[derive(Debug, Default)]
+pub struct ExportPage {
+    /// The items: the table each comes from, and the item as a JSON object.
+    pub items: Vec<(&'static str, serde_json::Value)>,
+    /// Where the next page starts (opaque); `None` once every item has been read.
+    pub next: Option<String>,
 }
 
 /// Where a [`Pace`] reports progress: what is being removed, and the items removed so far.
 type Report = Box<dyn Fn(&str, u64) + Send + Sync>;
 
-/// The pace of a long administrative removal: at most `per_sec` items a second on average,
-/// at most `max_items` in one run (then the run stops, to be run again), and a progress line
-/// through `report` every [`Pace::REPORT_EVERY`] items.
+/// The pace of a long administrative removal or export: at most `per_sec` items a second on
+/// average, at most `max_items` in one run (then the run stops, to be run again), and a
+/// progress line through `report` every [`Pace::REPORT_EVERY`] items.
 pub struct Pace {
     per_sec: u32,
     max_items: Option<u64>,
