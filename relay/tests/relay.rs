@@ -6,10 +6,12 @@ mod common;
 
 use std::net::{TcpStream, UdpSocket};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{FlowSpec, Ports, Relay, Stub, ipfix_message, logger, run_ok, write_pcap};
+use common::{
+    CaptureFlow, FlowSpec, Ports, Relay, Stub, interleaved, ipfix_message, logger, softflowd,
+    write_pcap,
+};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_netops-relay");
@@ -141,9 +143,6 @@ async fn bad_input_is_counted_and_dropped_with_its_reason_and_the_relay_goes_on(
     assert_eq!(status["forwarded"]["lines"], 2, "{status}");
 }
 
-/// Flows of a capture: (source, destination, protocol, ports, packet sizes).
-type CaptureFlow = ([u8; 4], [u8; 4], u8, u16, u16, &'static [u16]);
-
 const CAPTURE: [CaptureFlow; 3] = [
     (
         [10, 1, 0, 5],
@@ -178,33 +177,10 @@ async fn softflowd_ipfix_netflow_v9_and_v5_arrive_with_their_byte_counts() {
     let ports = Ports::free();
     let flow = ports.flow;
     let relay = start(dir.path(), &stub, ports);
-    // The packets of the three flows, interleaved as on a wire.
-    let mut packets = Vec::new();
-    for i in 0..5 {
-        for (src, dst, proto, sport, dport, sizes) in CAPTURE {
-            if let Some(size) = sizes.get(i) {
-                packets.push((src, dst, proto, sport, dport, *size));
-            }
-        }
-    }
     let pcap = dir.path().join("site.pcap");
-    write_pcap(&pcap, now_secs() - 60, &packets);
+    write_pcap(&pcap, now_secs() - 60, &interleaved(&CAPTURE));
     for version in ["5", "9", "10"] {
-        // Relative names in the capture's folder: softflowd 1.1.0 mangles some absolute
-        // paths (it then waits forever instead of reading the file).
-        run_ok(
-            Command::new("softflowd")
-                .current_dir(dir.path())
-                .args(["-d", "-r", "site.pcap", "-v", version])
-                .args(["-n", &format!("127.0.0.1:{flow}")])
-                .args([
-                    "-p",
-                    &format!("sf{version}.pid"),
-                    "-c",
-                    &format!("sf{version}.ctl"),
-                ]),
-            "softflowd (Debian softflowd)",
-        );
+        softflowd(dir.path(), "site.pcap", version, flow);
     }
     let lines = stub.wait_for("gateway-flow", 3 * CAPTURE.len(), WAIT).await;
     assert_eq!(
