@@ -17,7 +17,7 @@ use crate::shipper::{cef, fortigate, wait_for_events};
 mod relay_kit;
 
 use relay_kit::{
-    CaptureFlow, FlowSpec, Ports, Relay, interleaved, ipfix_message, logger, softflowd, write_pcap,
+    FlowSpec, Ports, Relay, SITE_CAPTURE, interleaved, ipfix_message, logger, softflowd, write_pcap,
 };
 
 fn relay_bin() -> PathBuf {
@@ -108,35 +108,6 @@ async fn syslog_sent_with_logger_through_the_relay_becomes_firewall_events() {
     assert_eq!(status["dropped"]["refused_by_api"], 0, "{status}");
 }
 
-/// A site's traffic: devices without agent (10.77.0.0/24) toward addresses of the benchmark
-/// range, which the demo data never uses, so each destination's bytes are these flows' alone.
-const SITE: [CaptureFlow; 3] = [
-    (
-        [10, 77, 0, 5],
-        [198, 18, 7, 9],
-        6,
-        51_234,
-        443,
-        &[60, 1500, 1500, 1500, 40],
-    ),
-    (
-        [10, 77, 0, 6],
-        [198, 18, 7, 53],
-        17,
-        40_000,
-        53,
-        &[72, 80, 200],
-    ),
-    (
-        [10, 77, 0, 7],
-        [198, 18, 7, 80],
-        6,
-        50_000,
-        80,
-        &[60, 576, 576, 40],
-    ),
-];
-
 /// `/flows/destinations` of the gateways over 24 hours: remote address -> (bytes, flows).
 async fn gateway_destinations(served: &Served) -> std::collections::HashMap<String, (u64, u64)> {
     let (status, body) = get_json(
@@ -177,7 +148,7 @@ async fn softflowd_exports_a_capture_through_the_relay_into_the_gateway_views() 
     write_pcap(
         &dir.path().join("site.pcap"),
         now - 120,
-        &interleaved(&SITE),
+        &interleaved(&SITE_CAPTURE),
     );
     softflowd(dir.path(), "site.pcap", "10", relay.ports.flow);
     let now_ms = u64::from(now) * 1000;
@@ -199,7 +170,7 @@ async fn softflowd_exports_a_capture_through_the_relay_into_the_gateway_views() 
     socket
         .send_to(&msg, ("127.0.0.1", relay.ports.flow))
         .expect("send");
-    let lines = SITE.len() as u64 + 40;
+    let lines = SITE_CAPTURE.len() as u64 + 40;
     let status = relay.wait_status("/forwarded/lines", lines, Duration::from_secs(15));
     assert_eq!(
         status["forwarded"]["lines"],
@@ -214,7 +185,7 @@ async fn softflowd_exports_a_capture_through_the_relay_into_the_gateway_views() 
         Some(&((0..40).map(|i| 10_000 + i).sum(), 40)),
         "{destinations:?}"
     );
-    for (_, dst, _, _, _, sizes) in SITE {
+    for (_, dst, _, _, _, sizes) in SITE_CAPTURE {
         let dst = std::net::Ipv4Addr::from(dst).to_string();
         let bytes: u64 = sizes.iter().map(|s| u64::from(*s)).sum();
         assert_eq!(

@@ -235,12 +235,7 @@ impl Deployment for DynamoStore {
         from: Option<&str>,
         limit: usize,
     ) -> StoreResult<ExportPage> {
-        let position = match from {
-            None => ExportPosition::Data { after: None },
-            Some(p) => serde_json::from_str(p)
-                .map_err(|_| StoreError::Data("export position: not one of this store".into()))?,
-        };
-        let after = match position {
+        let after = match ExportPage::position(from, ExportPosition::Data { after: None })? {
             ExportPosition::Data { after } => after,
             ExportPosition::Tokens => {
                 let items: Vec<Item> = self

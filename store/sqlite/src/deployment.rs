@@ -148,14 +148,11 @@ impl Deployment for SqliteStore {
         from: Option<&str>,
         limit: usize,
     ) -> StoreResult<ExportPage> {
-        let position = match from {
-            None => ExportPosition {
-                table: TENANT_ALL[0].0.to_owned(),
-                after: Vec::new(),
-            },
-            Some(p) => serde_json::from_str(p)
-                .map_err(|_| StoreError::Data("export position: not one of this store".into()))?,
+        let start = ExportPosition {
+            table: TENANT_ALL[0].0.to_owned(),
+            after: Vec::new(),
         };
+        let position = ExportPage::position(from, start)?;
         let index = TENANT_ALL
             .iter()
             .position(|(t, _)| *t == position.table)
@@ -178,10 +175,8 @@ impl Deployment for SqliteStore {
                 after: Vec::new(),
             }),
         };
-        Ok(ExportPage {
-            items: rows.into_iter().map(|(item, _)| (table, item)).collect(),
-            next: next.map(|p| serde_json::to_string(&p).unwrap_or_default()),
-        })
+        let items = rows.into_iter().map(|(item, _)| (table, item)).collect();
+        Ok(ExportPage::of(items, next))
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use crate::StoreResult;
+use crate::{StoreError, StoreResult};
 
 /// Settings and upkeep of the deployment.
 #[async_trait]
@@ -50,6 +50,31 @@ pub struct ExportPage {
     pub items: Vec<(&'static str, serde_json::Value)>,
     /// Where the next page starts (opaque); `None` once every item has been read.
     pub next: Option<String>,
+}
+
+impl ExportPage {
+    /// An adapter's position read back from `from` (`start` when none): its own JSON.
+    pub fn position<P: serde::de::DeserializeOwned>(
+        from: Option<&str>,
+        start: P,
+    ) -> StoreResult<P> {
+        match from {
+            None => Ok(start),
+            Some(p) => serde_json::from_str(p)
+                .map_err(|_| StoreError::Data("export position: not one of this store".into())),
+        }
+    }
+
+    /// A page of `items` whose next page starts at `next` (none: the export is over).
+    pub fn of<P: serde::Serialize>(
+        items: Vec<(&'static str, serde_json::Value)>,
+        next: Option<P>,
+    ) -> ExportPage {
+        ExportPage {
+            items,
+            next: next.map(|p| serde_json::to_string(&p).unwrap_or_default()),
+        }
+    }
 }
 
 /// Where a [`Pace`] reports progress: what is being removed, and the items removed so far.
