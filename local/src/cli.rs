@@ -191,10 +191,11 @@ enum TenantCommand {
         /// The file to write (created, or finished when a run stopped); `-` or none: stdout.
         #[arg(long)]
         output: Option<PathBuf>,
-        /// Items read per second at most (on DynamoDB, about half a read unit each).
+        /// Items read per second at most (on DynamoDB, every tenant's items the Scan reads,
+        /// about half a read unit each).
         #[arg(long, default_value_t = DELETE_RATE)]
         rate: u32,
-        /// Stop after this many items (run again on the same FILE to go on).
+        /// Stop after reading this many items (run again on the same FILE to go on).
         #[arg(long)]
         max_items: Option<u64>,
         #[command(flatten)]
@@ -545,7 +546,7 @@ async fn tenant(command: TenantCommand, config: &Config) -> Result<(), Failure> 
             let started = std::time::Instant::now();
             let name = tenant.clone();
             let pace = netops_shared::store::Pace::new(rate, max_items, move |_, done| {
-                eprintln!("netops: exporting tenant '{name}': {done} items so far");
+                eprintln!("netops: exporting tenant '{name}': {done} items read so far");
             });
             let store = db.config(config).store.as_str();
             let outcome = crate::export::export(
@@ -562,8 +563,7 @@ async fn tenant(command: TenantCommand, config: &Config) -> Result<(), Failure> 
             if outcome.complete {
                 eprintln!(
                     "netops: tenant '{tenant}' exported to {to}: {} items ({} this run, {secs:.1}s)",
-                    outcome.items,
-                    pace.done()
+                    outcome.items, outcome.this_run
                 );
             } else {
                 eprintln!(

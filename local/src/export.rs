@@ -48,6 +48,8 @@ struct End {
 pub struct Outcome {
     /// Items in the export so far (this run and those before it).
     pub items: u64,
+    /// Items written by this run.
+    pub this_run: u64,
     /// True once the end line is written.
     pub complete: bool,
 }
@@ -192,12 +194,14 @@ async fn pages(
     out: &mut impl Write,
     pace: &Pace,
 ) -> Result<Outcome, String> {
+    let before = items;
     let fail = |e: std::io::Error| format!("cannot write the export: {e}");
     loop {
         let limit = pace.allowance(PAGE);
         if limit == 0 {
             return Ok(Outcome {
                 items,
+                this_run: items - before,
                 complete: false,
             });
         }
@@ -209,7 +213,8 @@ async fn pages(
             write_line(out, &ItemLine { table, item }).map_err(fail)?;
         }
         items += page.items.len() as u64;
-        pace.removed("items", page.items.len()).await;
+        // Paced by what the store read: on DynamoDB the Scan reads other tenants' items too.
+        pace.removed("items", page.read).await;
         match page.next {
             Some(n) => {
                 write_line(out, &Checkpoint { next: n.clone() }).map_err(fail)?;
@@ -221,6 +226,7 @@ async fn pages(
                 write_line(out, &End { end: true, items }).map_err(fail)?;
                 return Ok(Outcome {
                     items,
+                    this_run: items - before,
                     complete: true,
                 });
             }

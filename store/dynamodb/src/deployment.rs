@@ -227,7 +227,7 @@ impl Deployment for DynamoStore {
     }
 
     /// The data table's items under `<tenant>|`, a page of a Scan at a time (`limit` items
-    /// read, fewer returned: the filter applies after the read), then the token items, found
+    /// read, every tenant's, then filtered: the page's `read`), then the token items, found
     /// by a Query of the tenant index. The name guards, derived from the tokens, are left out.
     async fn export_page(
         &self,
@@ -251,13 +251,8 @@ impl Deployment for DynamoStore {
                     .try_collect()
                     .await
                     .map_err(backend)?;
-                return Ok(ExportPage {
-                    items: items
-                        .iter()
-                        .map(|i| ("control", dynamodb_json(i)))
-                        .collect(),
-                    next: None,
-                });
+                let items = items.iter().map(|i| ("control", dynamodb_json(i)));
+                return Ok(ExportPage::of(items.collect(), 0, None::<ExportPosition>));
             }
         };
         let mut scan = self
@@ -285,13 +280,8 @@ impl Deployment for DynamoStore {
             Some(after) => ExportPosition::Data { after: Some(after) },
             None => ExportPosition::Tokens,
         };
-        Ok(ExportPage {
-            items: out
-                .items()
-                .iter()
-                .map(|i| ("data", dynamodb_json(i)))
-                .collect(),
-            next: Some(serde_json::to_string(&next).unwrap_or_default()),
-        })
+        let read = usize::try_from(out.scanned_count()).unwrap_or(0);
+        let items = out.items().iter().map(|i| ("data", dynamodb_json(i)));
+        Ok(ExportPage::of(items.collect(), read, Some(next)))
     }
 }

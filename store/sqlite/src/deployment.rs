@@ -176,7 +176,7 @@ impl Deployment for SqliteStore {
             }),
         };
         let items = rows.into_iter().map(|(item, _)| (table, item)).collect();
-        Ok(ExportPage::of(items, next))
+        Ok(ExportPage::of(items, 0, next))
     }
 }
 

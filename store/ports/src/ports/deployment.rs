@@ -31,7 +31,7 @@ pub trait Deployment: Send + Sync + 'static {
     /// Paced by `pace` (items per second), which also logs progress and may stop the run
     /// early ([`Pace::stopped`]).
     async fn delete_tenant(&self, tenant: &str, pace: &Pace) -> StoreResult<()>;
-    /// One page of a tenant's export: at most `limit` of its items, as the store holds them,
+    /// One page of a tenant's export: its items among at most `limit` read, as the store holds them,
     /// from `from` (`None`: the start; else the `next` of the page before), the items
     /// `delete_tenant` removes in the same order of kinds (its tokens last). An administrative
     /// read, paced by the caller.
@@ -50,6 +50,9 @@ pub struct ExportPage {
     pub items: Vec<(&'static str, serde_json::Value)>,
     /// Where the next page starts (opaque); `None` once every item has been read.
     pub next: Option<String>,
+    /// The items the store read for the page, the tenant's and others' (a DynamoDB Scan
+    /// reads every tenant's): what the caller paces.
+    pub read: usize,
 }
 
 impl ExportPage {
@@ -65,12 +68,15 @@ impl ExportPage {
         }
     }
 
-    /// A page of `items` whose next page starts at `next` (none: the export is over).
+    /// A page of `items`, found among `read` items, whose next page starts at `next` (none:
+    /// the export is over).
     pub fn of<P: serde::Serialize>(
         items: Vec<(&'static str, serde_json::Value)>,
+        read: usize,
         next: Option<P>,
     ) -> ExportPage {
         ExportPage {
+            read: read.max(items.len()),
             items,
             next: next.map(|p| serde_json::to_string(&p).unwrap_or_default()),
         }
