@@ -14,7 +14,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # Node.js for the OpenAPI linter and the TypeScript client generator, faketime (the live demo
 # data after days away), syslog-ng with its http() destination (a real shipper posting
 # firewall syslog to the collection API, tests/api/shipper.rs), softflowd (NetFlow v9 and
-# IPFIX exported from a capture into the site relay, relay/tests/relay.rs) and util-linux's
+# IPFIX exported from a capture into the site relay, relay/tests/relay.rs and, through the relay
+# into netops serve, tests/api/relay.rs) and util-linux's
 # logger (syslog into the relay, Debian's bsdutils, usually present).
 missing=()
 command -v pdftotext >/dev/null || missing+=(poppler-utils)

@@ -223,11 +223,36 @@ enum TenantCommand {
         #[command(flatten)]
         db: DbArg,
     },
-    /// Delete a tenant: its data, write log and tokens. Asks for the tenant's name unless
-    /// `--yes`; stopped, it goes on where it was when run again.
+    /// Export every item of a tenant as NDJSON (docs/cli.md#tenant-export), to FILE or to
+    /// standard output; stopped, it goes on where it was when run again on the same FILE.
+    Export {
+        #[arg(long)]
+        tenant: String,
+        /// The file to write (created, or finished when a run stopped); `-` or none: stdout.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Items read per second at most (on DynamoDB, every tenant's items the Scan reads,
+        /// about half a read unit each).
+        #[arg(long, default_value_t = DELETE_RATE)]
+        rate: u32,
+        /// Stop after reading this many items (run again on the same FILE to go on).
+        #[arg(long)]
+        max_items: Option<u64>,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Delete a tenant: its data, write log and tokens. Needs a complete export first
+    /// (`--export FILE`, checked) or `--no-export`; asks for the tenant's name unless `--yes`;
+    /// stopped, it goes on where it was when run again.
     Delete {
         #[arg(long)]
         tenant: String,
+        /// A complete export of the tenant, by `netops tenant export --output FILE`.
+        #[arg(long)]
+        export: Option<PathBuf>,
+        /// Delete without an export: the tenant's data is lost.
+        #[arg(long, conflicts_with = "export")]
+        no_export: bool,
         /// Do not ask for confirmation.
         #[arg(long)]
         yes: bool,
@@ -554,8 +579,54 @@ async fn tenant(command: TenantCommand, config: &Config) -> Result<(), Failure> 
             }
             Ok(())
         }
+        TenantCommand::Export {
+            tenant,
+            output,
+            rate,
+            max_items,
+            db,
+        } => {
+            check_tenant(&tenant)?;
+            if rate == 0 {
+                return Err(usage("--rate must be at least 1"));
+            }
+            let path = output.filter(|p| p.as_os_str() != "-");
+            let stores = db.open(config).await?;
+            let started = std::time::Instant::now();
+            let name = tenant.clone();
+            let pace = netops_shared::store::Pace::new(rate, max_items, move |_, done| {
+                eprintln!("netops: exporting tenant '{name}': {done} items read so far");
+            });
+            let store = db.config(config).store.as_str();
+            let outcome = crate::export::export(
+                stores.deployment.as_ref(),
+                store,
+                &tenant,
+                path.as_deref(),
+                &pace,
+            )
+            .await
+            .map_err(|e| Failure(e, 1))?;
+            let secs = started.elapsed().as_secs_f64();
+            let to = path.map_or_else(|| "stdout".to_owned(), |p| p.display().to_string());
+            if outcome.complete {
+                eprintln!(
+                    "netops: tenant '{tenant}' exported to {to}: {} items ({} this run, {secs:.1}s)",
+                    outcome.items, outcome.this_run
+                );
+            } else {
+                eprintln!(
+                    "netops: tenant '{tenant}': {} items exported to {to} so far, stopped at \
+                     --max-items: run again on the same file to go on",
+                    outcome.items
+                );
+            }
+            Ok(())
+        }
         TenantCommand::Delete {
             tenant,
+            export,
+            no_export,
             yes,
             rate,
             max_items,
@@ -564,6 +635,21 @@ async fn tenant(command: TenantCommand, config: &Config) -> Result<(), Failure> 
             check_tenant(&tenant)?;
             if rate == 0 {
                 return Err(usage("--rate must be at least 1"));
+            }
+            if export.is_none() && !no_export {
+                return Err(usage(format!(
+                    "tenant '{tenant}' not deleted: export its data first (netops tenant export \
+                     --tenant {tenant} --output FILE) and pass --export FILE, or pass --no-export \
+                     to delete it without"
+                )));
+            }
+            if let Some(path) = &export {
+                let items = crate::export::verify(path, &tenant)
+                    .map_err(|e| usage(format!("tenant '{tenant}' not deleted: {e}")))?;
+                eprintln!(
+                    "netops: {} is a complete export of tenant '{tenant}' ({items} items)",
+                    path.display()
+                );
             }
             if !yes {
                 confirm(&tenant)?;
@@ -595,7 +681,10 @@ async fn tenant(command: TenantCommand, config: &Config) -> Result<(), Failure> 
 
 /// Asks for the tenant's name on the terminal; anything else, or no input, refuses.
 fn confirm(tenant: &str) -> Result<(), Failure> {
-    eprint!("netops: delete tenant '{tenant}' and everything it holds? Type its name: ");
+    eprint!(
+        "netops: delete tenant '{tenant}' and everything it holds (export it first with \
+         netops tenant export)? Type its name: "
+    );
     let mut line = String::new();
     match std::io::stdin().read_line(&mut line) {
         Ok(_) if line.trim() == tenant => Ok(()),

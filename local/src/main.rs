@@ -1,6 +1,7 @@
-//! `netops`: serve, token, seed, writes, collect (docs/cli.md).
+//! `netops`: serve, token, tenant, seed, writes, collect (docs/cli.md).
 
 mod cli;
+mod export;
 mod send;
 
 /// mimalloc instead of the system allocator: seeding and the big reads allocate and free

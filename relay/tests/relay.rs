@@ -6,10 +6,12 @@ mod common;
 
 use std::net::{TcpStream, UdpSocket};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{FlowSpec, Ports, Relay, Stub, ipfix_message, logger, run_ok, write_pcap};
+use common::{
+    FlowSpec, Ports, Relay, SITE_CAPTURE, Stub, interleaved, ipfix_message, logger, softflowd,
+    write_pcap,
+};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_netops-relay");
@@ -141,36 +143,6 @@ async fn bad_input_is_counted_and_dropped_with_its_reason_and_the_relay_goes_on(
     assert_eq!(status["forwarded"]["lines"], 2, "{status}");
 }
 
-/// Flows of a capture: (source, destination, protocol, ports, packet sizes).
-type CaptureFlow = ([u8; 4], [u8; 4], u8, u16, u16, &'static [u16]);
-
-const CAPTURE: [CaptureFlow; 3] = [
-    (
-        [10, 1, 0, 5],
-        [203, 0, 113, 9],
-        6,
-        51_234,
-        443,
-        &[60, 1500, 1500, 1500, 40],
-    ),
-    (
-        [10, 1, 0, 6],
-        [198, 51, 100, 53],
-        17,
-        40_000,
-        53,
-        &[72, 80, 200],
-    ),
-    (
-        [10, 1, 0, 7],
-        [192, 0, 2, 80],
-        6,
-        50_000,
-        80,
-        &[60, 576, 576, 40],
-    ),
-];
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn softflowd_ipfix_netflow_v9_and_v5_arrive_with_their_byte_counts() {
     let stub = Stub::start(0, None).await;
@@ -178,38 +150,17 @@ async fn softflowd_ipfix_netflow_v9_and_v5_arrive_with_their_byte_counts() {
     let ports = Ports::free();
     let flow = ports.flow;
     let relay = start(dir.path(), &stub, ports);
-    // The packets of the three flows, interleaved as on a wire.
-    let mut packets = Vec::new();
-    for i in 0..5 {
-        for (src, dst, proto, sport, dport, sizes) in CAPTURE {
-            if let Some(size) = sizes.get(i) {
-                packets.push((src, dst, proto, sport, dport, *size));
-            }
-        }
-    }
     let pcap = dir.path().join("site.pcap");
-    write_pcap(&pcap, now_secs() - 60, &packets);
+    write_pcap(&pcap, now_secs() - 60, &interleaved(&SITE_CAPTURE));
     for version in ["5", "9", "10"] {
-        // Relative names in the capture's folder: softflowd 1.1.0 mangles some absolute
-        // paths (it then waits forever instead of reading the file).
-        run_ok(
-            Command::new("softflowd")
-                .current_dir(dir.path())
-                .args(["-d", "-r", "site.pcap", "-v", version])
-                .args(["-n", &format!("127.0.0.1:{flow}")])
-                .args([
-                    "-p",
-                    &format!("sf{version}.pid"),
-                    "-c",
-                    &format!("sf{version}.ctl"),
-                ]),
-            "softflowd (Debian softflowd)",
-        );
+        softflowd(dir.path(), "site.pcap", version, flow);
     }
-    let lines = stub.wait_for("gateway-flow", 3 * CAPTURE.len(), WAIT).await;
+    let lines = stub
+        .wait_for("gateway-flow", 3 * SITE_CAPTURE.len(), WAIT)
+        .await;
     assert_eq!(
         lines.len(),
-        3 * CAPTURE.len(),
+        3 * SITE_CAPTURE.len(),
         "{lines:?}\n{}",
         relay.stderr()
     );
@@ -217,7 +168,7 @@ async fn softflowd_ipfix_netflow_v9_and_v5_arrive_with_their_byte_counts() {
         .iter()
         .map(|l| serde_json::from_str(l).expect("NDJSON"))
         .collect();
-    for (src, dst, proto, sport, dport, sizes) in CAPTURE {
+    for (src, dst, proto, sport, dport, sizes) in SITE_CAPTURE {
         let src = std::net::Ipv4Addr::from(src).to_string();
         let dst = std::net::Ipv4Addr::from(dst).to_string();
         let matching: Vec<&Value> = flows.iter().filter(|f| f["src_ip"] == src).collect();

@@ -275,7 +275,15 @@ fn oauth_from_env() -> Result<Option<OAuthConfig>, ConfigError> {
         tenant_claim: var("NETOPS_OAUTH_TENANT_CLAIM").unwrap_or_else(|| "tenant".into()),
         scope_claim: var("NETOPS_OAUTH_SCOPE_CLAIM").unwrap_or_else(|| "scope".into()),
         scope_prefix: var("NETOPS_OAUTH_SCOPE_PREFIX").unwrap_or_default(),
+        jwks_refetch_secs: parse("NETOPS_OAUTH_JWKS_REFETCH_SECS")?
+            .unwrap_or(crate::oauth::JWKS_REFETCH_SECS),
     };
+    if !(1..=3600).contains(&config.jwks_refetch_secs) {
+        return Err(ConfigError {
+            var: "NETOPS_OAUTH_JWKS_REFETCH_SECS",
+            reason: "from 1 to 3600 seconds".into(),
+        });
+    }
     config
         .validate()
         .map_err(|(var, reason)| ConfigError { var, reason })?;

@@ -32,7 +32,14 @@ pub struct OAuthConfig {
     /// `NETOPS_OAUTH_SCOPE_PREFIX` (empty): what stands before each product scope in that
     /// claim (Amazon Cognito writes a resource server's scopes `<identifier>/<scope>`).
     pub scope_prefix: String,
+    /// `NETOPS_OAUTH_JWKS_REFETCH_SECS` (30, from 1 to 3600): the issuer's keys are fetched
+    /// again at most once per this many seconds, however many unknown key ids arrive, and
+    /// an issuer out of reach is asked again after as long.
+    pub jwks_refetch_secs: u64,
 }
+
+/// The default of [`OAuthConfig::jwks_refetch_secs`].
+pub const JWKS_REFETCH_SECS: u64 = 30;
 
 impl OAuthConfig {
     /// The resource's origin (`scheme://host[:port]`) and path, or None if it is no URL.
@@ -156,6 +163,7 @@ mod tests {
             tenant_claim: "tenant".into(),
             scope_claim: "scope".into(),
             scope_prefix: String::new(),
+            jwks_refetch_secs: JWKS_REFETCH_SECS,
         }
     }
 

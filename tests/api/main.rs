@@ -34,5 +34,6 @@ mod security;
 mod serve;
 mod shipper;
 mod snapshots;
+mod tenants;
 mod text_filters;
 mod writelog;

@@ -1,13 +1,13 @@
 //! The site relay (`netops-relay`, relay/) in front of the real `netops serve`: syslog sent
 //! with util-linux `logger` through the relay becomes firewall events; flows exported to the
-//! relay are taken in as `gateway-flow`. The relay binary is
+//! relay are taken in as `gateway-flow`, and softflowd's export of a capture shows in the
+//! gateway views with its byte counts. The relay binary is
 //! built by `cargo build --workspace --bins` (tests/run.sh) beside `netops`.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::Utc;
-use serde_json::Value;
 
 use crate::serve::get_json;
 use crate::serve::served::{Serve, Served, create_token};
@@ -16,7 +16,9 @@ use crate::shipper::{cef, fortigate, wait_for_events};
 #[path = "../../relay/tests/common/mod.rs"]
 mod relay_kit;
 
-use relay_kit::{FlowSpec, Ports, Relay, ipfix_message, logger};
+use relay_kit::{
+    FlowSpec, Ports, Relay, SITE_CAPTURE, interleaved, ipfix_message, logger, softflowd, write_pcap,
+};
 
 fn relay_bin() -> PathBuf {
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_netops")).with_file_name("netops-relay");
@@ -106,23 +108,54 @@ async fn syslog_sent_with_logger_through_the_relay_becomes_firewall_events() {
     assert_eq!(status["dropped"]["refused_by_api"], 0, "{status}");
 }
 
-/// Needs the `gateway-flow` kind of the collection API, written on another branch: until the
-/// served OpenAPI document names it, this test says so on its output and checks nothing else.
+/// `/flows/destinations` of the gateways over 24 hours: remote address -> (bytes, flows).
+async fn gateway_destinations(served: &Served) -> std::collections::HashMap<String, (u64, u64)> {
+    let (status, body) = get_json(
+        served,
+        "/flows/destinations?source=gateway&period=24h&limit=500",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|d| {
+            (
+                d["remote_ip"].as_str().unwrap_or_default().to_owned(),
+                (
+                    d["bytes"].as_u64().unwrap_or(0),
+                    d["flows"].as_u64().unwrap_or(0),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Also the relay's own decoding of many records in one message, test-built (softflowd sends
+/// a handful): 40 flows toward one more address.
 #[tokio::test]
-async fn flows_exported_to_the_relay_are_taken_in_as_gateway_flows() {
+async fn softflowd_exports_a_capture_through_the_relay_into_the_gateway_views() {
     let served = Serve::seeded().env("NETOPS_NO_LIVE", "1").start();
     let (_, devices) = get_json(&served, "/firewall/devices").await;
     let device = devices["data"][0]["name"].as_str().expect("a firewall");
     let dir = tempfile::tempdir().expect("dir");
     let relay = start_relay(&served, dir.path(), "collect:flows", device);
-    let now_ms = SystemTime::now()
+    let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
+        .map(|d| d.as_secs() as u32)
         .unwrap_or(0);
+    write_pcap(
+        &dir.path().join("site.pcap"),
+        now - 120,
+        &interleaved(&SITE_CAPTURE),
+    );
+    softflowd(dir.path(), "site.pcap", "10", relay.ports.flow);
+    let now_ms = u64::from(now) * 1000;
     let records: Vec<FlowSpec> = (0..40u64)
         .map(|i| FlowSpec {
-            src: [10, 0, 0, 5],
-            dst: [203, 0, 113, 9],
+            src: [10, 77, 1, 5],
+            dst: [198, 18, 8, 1],
             sport: 40_000 + i as u16,
             dport: 443,
             proto: 6,
@@ -133,16 +166,46 @@ async fn flows_exported_to_the_relay_are_taken_in_as_gateway_flows() {
         })
         .collect();
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("socket");
-    let msg = ipfix_message(1, 1, true, &records, (now_ms / 1000) as u32);
+    let msg = ipfix_message(1, 1, true, &records, now);
     socket
         .send_to(&msg, ("127.0.0.1", relay.ports.flow))
         .expect("send");
-    let status = relay.wait_status("/forwarded/lines", 40, Duration::from_secs(10));
-    let status: Value = if status["forwarded"]["lines"] == 40 {
-        relay.stop()
-    } else {
-        status
-    };
-    assert_eq!(status["forwarded"]["lines"], 40, "{status}");
+    let lines = SITE_CAPTURE.len() as u64 + 40;
+    let status = relay.wait_status("/forwarded/lines", lines, Duration::from_secs(15));
+    assert_eq!(
+        status["forwarded"]["lines"],
+        lines,
+        "{status}\n{}",
+        relay.stderr()
+    );
     assert_eq!(status["dropped"]["refused_by_api"], 0, "{status}");
+    let destinations = gateway_destinations(&served).await;
+    assert_eq!(
+        destinations.get("198.18.8.1"),
+        Some(&((0..40).map(|i| 10_000 + i).sum(), 40)),
+        "{destinations:?}"
+    );
+    for (_, dst, _, _, _, sizes) in SITE_CAPTURE {
+        let dst = std::net::Ipv4Addr::from(dst).to_string();
+        let bytes: u64 = sizes.iter().map(|s| u64::from(*s)).sum();
+        assert_eq!(
+            destinations.get(&dst),
+            Some(&(bytes, 1)),
+            "{dst}: {destinations:?}"
+        );
+        let (status, body) = get_json(
+            &served,
+            &format!(
+                "/flows/explore?dims=interne&source=gateway&period=24h&filter=externe%20%3D%20{dst}"
+            ),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            body["data"]["total"].as_f64(),
+            Some(bytes as f64),
+            "{dst}: {body}"
+        );
+    }
+    relay.stop();
 }

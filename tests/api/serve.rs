@@ -8,7 +8,7 @@ use std::process::Command;
 #[path = "../common/served.rs"]
 pub(crate) mod served;
 
-use served::{Serve, create_token, netops};
+use served::{Serve, Store, create_token, netops, netops_ok};
 
 fn start() -> served::Served {
     Serve::new().start()
@@ -315,8 +315,8 @@ async fn used(served: &served::Served, tenant: &str, name: &str, n: usize) -> St
 }
 
 /// `netops tenant list`, as (tenant, active tokens, items) per line.
-fn tenant_list(served: &served::Served) -> Vec<(String, String, String)> {
-    served::stdout_of(netops(&["tenant", "list"], &served.db))
+fn tenant_list(store: &Store) -> Vec<(String, String, String)> {
+    netops_ok(&["tenant", "list"], store)
         .lines()
         .skip(1)
         .map(|l| {
@@ -387,7 +387,8 @@ async fn deleting_a_tenant_asks_first_goes_on_after_a_stop_and_leaves_the_others
     let theirs = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     assert_eq!(me(&served, &theirs).await, 200);
     used(&served, "globex", "ci", 1).await;
-    let before = tenant_list(&served);
+    let store = Store::File(served.db.clone());
+    let before = tenant_list(&store);
     let items = |list: &[(String, String, String)], t: &str| {
         list.iter()
             .find(|(name, _, _)| name == t)
@@ -399,9 +400,12 @@ async fn deleting_a_tenant_asks_first_goes_on_after_a_stop_and_leaves_the_others
     );
     let acme = items(&before, "acme").expect("acme listed");
     // Without --yes and without an answer, nothing is deleted.
-    let refused = netops(&["tenant", "delete", "--tenant", "globex"], &served.db);
+    let refused = netops(
+        &["tenant", "delete", "--tenant", "globex", "--no-export"],
+        &served.db,
+    );
     assert_eq!(refused.status.code(), Some(2));
-    assert_eq!(tenant_list(&served), before);
+    assert_eq!(tenant_list(&store), before);
     // Stopped after a few items, then run again.
     let part = netops(
         &[
@@ -410,6 +414,7 @@ async fn deleting_a_tenant_asks_first_goes_on_after_a_stop_and_leaves_the_others
             "--tenant",
             "globex",
             "--yes",
+            "--no-export",
             "--max-items",
             "5",
         ],
@@ -417,7 +422,7 @@ async fn deleting_a_tenant_asks_first_goes_on_after_a_stop_and_leaves_the_others
     );
     assert!(part.status.success());
     assert!(String::from_utf8_lossy(&part.stderr).contains("run again to go on"));
-    let between = tenant_list(&served);
+    let between = tenant_list(&store);
     assert_eq!(
         items(&between, "globex"),
         items(&before, "globex").map(|n| n - 5),
@@ -426,7 +431,14 @@ async fn deleting_a_tenant_asks_first_goes_on_after_a_stop_and_leaves_the_others
     // Unpaced here: the demo tenant holds tens of thousands of items (200 a second by default).
     let rest = netops(
         &[
-            "tenant", "delete", "--tenant", "globex", "--yes", "--rate", "1000000",
+            "tenant",
+            "delete",
+            "--tenant",
+            "globex",
+            "--yes",
+            "--no-export",
+            "--rate",
+            "1000000",
         ],
         &served.db,
     );
@@ -436,7 +448,7 @@ async fn deleting_a_tenant_asks_first_goes_on_after_a_stop_and_leaves_the_others
         "{}",
         String::from_utf8_lossy(&rest.stderr)
     );
-    let after = tenant_list(&served);
+    let after = tenant_list(&store);
     assert_eq!(items(&after, "globex"), None, "{after:?}");
     assert_eq!(me(&served, &theirs).await, 401, "its token is gone");
     // Acme is whole: the same items, still served.

@@ -266,14 +266,46 @@ fn seeded_file() -> &'static Path {
     })
 }
 
+/// The store another `netops` command runs on: the embedded file, or DynamoDB tables of
+/// their own (`prefix`) on a DynamoDB-protocol server, as an operator names them.
+pub enum Store {
+    File(PathBuf),
+    Dynamodb { endpoint: String, prefix: String },
+}
+
+/// Runs another `netops` command on `store`.
+pub fn netops_on(args: &[&str], store: &Store) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_netops"));
+    command.args(args);
+    match store {
+        Store::File(db) => command.arg("--db").arg(db),
+        Store::Dynamodb { endpoint, prefix } => command
+            .args(["--store", "dynamodb"])
+            .env("NETOPS_DYNAMODB_ENDPOINT", endpoint)
+            .env("NETOPS_DYNAMODB_TABLE_PREFIX", prefix),
+    };
+    command.output().expect("run netops")
+}
+
 /// Runs another `netops` command on the file `db`.
 pub fn netops(args: &[&str], db: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_netops"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("run netops")
+    netops_on(args, &Store::File(db.to_owned()))
+}
+
+/// The standard output of a `netops` command on `store` that must succeed.
+pub fn netops_ok(args: &[&str], store: &Store) -> String {
+    stdout_of(netops_on(args, store))
+}
+
+/// Creates a token of `tenant` with the CLI on `store` (`args`: `--name`, `--scopes` and any
+/// other option of `token create`) and returns it.
+pub fn create_token_on(store: &Store, tenant: &str, args: &[&str]) -> String {
+    netops_ok(
+        &[&["token", "create", "--tenant", tenant], args].concat(),
+        store,
+    )
+    .trim()
+    .to_owned()
 }
 
 /// The standard output of a command that must have succeeded (its standard error otherwise).
@@ -289,17 +321,5 @@ pub fn stdout_of(out: std::process::Output) -> String {
 /// Creates a token of tenant acme with the CLI on the file `db` (`args`: `--name`, `--scopes`
 /// and any other option of `token create`) and returns it.
 pub fn create_token(db: &Path, args: &[&str]) -> String {
-    let out = netops(
-        &[&["token", "create", "--tenant", "acme"], args].concat(),
-        db,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_owned()
+    create_token_on(&Store::File(db.to_owned()), "acme", args)
 }

@@ -3,9 +3,12 @@
 // indicators (RFC 8707) whose access tokens are JWTs bound to the resource asked for, and an
 // interaction that logs in and consents at once, as the account named by `login_hint`
 // (a stand-in for the person at the browser).
-// Usage: node oauth-issuer.mjs <redirect URI>; prints its issuer URL as one line, and writes
-// its private signing key (JWK) to the file named by ISSUER_KEY_FILE, from which the tests
-// sign tokens the issuer would never hand out (expired ones).
+// Usage: node oauth-issuer.mjs <redirect URI>; listens on ISSUER_PORT (default: a free port),
+// prints its issuer URL as one line, and writes its private signing key (JWK) to the file
+// named by ISSUER_KEY_FILE, from which the tests sign tokens the issuer would never hand out
+// (expired ones). On SIGHUP it rotates its keys as an issuer does: a new key signs from then
+// on, published first in its JWKS beside the old ones; the file then holds the new key, and
+// a line `rotated <kid>` is printed.
 import { generateKeyPairSync } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -22,15 +25,20 @@ const SCOPES = [
 const TENANTS = { alice: "acme", bob: "globex" };
 
 const [redirectUri] = process.argv.slice(2);
-const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-const key = { ...privateKey.export({ format: "jwk" }), kid: "issuer-key-1", alg: "ES256", use: "sig" };
-if (process.env.ISSUER_KEY_FILE) writeFileSync(process.env.ISSUER_KEY_FILE, JSON.stringify(key));
+// The signing keys, the one that signs first.
+let keys = [];
+function rotate() {
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const kid = `issuer-key-${keys.length + 1}`;
+  keys = [{ ...privateKey.export({ format: "jwk" }), kid, alg: "ES256", use: "sig" }, ...keys];
+  if (process.env.ISSUER_KEY_FILE) writeFileSync(process.env.ISSUER_KEY_FILE, JSON.stringify(keys[0]));
+}
+rotate();
 
-const server = createServer();
-server.listen(0, "127.0.0.1", () => {
-  const issuer = `http://127.0.0.1:${server.address().port}`;
+// The provider of the current keys: a new one is made on rotation (its keys are fixed).
+function authorizationServer(issuer) {
   const provider = new Provider(issuer, {
-    jwks: { keys: [key] },
+    jwks: { keys },
     clients: [
       {
         client_id: "netops-tests",
@@ -90,7 +98,19 @@ server.listen(0, "127.0.0.1", () => {
     });
     ctx.redirect(to);
   });
-  server.on("request", provider.callback());
+  return provider.callback();
+}
+
+const server = createServer();
+server.listen(Number(process.env.ISSUER_PORT ?? 0), "127.0.0.1", () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  let handle = authorizationServer(issuer);
+  server.on("request", (req, res) => handle(req, res));
+  process.on("SIGHUP", () => {
+    rotate();
+    handle = authorizationServer(issuer);
+    console.log(`rotated ${keys[0].kid}`);
+  });
   console.log(issuer);
 });
 process.on("SIGTERM", () => server.close(() => process.exit(0)));

@@ -10,11 +10,13 @@ import hmac
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import tempfile
 import time
 import urllib.parse
+from contextlib import contextmanager
 
 import anyio
 import jwt
@@ -38,22 +40,52 @@ CLIENT_ID = "netops-tests"
 REDIRECT_URI = "http://127.0.0.1/callback"
 
 
-@pytest.fixture(scope="module")
-def issuer():
-    """The authorization server, its issuer URL and its private signing key (JWK)."""
+# The least time between two fetches of the issuer's keys, shortened from its 30 s so the
+# rotation and recovery cases wait a second, not half a minute.
+REFETCH_SECS = 1
+
+
+class Issuer:
+    """The authorization server process: its URL, and its signing key (JWK) as of now."""
+
+    def __init__(self, proc, url, key_file):
+        self.proc, self.url, self.key_file = proc, url, key_file
+
+    def key(self):
+        with open(self.key_file) as f:
+            return json.load(f)
+
+    def rotate(self):
+        """A new key signs from now on (published beside the old ones); returns it."""
+        self.proc.send_signal(signal.SIGHUP)
+        line = line_starting(self.proc, "rotated ")
+        key = self.key()
+        assert line == f"rotated {key['kid']}"
+        return key
+
+
+def line_starting(proc, prefix):
+    """The next line of `proc` that starts with `prefix` (oidc-provider prints notices too)."""
+    for _ in range(50):
+        line = proc.stdout.readline()
+        if not line or line.startswith(prefix):
+            return line.strip()
+    raise AssertionError(f"no line starting with {prefix!r}")
+
+
+@contextmanager
+def running_issuer(port):
     keydir = tempfile.mkdtemp(prefix="netops-issuer-")
     key_file = os.path.join(keydir, "key.json")
     proc = subprocess.Popen(
         ["node", ISSUER_SCRIPT, REDIRECT_URI],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env=dict(os.environ, ISSUER_KEY_FILE=key_file),
+        env=dict(os.environ, ISSUER_KEY_FILE=key_file, ISSUER_PORT=str(port)),
     )
     try:
-        url = proc.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), f"the issuer did not start: {url!r}"
-        with open(key_file) as f:
-            key = json.load(f)
-        yield url, key
+        url = line_starting(proc, "http://")
+        assert url == f"http://127.0.0.1:{port}", f"the issuer did not start: {url!r}"
+        yield Issuer(proc, url, key_file)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -62,14 +94,38 @@ def issuer():
 
 
 @pytest.fixture(scope="module")
-def oauth_server(issuer):
-    """`netops serve` accepting the issuer's tokens for its MCP endpoint, whose URL (the
-    tokens' audience) is known before it starts: a port is picked first."""
+def issuer_port():
+    """The issuer's port, chosen before the server starts: the issuer itself is started by the
+    first test that needs it, so the first test of this file sees it out of reach."""
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def issuer_process(issuer_port):
+    with running_issuer(issuer_port) as issuer:
+        yield issuer
+
+
+@pytest.fixture(scope="module")
+def issuer(issuer_process):
+    """The authorization server's issuer URL and its first private signing key (JWK)."""
+    return issuer_process.url, issuer_process.key()
+
+
+def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def oauth_server(issuer_port):
+    """`netops serve` accepting the issuer's tokens for its MCP endpoint, whose URL (the
+    tokens' audience) is known before it starts: a port is picked first."""
+    port = free_port()
     resource = f"http://127.0.0.1:{port}/api/v1/mcp"
-    env = {"NETOPS_OAUTH_ISSUER": issuer[0], "NETOPS_OAUTH_RESOURCE": resource}
+    env = {"NETOPS_OAUTH_ISSUER": f"http://127.0.0.1:{issuer_port}", "NETOPS_OAUTH_RESOURCE": resource,
+           "NETOPS_OAUTH_JWKS_REFETCH_SECS": str(REFETCH_SECS)}
     with served(env, addr=f"127.0.0.1:{port}") as srv:
         yield srv
 
@@ -196,6 +252,32 @@ def claims(issuer_url, audience, tenant="acme", **over):
     return {**base, **over}
 
 
+def test_an_issuer_out_of_reach_is_503_and_the_endpoint_recovers_when_it_is_back(
+        oauth_server, issuer_port, request):
+    """First of the file: the server has never reached the issuer, which is not started yet."""
+    issuer_url = f"http://127.0.0.1:{issuer_port}"
+    resource = oauth_server.base_url + "/mcp"
+    stranger = ec.generate_private_key(ec.SECP256R1())
+    # Nothing listens on the issuer's port: no key was ever fetched.
+    res = mcp_post(oauth_server, signed(stranger, claims(issuer_url, resource), "issuer-key-1"))
+    assert res.status_code == 503, res.text
+    body = res.json()
+    assert body["error"] == "service_unavailable" and body["message"], body
+    assert "127.0.0.1" not in res.text, "no internal detail in the body"
+    # The static tokens are not held up by the issuer.
+    assert oauth_server.get("/me").status_code == 200
+    asked = time.monotonic()
+    # The issuer comes up (the one the other tests use, on that port).
+    key = request.getfixturevalue("issuer_process").key()
+    token = signed(key, claims(issuer_url, resource), key["kid"])
+    time.sleep(max(0.0, REFETCH_SECS + 0.2 - (time.monotonic() - asked)))
+    res = mcp_post(oauth_server, token)
+    assert res.status_code == 200, res.text
+    # A token its keys refuse is 401 now, not 503.
+    res = mcp_post(oauth_server, signed(stranger, claims(issuer_url, resource), key["kid"]))
+    assert res.status_code == 401
+
+
 def test_the_401_names_the_protected_resource_metadata(oauth_server, issuer):
     res = mcp_post(oauth_server)
     assert res.status_code == 401
@@ -215,7 +297,7 @@ def test_the_401_names_the_protected_resource_metadata(oauth_server, issuer):
         assert doc["bearer_methods_supported"] == ["header"]
 
 
-def test_the_sdk_logs_in_and_calls_tools_of_its_own_tenant_only(oauth_server):
+def test_the_sdk_logs_in_and_calls_tools_of_its_own_tenant_only(oauth_server, issuer):
     (tools, me, acme_hosts), alice_token = with_sdk_oauth(oauth_server, "alice", me_and_machines)
     assert "list_machines" in tools and "get_flow_summary" in tools
     assert me["tenant"] == "acme" and me["name"] == "oauth:alice"
@@ -267,3 +349,30 @@ def test_tokens_of_another_audience_expired_or_signed_by_an_unknown_key_are_refu
         params = challenge(res)
         assert params["error"] == "invalid_token", why
         assert params["resource_metadata"].endswith("/.well-known/oauth-protected-resource/api/v1/mcp"), why
+
+
+def test_after_a_key_rotation_tokens_of_the_new_key_are_accepted_and_unknown_kids_refused(
+        oauth_server, issuer_process, issuer):
+    issuer_url, first = issuer
+    resource = oauth_server.base_url + "/mcp"
+    # The server holds the first key (fetched by the tests above, or now).
+    assert mcp_post(oauth_server, signed(first, claims(issuer_url, resource), first["kid"])).status_code == 200
+    started = time.monotonic()
+    new = issuer_process.rotate()
+    assert new["kid"] != first["kid"]
+    # The SDK logs in again: the issuer signs its token with the new key, which the server
+    # does not hold yet; it fetches the keys again for that key id, at most once a period.
+    time.sleep(max(0.0, REFETCH_SECS + 0.2 - (time.monotonic() - started)))
+    (tools, me, hosts), token = with_sdk_oauth(oauth_server, "alice", me_and_machines)
+    assert jwt.get_unverified_header(token)["kid"] == new["kid"], "signed with the new key"
+    assert me["tenant"] == "acme" and hosts and "list_machines" in tools
+    assert mcp_post(oauth_server, token).status_code == 200
+    # The old key is still published: its tokens still pass until they expire.
+    assert mcp_post(oauth_server, signed(first, claims(issuer_url, resource), first["kid"])).status_code == 200
+    # A key id in no JWKS, even once the keys are fetched again: 401, never 503.
+    time.sleep(REFETCH_SECS + 0.2)
+    stranger = ec.generate_private_key(ec.SECP256R1())
+    res = mcp_post(oauth_server, signed(stranger, claims(issuer_url, resource), "issuer-key-99"))
+    assert res.status_code == 401 and challenge(res)["error"] == "invalid_token"
+    assert res.json()["error"] == "unauthorized"
+

@@ -12,21 +12,16 @@ use netops_shared::write::entry_bound;
 use serde_json::{Value, json};
 
 use crate::netdiag_host;
-use crate::served::{Serve, Served, netops};
+use crate::served::{Serve, Served, Store, create_token_on, netops, netops_ok};
 
 /// The log entries of `tenant` (`None`: the refusals without a known token), each with the
 /// length of its line as `netops writes` prints it.
 fn log_lines(served: &Served, tenant: Option<&str>) -> Vec<(Value, usize)> {
-    let out = match tenant {
-        Some(t) => netops(&["writes", "--tenant", t], &served.db),
-        None => netops(&["writes", "--unauthenticated"], &served.db),
+    let args = match tenant {
+        Some(t) => vec!["writes", "--tenant", t],
+        None => vec!["writes", "--unauthenticated"],
     };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    netops_ok(&args, &Store::File(served.db.clone()))
         .lines()
         .map(|l| {
             (
@@ -38,18 +33,11 @@ fn log_lines(served: &Served, tenant: Option<&str>) -> Vec<(Value, usize)> {
 }
 
 fn token(served: &Served, tenant: &str, name: &str, scopes: &str) -> String {
-    let out = netops(
-        &[
-            "token", "create", "--tenant", tenant, "--name", name, "--scopes", scopes,
-        ],
-        &served.db,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    create_token_on(
+        &Store::File(served.db.clone()),
+        tenant,
+        &["--name", name, "--scopes", scopes],
+    )
 }
 
 /// Sends acks with `body` until `stop`; returns how many answers of each status came back.

@@ -3,7 +3,8 @@
 //! endpoint's URL, RFC 8707), `exp` and `nbf` (with [`LEEWAY_SECS`]) hold. Algorithms are
 //! allow-listed ([`ALGORITHMS`]): never `none`, never HMAC, so a public key can never serve as
 //! a shared secret. The JWKS is found through the issuer's metadata, kept [`KEYS_MAX_AGE`], and
-//! fetched again for a key id it lacks (key rotation) at most once per [`REFETCH_EVERY`].
+//! fetched again for a key id it lacks (key rotation) at most once per
+//! `NETOPS_OAUTH_JWKS_REFETCH_SECS` (30 s).
 //! The caller's tenant and scopes come from the configured claims.
 
 use std::collections::HashMap;
@@ -34,8 +35,6 @@ pub const ALGORITHMS: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algo
 pub const LEEWAY_SECS: u64 = 30;
 /// Keys older than this are fetched again before use (kept if the fetch fails).
 pub const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
-/// At most one fetch of the JWKS per this long, however many unknown key ids arrive.
-pub const REFETCH_EVERY: Duration = Duration::from_secs(30);
 /// Time allowed to each request to the issuer.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest metadata document or JWKS read.
@@ -240,11 +239,12 @@ impl Verifier {
         Ok(keys)
     }
 
-    /// Fetches the keys again unless that was asked for less than [`REFETCH_EVERY`] ago
-    /// (by this call or a concurrent one, which this one then waits for).
+    /// Fetches the keys again unless that was asked for less than the configured refetch
+    /// period ago (by this call or a concurrent one, which this one then waits for).
     async fn refresh(&self) {
+        let every = Duration::from_secs(self.config.jwks_refetch_secs);
         let mut last = self.last_fetch.lock().await;
-        if last.is_some_and(|at| at.elapsed() < REFETCH_EVERY) {
+        if last.is_some_and(|at| at.elapsed() < every) {
             return;
         }
         *last = Some(Instant::now());

@@ -7,7 +7,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::DynamoStore;
 use super::client::{backend, is_condition_failed};
 use super::item::{Item, log_pk, s, tenant_prefix};
-use netops_store::{Deployment, Pace, StoreError, StoreResult, Tokens};
+use netops_store::{Deployment, ExportPage, Pace, StoreError, StoreResult, Tokens};
+use serde_json::{Value, json};
 
 /// Keys asked of one page of the Scan that finds a tenant's items.
 const SCAN_PAGE: i32 = 1_000;
@@ -67,6 +68,41 @@ impl DynamoStore {
         }
         Ok(())
     }
+}
+
+/// Where an export page starts: in the data table after the key `after` (none: at its
+/// start), or at the tokens.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(tag = "table", rename_all = "lowercase")]
+enum ExportPosition {
+    Data {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<(String, String)>,
+    },
+    Tokens,
+}
+
+/// An item in DynamoDB's own JSON form (`{"S": ...}`, `{"N": ...}`, ...), as the AWS CLI and
+/// an export to S3 write it: every type kept.
+fn dynamodb_json(item: &Item) -> Value {
+    fn value(v: &AttributeValue) -> Value {
+        match v {
+            AttributeValue::S(s) => json!({ "S": s }),
+            AttributeValue::N(n) => json!({ "N": n }),
+            AttributeValue::B(b) => json!({ "B": aws_smithy_types::base64::encode(b.as_ref()) }),
+            AttributeValue::Bool(b) => json!({ "BOOL": b }),
+            AttributeValue::Null(_) => json!({ "NULL": true }),
+            AttributeValue::Ss(l) => json!({ "SS": l }),
+            AttributeValue::Ns(l) => json!({ "NS": l }),
+            AttributeValue::Bs(l) => json!({
+                "BS": l.iter().map(|b| aws_smithy_types::base64::encode(b.as_ref())).collect::<Vec<_>>()
+            }),
+            AttributeValue::L(l) => json!({ "L": l.iter().map(value).collect::<Vec<_>>() }),
+            AttributeValue::M(m) => json!({ "M": dynamodb_json(m) }),
+            _ => Value::Null,
+        }
+    }
+    Value::Object(item.iter().map(|(k, v)| (k.clone(), value(v))).collect())
 }
 
 #[async_trait]
@@ -188,5 +224,64 @@ impl Deployment for DynamoStore {
             .map(|pk| Item::from([("pk".to_owned(), s(pk))]))
             .collect();
         self.delete_paced(&self.control, keys, "tokens", pace).await
+    }
+
+    /// The data table's items under `<tenant>|`, a page of a Scan at a time (`limit` items
+    /// read, every tenant's, then filtered: the page's `read`), then the token items, found
+    /// by a Query of the tenant index. The name guards, derived from the tokens, are left out.
+    async fn export_page(
+        &self,
+        tenant: &str,
+        from: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<ExportPage> {
+        let after = match ExportPage::position(from, ExportPosition::Data { after: None })? {
+            ExportPosition::Data { after } => after,
+            ExportPosition::Tokens => {
+                let items: Vec<Item> = self
+                    .client
+                    .query()
+                    .table_name(self.control.as_ref())
+                    .index_name("by_tenant")
+                    .key_condition_expression("gt = :t")
+                    .expression_attribute_values(":t", s(tenant))
+                    .into_paginator()
+                    .items()
+                    .send()
+                    .try_collect()
+                    .await
+                    .map_err(backend)?;
+                let items = items.iter().map(|i| ("control", dynamodb_json(i)));
+                return Ok(ExportPage::of(items.collect(), 0, None::<ExportPosition>));
+            }
+        };
+        let mut scan = self
+            .client
+            .scan()
+            .table_name(self.data.as_ref())
+            .filter_expression("begins_with(pk, :p)")
+            .expression_attribute_values(":p", s(tenant_prefix(tenant)))
+            .limit(i32::try_from(limit.max(1)).unwrap_or(SCAN_PAGE));
+        if let Some((pk, sk)) = after {
+            scan = scan
+                .exclusive_start_key("pk", s(pk))
+                .exclusive_start_key("sk", s(sk));
+        }
+        let out = scan.send().await.map_err(backend)?;
+        let last = out
+            .last_evaluated_key()
+            .and_then(|k| match (k.get("pk"), k.get("sk")) {
+                (Some(AttributeValue::S(pk)), Some(AttributeValue::S(sk))) => {
+                    Some((pk.clone(), sk.clone()))
+                }
+                _ => None,
+            });
+        let next = match last {
+            Some(after) => ExportPosition::Data { after: Some(after) },
+            None => ExportPosition::Tokens,
+        };
+        let read = usize::try_from(out.scanned_count()).unwrap_or(0);
+        let items = out.items().iter().map(|i| ("data", dynamodb_json(i)));
+        Ok(ExportPage::of(items.collect(), read, Some(next)))
     }
 }

@@ -20,6 +20,14 @@ impl StoreKind {
             _ => None,
         }
     }
+
+    /// The name [`StoreKind::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreKind::Embedded => "embedded",
+            StoreKind::Dynamodb => "dynamodb",
+        }
+    }
 }
 
 /// Days a write-log entry is kept by default (docs/writes.md#the-write-log).

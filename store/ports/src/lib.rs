@@ -39,7 +39,7 @@ use std::sync::Arc;
 pub use filter::{Filter, Pred};
 pub use ports::all::{All, READ_ALL};
 pub use ports::counters::{COUNTER_GRACE_SECS, Counters};
-pub use ports::deployment::{Deployment, Pace};
+pub use ports::deployment::{Deployment, ExportPage, Pace};
 pub use ports::docs::{Doc, Documents, doc_time};
 pub use ports::ingest::{IngestEntry, IngestLog, KEPT_REFUSALS, LineRefusal};
 pub use ports::rollups::{BATCHES, KeepMeasure, Rollup, RollupGroup, Rollups};

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use crate::StoreResult;
+use crate::{StoreError, StoreResult};
 
 /// Settings and upkeep of the deployment.
 #[async_trait]
@@ -31,14 +31,64 @@ pub trait Deployment: Send + Sync + 'static {
     /// Paced by `pace` (items per second), which also logs progress and may stop the run
     /// early ([`Pace::stopped`]).
     async fn delete_tenant(&self, tenant: &str, pace: &Pace) -> StoreResult<()>;
+    /// One page of a tenant's export: its items among at most `limit` read, as the store holds them,
+    /// from `from` (`None`: the start; else the `next` of the page before), the items
+    /// `delete_tenant` removes in the same order of kinds (its tokens last). An administrative
+    /// read, paced by the caller.
+    async fn export_page(
+        &self,
+        tenant: &str,
+        from: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<ExportPage>;
+}
+
+/// A page of a tenant's export ([`Deployment::export_page`]).
+#[derive(Debug, Default)]
+pub struct ExportPage {
+    /// The items: the table each comes from, and the item as a JSON object.
+    pub items: Vec<(&'static str, serde_json::Value)>,
+    /// Where the next page starts (opaque); `None` once every item has been read.
+    pub next: Option<String>,
+    /// The items the store read for the page, the tenant's and others' (a DynamoDB Scan
+    /// reads every tenant's): what the caller paces.
+    pub read: usize,
+}
+
+impl ExportPage {
+    /// An adapter's position read back from `from` (`start` when none): its own JSON.
+    pub fn position<P: serde::de::DeserializeOwned>(
+        from: Option<&str>,
+        start: P,
+    ) -> StoreResult<P> {
+        match from {
+            None => Ok(start),
+            Some(p) => serde_json::from_str(p)
+                .map_err(|_| StoreError::Data("export position: not one of this store".into())),
+        }
+    }
+
+    /// A page of `items`, found among `read` items, whose next page starts at `next` (none:
+    /// the export is over).
+    pub fn of<P: serde::Serialize>(
+        items: Vec<(&'static str, serde_json::Value)>,
+        read: usize,
+        next: Option<P>,
+    ) -> ExportPage {
+        ExportPage {
+            read: read.max(items.len()),
+            items,
+            next: next.map(|p| serde_json::to_string(&p).unwrap_or_default()),
+        }
+    }
 }
 
 /// Where a [`Pace`] reports progress: what is being removed, and the items removed so far.
 type Report = Box<dyn Fn(&str, u64) + Send + Sync>;
 
-/// The pace of a long administrative removal: at most `per_sec` items a second on average,
-/// at most `max_items` in one run (then the run stops, to be run again), and a progress line
-/// through `report` every [`Pace::REPORT_EVERY`] items.
+/// The pace of a long administrative removal or export: at most `per_sec` items a second on
+/// average, at most `max_items` in one run (then the run stops, to be run again), and a
+/// progress line through `report` every [`Pace::REPORT_EVERY`] items.
 pub struct Pace {
     per_sec: u32,
     max_items: Option<u64>,
