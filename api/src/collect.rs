@@ -14,4 +14,9 @@ pub static KINDS: &[&CollectKind] = &[
     &netops_flows::collect::FLOW,
     &netops_flows::collect::GATEWAY_FLOW,
     &netops_flows::collect::FLOW_FAILURE,
+    &netops_inventory::collect::ASSET_INVENTORY,
+    &netops_security::collect::LOGON,
+    &netops_security::collect::LOCKOUT,
+    &netops_security::collect::CHANGE,
+    &netops_files::collect::FILE_ACCESS,
 ];

@@ -55,6 +55,9 @@ scopes! {
     CollectFleet => "collect:fleet",
     CollectNetdiag => "collect:netdiag",
     CollectFlows => "collect:flows",
+    CollectInventory => "collect:inventory",
+    CollectSecurity => "collect:security",
+    CollectFiles => "collect:files",
 }
 
 impl std::fmt::Display for Scope {

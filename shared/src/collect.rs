@@ -306,6 +306,30 @@ impl Batch<'_> {
             .await
     }
 
+    /// Stores `events` (partition, time, body) in `series` with nothing derived from them,
+    /// each under an id made of its content ([`content_id`] of `prefix`, its partition and
+    /// body), written into its body's `id`: sent again, in any batch, an event is stored once.
+    pub async fn store_events(
+        &self,
+        series: &str,
+        prefix: &str,
+        events: Vec<(String, DateTime<Utc>, Value)>,
+    ) -> StoreResult<()> {
+        let mut items = Vec::with_capacity(events.len());
+        for (partition, at, mut body) in events {
+            let id = content_id(prefix, at, &(&partition, &body))?;
+            body["id"] = Value::String(id.clone());
+            let record = Record {
+                partition,
+                ts: at.timestamp_millis(),
+                id,
+                body,
+            };
+            items.push((record, ()));
+        }
+        self.store_counted(series, items, |_| Vec::new()).await
+    }
+
     /// The tenant's machines among `hosts` (host names), their documents by host name: the
     /// agents' kinds refuse a line of another machine ([`unknown_machine`]), since machines
     /// come with their agents' heartbeats and inventory, not with what they observe.

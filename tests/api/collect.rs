@@ -406,7 +406,12 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
             "netdiag-measurement",
             "flow",
             "gateway-flow",
-            "flow-failure"
+            "flow-failure",
+            "asset-inventory",
+            "directory-logon",
+            "account-lockout",
+            "account-change",
+            "file-access"
         ])
     );
     assert!(
