@@ -8,6 +8,7 @@ use netops_shared::collect::CollectKind;
 pub static KINDS: &[&CollectKind] = &[
     &netops_firewall::collect::SYSLOG,
     &netops_dns::collect::RESOLUTION,
+    &netops_dns::collect::SERVER_QUERY,
     &netops_fleet::collect::HEARTBEAT,
     &netops_netdiag::collect::EVENT,
     &netops_netdiag::collect::MEASUREMENT,

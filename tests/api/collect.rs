@@ -401,6 +401,7 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
         json!([
             "firewall-syslog",
             "dns-resolution",
+            "dns-server-query",
             "machine-heartbeat",
             "netdiag-event",
             "netdiag-measurement",

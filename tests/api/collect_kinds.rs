@@ -809,3 +809,87 @@ async fn file_accesses_collected_are_listed_and_summed_once() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn dns_server_queries_collected_join_their_server_and_are_judged_once() {
+    let app = TestApp::with_modules(&[Function::Dns]).await;
+    let read = app.token("acme", &[Scope::ReadDns]).await;
+    let collect = app.token("acme", &[Scope::CollectDns]).await;
+    let now = Utc::now();
+    let query = |min: i64, domain: &str, ip: &str| {
+        json!({"at": stamp(now - Duration::minutes(min)), "server": "COLLECT-DNS-01", "client_ip": ip,
+            "domain": domain, "query_type": "A", "response_code": "NOERROR"})
+        .to_string()
+    };
+    let tunnel = format!("{}.collecte-test.example", "a1b2c3d4e5".repeat(5));
+    let lines = [
+        query(5, "Intranet.Collecte-Test.example.", "10.10.30.11"),
+        query(4, &tunnel, "10.10.30.11"),
+        query(3, "xkq7vz3mpw9tb2hr.collecte-test", "10.10.30.12"),
+        query(3, "intranet.collecte-test.example", "10.10.30.999"),
+        query(3, "bad name.collecte-test.example", "10.10.30.11"),
+        query(-60, "intranet.collecte-test.example", "10.10.30.11"),
+    ];
+    let res = post_lines(&app, "dns-server-query", &collect, &lines).await;
+    assert_taken(
+        &res,
+        3,
+        &[
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+            (6, "time_out_of_range"),
+        ],
+    );
+    let mut retry = lines[..3].to_vec();
+    retry.push(String::new());
+    assert_taken(
+        &post_lines(&app, "dns-server-query", &collect, &retry).await,
+        3,
+        &[],
+    );
+    let res = app
+        .get("/dns/server-queries?domain=collecte-test", &read)
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["meta"]["server_collection"], "active");
+    assert!(
+        res.body["meta"]["servers"]
+            .as_array()
+            .expect("servers")
+            .contains(&json!("COLLECT-DNS-01")),
+        "{}",
+        res.body["meta"]
+    );
+    let got: Vec<(String, serde_json::Value)> = res.body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|q| {
+            (
+                q["domain"].as_str().unwrap_or_default().to_owned(),
+                q["reason"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("xkq7vz3mpw9tb2hr.collecte-test".to_owned(), json!("dga")),
+            (tunnel.clone(), json!("tunneling")),
+            ("intranet.collecte-test.example".to_owned(), json!(null)),
+        ]
+    );
+    let suspicious = app
+        .get(
+            "/dns/server-queries?domain=collecte-test&suspicious=1",
+            &read,
+        )
+        .await;
+    assert_eq!(suspicious.body["data"].as_array().map(Vec::len), Some(2));
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadDns]).await;
+    let theirs = app
+        .get("/dns/server-queries?domain=collecte-test", &globex)
+        .await;
+    assert_eq!(theirs.body["data"], json!([]));
+}
