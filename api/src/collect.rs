@@ -20,4 +20,5 @@ pub static KINDS: &[&CollectKind] = &[
     &netops_security::collect::LOCKOUT,
     &netops_security::collect::CHANGE,
     &netops_files::collect::FILE_ACCESS,
+    &netops_operations::collect::JOB_PING,
 ];

@@ -58,6 +58,7 @@ scopes! {
     CollectInventory => "collect:inventory",
     CollectSecurity => "collect:security",
     CollectFiles => "collect:files",
+    CollectOperations => "collect:operations",
 }
 
 impl std::fmt::Display for Scope {

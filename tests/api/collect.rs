@@ -412,7 +412,8 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
             "directory-logon",
             "account-lockout",
             "account-change",
-            "file-access"
+            "file-access",
+            "job-ping"
         ])
     );
     assert!(

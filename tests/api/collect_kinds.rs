@@ -893,3 +893,96 @@ async fn dns_server_queries_collected_join_their_server_and_are_judged_once() {
         .await;
     assert_eq!(theirs.body["data"], json!([]));
 }
+
+#[tokio::test]
+async fn job_pings_collected_set_their_heartbeat_once_the_latest_wins() {
+    let app = TestApp::with_modules(&[Function::Operations]).await;
+    let read = app.token("acme", &[Scope::ReadMonitors]).await;
+    let collect = app.token("acme", &[Scope::CollectOperations]).await;
+    let heartbeats = || async {
+        let res = app.get("/heartbeats", &read).await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        res.body["data"].as_array().expect("data").clone()
+    };
+    let before = heartbeats().await;
+    let id = before[0]["id"].as_i64().expect("id");
+    let now = Utc::now();
+    let ping = |at: DateTime<Utc>, id: i64, extra: serde_json::Value| {
+        let mut l = json!({"at": stamp(at), "heartbeat": id});
+        if let (Some(l), Some(extra)) = (l.as_object_mut(), extra.as_object()) {
+            l.extend(extra.clone());
+        }
+        l.to_string()
+    };
+    let lines = [
+        ping(
+            now - Duration::seconds(90),
+            id,
+            json!({"exit_code": 0, "duration_s": 10}),
+        ),
+        ping(
+            now - Duration::seconds(30),
+            id,
+            json!({"exit_code": 3, "duration_s": 42}),
+        ),
+        ping(now - Duration::seconds(30), 999_999_999, json!({})),
+        ping(now - Duration::seconds(30), id, json!({"duration_s": -1})),
+        ping(now + Duration::hours(1), id, json!({})),
+    ];
+    let res = post_lines(&app, "job-ping", &collect, &lines).await;
+    assert_taken(
+        &res,
+        2,
+        &[
+            (3, "unknown_reference"),
+            (4, "invalid_observation"),
+            (5, "time_out_of_range"),
+        ],
+    );
+    let find =
+        |all: Vec<serde_json::Value>| all.into_iter().find(|h| h["id"] == id).expect("heartbeat");
+    let h = find(heartbeats().await);
+    assert_eq!(
+        (
+            h["state"].as_str(),
+            h["exit_code"].as_i64(),
+            h["last_duration_s"].as_i64()
+        ),
+        (Some("failed"), Some(3), Some(42)),
+        "{h}"
+    );
+    let signal = |h: &serde_json::Value| {
+        h["last_signal_at"]
+            .as_str()
+            .and_then(|t| t.parse::<DateTime<Utc>>().ok())
+    };
+    let expected = stamp(now - Duration::seconds(30))
+        .parse::<DateTime<Utc>>()
+        .ok();
+    assert_eq!(signal(&h), expected);
+    // An older ping, sent late, changes nothing; a newer success sets it back to ok.
+    let late = post_lines(
+        &app,
+        "job-ping",
+        &collect,
+        &[ping(now - Duration::seconds(60), id, json!({}))],
+    )
+    .await;
+    assert_taken(&late, 1, &[]);
+    assert_eq!(find(heartbeats().await)["exit_code"], 3);
+    let ok = post_lines(
+        &app,
+        "job-ping",
+        &collect,
+        &[ping(now, id, json!({"duration_s": 12}))],
+    )
+    .await;
+    assert_taken(&ok, 1, &[]);
+    let h = find(heartbeats().await);
+    assert_eq!(
+        (h["state"].as_str(), h["exit_code"].as_i64()),
+        (Some("ok"), Some(0)),
+        "{h}"
+    );
+    assert!(signal(&h) > expected);
+}
