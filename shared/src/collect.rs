@@ -440,6 +440,24 @@ pub fn content_id(prefix: &str, at: DateTime<Utc>, what: &impl Serialize) -> Sto
     ))
 }
 
+/// Why the first of `texts` (field, text, required) cannot be kept, if one cannot: a text
+/// given must hold something and be at most `max` characters; a required one must be given.
+/// How the kinds bound what they keep.
+pub fn bad_text<'a>(
+    max: usize,
+    texts: impl IntoIterator<Item = (&'a str, Option<&'a str>, bool)>,
+) -> Option<Msg> {
+    texts.into_iter().find_map(|(field, text, required)| {
+        let bad = text.map_or(required, |t| t.trim().is_empty() || t.chars().count() > max);
+        bad.then(|| {
+            Msg::new(
+                format!("{field} : texte de 1 à {max} caractères attendu"),
+                format!("{field}: a text of 1 to {max} characters is expected"),
+            )
+        })
+    })
+}
+
 /// The refusal of line `line`, which names a machine the tenant does not know.
 pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
     LineError::UnknownReference.refuse(
@@ -827,6 +845,32 @@ mod tests {
                 .code,
             ErrorCode::InvalidBody
         );
+    }
+
+    #[test]
+    fn texts_are_bounded_and_required_ones_given() {
+        let long = "é".repeat(11);
+        let bad = |texts: &[(&str, Option<&str>, bool)]| {
+            bad_text(10, texts.iter().copied()).map(|m| m.en.into_owned())
+        };
+        assert_eq!(
+            bad(&[
+                ("a", Some("é".repeat(10).as_str()), true),
+                ("b", None, false)
+            ]),
+            None
+        );
+        for (texts, field) in [
+            (
+                vec![("a", Some("x"), true), ("b", Some(long.as_str()), false)],
+                "b",
+            ),
+            (vec![("a", Some(" "), false)], "a"),
+            (vec![("a", Some("x"), true), ("c", None, true)], "c"),
+        ] {
+            let why = bad(&texts).expect("refused");
+            assert!(why.starts_with(&format!("{field}: ")), "{why}");
+        }
     }
 
     #[test]

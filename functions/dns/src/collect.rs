@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use netops_shared::collect::{
-    Batch, CollectKind, LineError, content_id, schema_of, unknown_machine,
+    Batch, CollectKind, LineError, bad_text, content_id, schema_of, unknown_machine,
 };
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
@@ -189,22 +189,18 @@ async fn write_server_query_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefu
     let mut events = Vec::new();
     let mut servers = std::collections::BTreeSet::new();
     for (line, l) in batch.read::<ServerQueryLine>(&mut refused) {
-        let why = if l.server.trim().is_empty() || l.server.chars().count() > 253 {
-            Some(Msg::new("server : nom invalide", "server: invalid name"))
-        } else if l.client_ip.parse::<std::net::IpAddr>().is_err() {
-            Some(Msg::new(
-                "client_ip : adresse IP invalide",
-                "client_ip: invalid IP address",
-            ))
-        } else if l
-            .client
-            .as_ref()
-            .is_some_and(|c| c.trim().is_empty() || c.chars().count() > 253)
-        {
-            Some(Msg::new("client : nom invalide", "client: invalid name"))
-        } else {
-            None
-        };
+        let names = [
+            ("server", Some(l.server.as_str()), true),
+            ("client", l.client.as_deref(), false),
+        ];
+        let why = bad_text(253, names).or_else(|| {
+            l.client_ip.parse::<std::net::IpAddr>().is_err().then(|| {
+                Msg::new(
+                    "client_ip : adresse IP invalide",
+                    "client_ip: invalid IP address",
+                )
+            })
+        });
         let domain = domain_name(&l.domain);
         let (Some(domain), None) = (&domain, &why) else {
             let why = why.unwrap_or_else(|| {

@@ -3,7 +3,7 @@
 //! ([`crate::activity::Activity`]); its folder is derived from its path, never sent.
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, LineError, content_id, schema_of};
+use netops_shared::collect::{Batch, CollectKind, LineError, bad_text, content_id, schema_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
@@ -74,22 +74,26 @@ fn folder(path: &str) -> Option<&str> {
 
 /// Why the line cannot be kept, naming the field at fault.
 fn invalid(l: &FileAccessLine) -> Option<Msg> {
-    let texts = [
-        ("user", Some(&l.user), TEXT_MAX),
-        ("server", Some(&l.server), TEXT_MAX),
-        ("share", Some(&l.share), TEXT_MAX),
-        ("machine", l.machine.as_ref(), TEXT_MAX),
-        ("path", Some(&l.path), PATH_MAX),
-        ("new_path", l.new_path.as_ref(), PATH_MAX),
-    ];
-    if let Some((field, _, max)) = texts
-        .into_iter()
-        .find(|(_, t, max)| t.is_some_and(|t| t.trim().is_empty() || t.chars().count() > *max))
-    {
-        return Some(Msg::new(
-            format!("{field} : texte de 1 à {max} caractères attendu"),
-            format!("{field}: a text of 1 to {max} characters is expected"),
-        ));
+    let texts = bad_text(
+        TEXT_MAX,
+        [
+            ("user", Some(l.user.as_str()), true),
+            ("server", Some(l.server.as_str()), true),
+            ("share", Some(l.share.as_str()), true),
+            ("machine", l.machine.as_deref(), false),
+        ],
+    );
+    let paths = || {
+        bad_text(
+            PATH_MAX,
+            [
+                ("path", Some(l.path.as_str()), true),
+                ("new_path", l.new_path.as_deref(), false),
+            ],
+        )
+    };
+    if let Some(why) = texts.or_else(paths) {
+        return Some(why);
     }
     if l.client_ip.parse::<std::net::IpAddr>().is_err() {
         return Some(Msg::new(

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, OnMachine, schema_of};
+use netops_shared::collect::{Batch, CollectKind, OnMachine, bad_text, schema_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, StoreError, StoreResult, doc_time};
 use netops_shared::{Msg, Scope};
@@ -117,15 +117,12 @@ impl OnMachine for InventoryLine {
                 ("software.version", &s.version),
             ]
         });
-        if let Some((field, _)) = texts
+        let texts = texts
             .into_iter()
             .chain(software)
-            .find(|(_, t)| t.trim().is_empty() || t.chars().count() > TEXT_MAX)
-        {
-            return Some(Msg::new(
-                format!("{field} : texte de 1 à {TEXT_MAX} caractères attendu"),
-                format!("{field}: a text of 1 to {TEXT_MAX} characters is expected"),
-            ));
+            .map(|(field, t)| (field, Some(t.as_str()), true));
+        if let Some(why) = bad_text(TEXT_MAX, texts) {
+            return Some(why);
         }
         if self.ips.is_empty()
             || self.ips.len() > IPS_MAX

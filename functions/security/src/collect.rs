@@ -3,7 +3,7 @@
 //! Their result and action are derived from the event id, never sent.
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{Batch, CollectKind, LineError, schema_of};
+use netops_shared::collect::{Batch, CollectKind, LineError, bad_text, schema_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, StoreResult};
 use netops_shared::{Msg, Scope};
@@ -150,23 +150,6 @@ fn invalid(field: &str, fr: &str, en: &str) -> Msg {
     Msg::new(format!("{field} : {fr}"), format!("{field}: {en}"))
 }
 
-/// The first of `texts` (field, text, required) that is empty when required or too long.
-fn bad_text<'a>(texts: impl IntoIterator<Item = (&'a str, Option<&'a str>, bool)>) -> Option<Msg> {
-    texts.into_iter().find_map(|(field, text, required)| {
-        let bad = match text {
-            Some(t) => (required && t.trim().is_empty()) || t.chars().count() > TEXT_MAX,
-            None => required,
-        };
-        bad.then(|| {
-            invalid(
-                field,
-                &format!("texte de 1 à {TEXT_MAX} caractères attendu"),
-                &format!("a text of 1 to {TEXT_MAX} characters is expected"),
-            )
-        })
-    })
-}
-
 fn body(v: impl Serialize) -> Result<Value, Msg> {
     serde_json::to_value(v).map_err(|e| Msg::new(e.to_string(), e.to_string()))
 }
@@ -197,15 +180,18 @@ fn logon(l: LogonLine) -> Stored {
             "invalid IP address",
         ));
     }
-    if let Some(why) = bad_text([
-        ("user", Some(l.user.as_str()), true),
-        ("domain", Some(l.domain.as_str()), true),
-        ("target_host", Some(l.target_host.as_str()), true),
-        ("auth_package", Some(l.auth_package.as_str()), true),
-        ("dc", Some(l.dc.as_str()), true),
-        ("source_host", l.source_host.as_deref(), false),
-        ("failure_reason", l.failure_reason.as_deref(), false),
-    ]) {
+    if let Some(why) = bad_text(
+        TEXT_MAX,
+        [
+            ("user", Some(l.user.as_str()), true),
+            ("domain", Some(l.domain.as_str()), true),
+            ("target_host", Some(l.target_host.as_str()), true),
+            ("auth_package", Some(l.auth_package.as_str()), true),
+            ("dc", Some(l.dc.as_str()), true),
+            ("source_host", l.source_host.as_deref(), false),
+            ("failure_reason", l.failure_reason.as_deref(), false),
+        ],
+    ) {
         return Err(why);
     }
     let partition = l.target_host.clone();
@@ -239,12 +225,15 @@ fn lockout(l: LockoutLine) -> Stored {
             ));
         }
     };
-    if let Some(why) = bad_text([
-        ("user", Some(l.user.as_str()), true),
-        ("dc", Some(l.dc.as_str()), true),
-        ("caller_host", l.caller_host.as_deref(), false),
-        ("author", l.author.as_deref(), false),
-    ]) {
+    if let Some(why) = bad_text(
+        TEXT_MAX,
+        [
+            ("user", Some(l.user.as_str()), true),
+            ("dc", Some(l.dc.as_str()), true),
+            ("caller_host", l.caller_host.as_deref(), false),
+            ("author", l.author.as_deref(), false),
+        ],
+    ) {
         return Err(why);
     }
     let partition = l.user.clone();
@@ -269,14 +258,21 @@ fn change(l: ChangeLine) -> Stored {
             "4700 to 4799 or 5136 to 5141 expected",
         ));
     }
-    if let Some(why) = bad_text([
-        ("action", Some(l.action.as_str()), true),
-        ("author", Some(l.author.as_str()), true),
-        ("dc", Some(l.dc.as_str()), true),
-        ("details", Some(l.details.as_str()), false),
-        ("target", l.target.as_deref(), false),
-        ("object", l.object.as_deref(), false),
-    ]) {
+    if let Some(why) = bad_text(
+        TEXT_MAX,
+        [
+            ("action", Some(l.action.as_str()), true),
+            ("author", Some(l.author.as_str()), true),
+            ("dc", Some(l.dc.as_str()), true),
+            (
+                "details",
+                (!l.details.is_empty()).then_some(l.details.as_str()),
+                false,
+            ),
+            ("target", l.target.as_deref(), false),
+            ("object", l.object.as_deref(), false),
+        ],
+    ) {
         return Err(why);
     }
     let change = AccountChange {
