@@ -332,7 +332,7 @@ impl Batch<'_> {
 
     /// The tenant's machines among `hosts` (host names), their documents by host name: the
     /// agents' kinds refuse a line of another machine ([`unknown_machine`]), since machines
-    /// come with their agents' heartbeats and inventory, not with what they observe.
+    /// come with their agents' heartbeats, not with what they observe.
     pub async fn known_machines<'h>(
         &self,
         hosts: impl IntoIterator<Item = &'h str>,

@@ -86,7 +86,7 @@ impl ResponseCode {
 }
 
 /// Une résolution DNS faite par une machine, telle que son agent l'a vue. La machine doit
-/// être connue du compte (ses battements de cœur et son inventaire la créent) : une résolution
+/// être connue du compte (ses battements de cœur la créent) : une résolution
 /// d'une machine inconnue est refusée (`unknown_reference`). Alimente `/dns/resolutions` et
 /// les domaines les plus demandés (`/dns/top-domains`, par compte et par machine) ; les
 /// menaces DNS ne sont pas encore dérivées des résolutions collectées.
