@@ -8,10 +8,17 @@ use netops_shared::collect::CollectKind;
 pub static KINDS: &[&CollectKind] = &[
     &netops_firewall::collect::SYSLOG,
     &netops_dns::collect::RESOLUTION,
+    &netops_dns::collect::SERVER_QUERY,
     &netops_fleet::collect::HEARTBEAT,
     &netops_netdiag::collect::EVENT,
     &netops_netdiag::collect::MEASUREMENT,
     &netops_flows::collect::FLOW,
     &netops_flows::collect::GATEWAY_FLOW,
     &netops_flows::collect::FLOW_FAILURE,
+    &netops_inventory::collect::ASSET_INVENTORY,
+    &netops_security::collect::LOGON,
+    &netops_security::collect::LOCKOUT,
+    &netops_security::collect::CHANGE,
+    &netops_files::collect::FILE_ACCESS,
+    &netops_operations::collect::JOB_PING,
 ];

@@ -1,8 +1,6 @@
 //! Inventory demo data: one asset per machine of the roster, its installed software drawn
 //! from the catalogue, the tenant's software list and the software x CVE records.
 
-mod catalog;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{MachineKind, MachineSeed, Produced, SeedCtx};
@@ -14,10 +12,10 @@ use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::Value;
 
-use catalog::{TITLES, Target};
+use netops_inventory::catalog::{self, TITLES, Target};
 use netops_inventory::model::{
     ASSET_SOFTWARE, ASSETS, Asset, AssetKind, AssetSoftwareDoc, CVE_RECORDS, CveRecord, CveStatus,
-    EolStatus, Hardware, InstalledSoftware, SOFTWARE, Software, asset_key,
+    EolStatus, Hardware, InstalledSoftware, SOFTWARE, asset_key, cve_key, software_id,
 };
 
 fn json(v: impl Serialize) -> Value {
@@ -191,6 +189,19 @@ fn hotfix_kb(j: usize) -> u32 {
     5_030_000 + (j as u32) * 211 % 90_000
 }
 
+const WINDOWS_UPDATES: &str = "Microsoft Corporation";
+
+fn hotfix_name(j: usize) -> String {
+    format!(
+        "Mise à jour de sécurité pour Microsoft Windows (KB{})",
+        hotfix_kb(j)
+    )
+}
+
+fn hotfix_version(j: usize) -> String {
+    format!("KB{}", hotfix_kb(j))
+}
+
 /// How often an online machine's agent takes its inventory.
 const INVENTORY_EVERY_MINUTES: i64 = 6 * 60;
 
@@ -238,10 +249,10 @@ pub fn produce(ctx: &SeedCtx, _from: DateTime<Utc>, to: DateTime<Utc>) -> Produc
 /// of `seen` was last seen (the roster as of the seed, or as of a later time).
 fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
     let mut rng = ctx.rng("inventory");
-    let base = ctx.tenant.id_base * 100;
-    let title_id = |i: usize| base + i as i64;
-    let hotfix_id = |j: usize| base + 1000 + j as i64;
-    let mut installs: BTreeMap<i64, u32> = BTreeMap::new();
+    let title_id = |t: usize| software_id(TITLES[t].name, TITLES[t].publisher, TITLES[t].version);
+    let hotfix_id = |j: usize| software_id(&hotfix_name(j), WINDOWS_UPDATES, &hotfix_version(j));
+    // The assets each title is installed on.
+    let mut installs: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
     let mut hotfix_used: BTreeSet<usize> = BTreeSet::new();
     let mut assets = Vec::with_capacity(ctx.machines.len());
     let mut lists = Vec::with_capacity(ctx.machines.len());
@@ -257,7 +268,7 @@ fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
         let mut cves = BTreeSet::new();
         for (t, title) in TITLES.iter().enumerate() {
             if fits(title.target, p) && rng.random_bool(title.share) {
-                *installs.entry(title_id(t)).or_default() += 1;
+                installs.entry(title_id(t)).or_default().push(m.id);
                 cves.extend(title.cves.iter().copied());
                 software.push(InstalledSoftware {
                     software_id: title_id(t),
@@ -278,15 +289,12 @@ fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
             let start = rng.random_range(0..HOTFIX_POOL - count.min(HOTFIX_POOL - 1));
             for j in start..(start + count).min(HOTFIX_POOL) {
                 hotfix_used.insert(j);
-                *installs.entry(hotfix_id(j)).or_default() += 1;
+                installs.entry(hotfix_id(j)).or_default().push(m.id);
                 software.push(InstalledSoftware {
                     software_id: hotfix_id(j),
-                    name: format!(
-                        "Mise à jour de sécurité pour Microsoft Windows (KB{})",
-                        hotfix_kb(j)
-                    ),
-                    publisher: "Microsoft Corporation".into(),
-                    version: format!("KB{}", hotfix_kb(j)),
+                    name: hotfix_name(j),
+                    publisher: WINDOWS_UPDATES.into(),
+                    version: hotfix_version(j),
                     installed_at: ctx.now - Duration::days(rng.random_range(1..400)),
                     eol_status: EolStatus::Unknown,
                 });
@@ -329,33 +337,21 @@ fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
         lists.push((asset_key(m.id), json(AssetSoftwareDoc { software })));
     }
 
+    for on in installs.values_mut() {
+        on.sort_unstable();
+    }
     let mut catalogue = Vec::new();
     let mut records = Vec::new();
     let mut n_record = 0usize;
     for (t, title) in TITLES.iter().enumerate() {
         let id = title_id(t);
-        let Some(&count) = installs.get(&id) else {
+        let Some(on) = installs.get(&id) else {
             continue;
         };
-        let scores: Vec<f64> = title
-            .cves
-            .iter()
-            .filter_map(|c| catalog::cve(c))
-            .map(|c| c.cvss)
-            .collect();
+        let count = on.len() as u32;
         catalogue.push((
             asset_key(id),
-            json(Software {
-                id,
-                name: title.name.into(),
-                publisher: title.publisher.into(),
-                version: title.version.into(),
-                install_count: count,
-                eol_status: title.eol,
-                eol_date: title.eol_date.map(str::to_owned),
-                cve_count: title.cves.len() as u32,
-                max_cvss: scores.iter().copied().reduce(f64::max),
-            }),
+            catalog::software_doc(title.name, title.publisher, title.version, on),
         ));
         for cve in title.cves.iter().filter_map(|c| catalog::cve(c)) {
             // The first three records show every status; the rest are mostly open.
@@ -375,12 +371,7 @@ fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
                 ),
             };
             n_record += 1;
-            let key = format!(
-                "{:03}|{}|{:012}",
-                100 - (cve.cvss * 10.0).round() as i64,
-                cve.id,
-                id
-            );
+            let key = cve_key(cve.cvss, cve.id, id);
             records.push((
                 key,
                 json(CveRecord {
@@ -404,22 +395,10 @@ fn draw(ctx: &SeedCtx, seen: &[MachineSeed]) -> Inventory {
     }
     for j in hotfix_used {
         let id = hotfix_id(j);
+        let on = installs.get(&id).map_or(&[][..], Vec::as_slice);
         catalogue.push((
             asset_key(id),
-            json(Software {
-                id,
-                name: format!(
-                    "Mise à jour de sécurité pour Microsoft Windows (KB{})",
-                    hotfix_kb(j)
-                ),
-                publisher: "Microsoft Corporation".into(),
-                version: format!("KB{}", hotfix_kb(j)),
-                install_count: installs.get(&id).copied().unwrap_or(0),
-                eol_status: EolStatus::Unknown,
-                eol_date: None,
-                cve_count: 0,
-                max_cvss: None,
-            }),
+            catalog::software_doc(&hotfix_name(j), WINDOWS_UPDATES, &hotfix_version(j), on),
         ));
     }
     Inventory {

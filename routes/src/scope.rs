@@ -55,6 +55,10 @@ scopes! {
     CollectFleet => "collect:fleet",
     CollectNetdiag => "collect:netdiag",
     CollectFlows => "collect:flows",
+    CollectInventory => "collect:inventory",
+    CollectSecurity => "collect:security",
+    CollectFiles => "collect:files",
+    CollectOperations => "collect:operations",
 }
 
 impl std::fmt::Display for Scope {

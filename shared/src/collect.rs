@@ -308,9 +308,33 @@ impl Batch<'_> {
             .await
     }
 
+    /// Stores `events` (partition, time, body) in `series` with nothing derived from them,
+    /// each under an id made of its content ([`content_id`] of `prefix`, its partition and
+    /// body), written into its body's `id`: sent again, in any batch, an event is stored once.
+    pub async fn store_events(
+        &self,
+        series: &str,
+        prefix: &str,
+        events: Vec<(String, DateTime<Utc>, Value)>,
+    ) -> StoreResult<()> {
+        let mut items = Vec::with_capacity(events.len());
+        for (partition, at, mut body) in events {
+            let id = content_id(prefix, at, &(&partition, &body))?;
+            body["id"] = Value::String(id.clone());
+            let record = Record {
+                partition,
+                ts: at.timestamp_millis(),
+                id,
+                body,
+            };
+            items.push((record, ()));
+        }
+        self.store_counted(series, items, |_| Vec::new()).await
+    }
+
     /// The tenant's machines among `hosts` (host names), their documents by host name: the
     /// agents' kinds refuse a line of another machine ([`unknown_machine`]), since machines
-    /// come with their agents' heartbeats and inventory, not with what they observe.
+    /// come with their agents' heartbeats, not with what they observe.
     pub async fn known_machines<'h>(
         &self,
         hosts: impl IntoIterator<Item = &'h str>,
@@ -416,6 +440,24 @@ pub fn content_id(prefix: &str, at: DateTime<Utc>, what: &impl Serialize) -> Sto
         at.timestamp_millis(),
         &digest[..16]
     ))
+}
+
+/// Why the first of `texts` (field, text, required) cannot be kept, if one cannot: a text
+/// given must hold something and be at most `max` characters; a required one must be given.
+/// How the kinds bound what they keep.
+pub fn bad_text<'a>(
+    max: usize,
+    texts: impl IntoIterator<Item = (&'a str, Option<&'a str>, bool)>,
+) -> Option<Msg> {
+    texts.into_iter().find_map(|(field, text, required)| {
+        let bad = text.map_or(required, |t| t.trim().is_empty() || t.chars().count() > max);
+        bad.then(|| {
+            Msg::new(
+                format!("{field} : texte de 1 à {max} caractères attendu"),
+                format!("{field}: a text of 1 to {max} characters is expected"),
+            )
+        })
+    })
 }
 
 /// The refusal of line `line`, which names a machine the tenant does not know.
@@ -806,6 +848,32 @@ mod tests {
                 .code,
             ErrorCode::InvalidBody
         );
+    }
+
+    #[test]
+    fn texts_are_bounded_and_required_ones_given() {
+        let long = "é".repeat(11);
+        let bad = |texts: &[(&str, Option<&str>, bool)]| {
+            bad_text(10, texts.iter().copied()).map(|m| m.en.into_owned())
+        };
+        assert_eq!(
+            bad(&[
+                ("a", Some("é".repeat(10).as_str()), true),
+                ("b", None, false)
+            ]),
+            None
+        );
+        for (texts, field) in [
+            (
+                vec![("a", Some("x"), true), ("b", Some(long.as_str()), false)],
+                "b",
+            ),
+            (vec![("a", Some(" "), false)], "a"),
+            (vec![("a", Some("x"), true), ("c", None, true)], "c"),
+        ] {
+            let why = bad(&texts).expect("refused");
+            assert!(why.starts_with(&format!("{field}: ")), "{why}");
+        }
     }
 
     #[test]

@@ -401,12 +401,19 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
         json!([
             "firewall-syslog",
             "dns-resolution",
+            "dns-server-query",
             "machine-heartbeat",
             "netdiag-event",
             "netdiag-measurement",
             "flow",
             "gateway-flow",
-            "flow-failure"
+            "flow-failure",
+            "asset-inventory",
+            "directory-logon",
+            "account-lockout",
+            "account-change",
+            "file-access",
+            "job-ping"
         ])
     );
     assert!(

@@ -418,3 +418,571 @@ async fn netdiag_measurements_collected_give_verdicts_periods_and_alerts_once() 
         .await;
     assert_eq!(res.status, StatusCode::NOT_FOUND, "{}", res.body);
 }
+
+/// An inventory of `host` at `at` listing `software` (name, publisher, version).
+fn inventory(host: &str, at: DateTime<Utc>, software: &[(&str, &str, &str)]) -> String {
+    let software: Vec<_> = software
+        .iter()
+        .map(|(name, publisher, version)| json!({"name": name, "publisher": publisher, "version": version}))
+        .collect();
+    json!({"at": stamp(at), "machine": host, "fqdn": format!("{}.acme.local", host.to_lowercase()),
+        "ips": ["10.10.99.8", "fe80::1"], "os": "Windows 11 Pro 24H2", "os_build": "10.0.26100",
+        "kind": "laptop", "site": "PAR",
+        "hardware": {"manufacturer": "Dell Inc.", "model": "Latitude 5440", "serial_number": "INV1",
+            "cpu": "13th Gen Intel(R) Core(TM) i5-1345U", "cpu_cores": 10, "memory_gb": 16, "disk_gb": 512},
+        "software": software})
+    .to_string()
+}
+
+/// The software of this name and version, as `/inventory/software` lists it.
+async fn software(
+    app: &TestApp,
+    read: &str,
+    name: &str,
+    version: &str,
+) -> Option<serde_json::Value> {
+    walk(
+        app,
+        &format!(
+            "/inventory/software?q={}&limit=1000",
+            name.replace(' ', "%20")
+        ),
+        read,
+    )
+    .await
+    .into_iter()
+    .find(|s| s["name"] == name && s["version"] == version)
+}
+
+#[tokio::test]
+async fn inventories_collected_make_assets_install_counts_and_cve_records_once() {
+    let app = TestApp::with_modules(&[Function::Inventory]).await;
+    let read = app
+        .token("acme", &[Scope::ReadInventory, Scope::ReadMachines])
+        .await;
+    let collect = app
+        .token("acme", &[Scope::CollectInventory, Scope::CollectFleet])
+        .await;
+    let now = Utc::now();
+    let host = "INV-LT-0001";
+    let hb = post_lines(
+        &app,
+        "machine-heartbeat",
+        &collect,
+        &[heartbeat(host, now - Duration::hours(1), "9.9.0", "online")],
+    )
+    .await;
+    assert_taken(&hb, 1, &[]);
+    let id = machine(&app, &read, host).await.body["data"]["id"]
+        .as_i64()
+        .expect("id");
+    const ZIP: (&str, &str, &str) = ("7-Zip", "Igor Pavlov", "19.00");
+    const OWN: (&str, &str, &str) = ("Outil maison INV", "ACME", "1.2.3");
+    let zip_before = software(&app, &read, ZIP.0, ZIP.2).await;
+    let installs_before = zip_before
+        .as_ref()
+        .map_or(0, |s| s["install_count"].as_u64().unwrap_or(0));
+    let first = [
+        inventory(host, now - Duration::minutes(30), &[ZIP, OWN, OWN]),
+        inventory("NOBODY-KNOWS-ME", now - Duration::minutes(30), &[ZIP]),
+        inventory(host, now, &[ZIP]).replace("10.10.99.8", "10.10.99.999"),
+        inventory(host, now + Duration::hours(1), &[ZIP]),
+        inventory(host, now - Duration::minutes(40), &[]),
+    ];
+    let res = post_lines(&app, "asset-inventory", &collect, &first).await;
+    assert_taken(
+        &res,
+        2,
+        &[
+            (2, "unknown_reference"),
+            (3, "invalid_observation"),
+            (4, "time_out_of_range"),
+        ],
+    );
+    // The asset is the machine's, as its latest inventory says; the older one changed nothing.
+    let asset = app.get(&format!("/inventory/assets/{id}"), &read).await;
+    assert_eq!(asset.status, StatusCode::OK, "{}", asset.body);
+    let asset = &asset.body["data"];
+    assert_eq!(asset["hostname"], host);
+    assert_eq!(asset["software_count"], 2, "{asset}");
+    assert_eq!(
+        asset["cve_count"], 2,
+        "7-Zip 19.00 has two CVEs in the catalogue"
+    );
+    assert_eq!(asset["ips"], json!(["10.10.99.8", "fe80::1"]));
+    let names: Vec<&str> = asset["software"]
+        .as_array()
+        .expect("software")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["7-Zip", "Outil maison INV"]);
+    let by_q = walk(&app, "/inventory/assets?q=inv-lt-0001", &read).await;
+    assert_eq!(by_q.len(), 1);
+    // Install counts and CVE records derived, each asset counted once.
+    let zip = software(&app, &read, ZIP.0, ZIP.2)
+        .await
+        .expect("7-Zip 19.00 listed");
+    assert_eq!(zip["install_count"].as_u64(), Some(installs_before + 1));
+    assert_eq!(zip["cve_count"], 2);
+    let own = software(&app, &read, OWN.0, OWN.2)
+        .await
+        .expect("own tool listed");
+    assert_eq!(
+        (
+            own["install_count"].as_u64(),
+            own["eol_status"].as_str(),
+            own["cve_count"].as_u64()
+        ),
+        (Some(1), Some("unknown"), Some(0))
+    );
+    let cve_id = format!("CVE-2025-0411:{}", zip["id"]);
+    let record = || async {
+        walk(&app, "/inventory/cves?limit=1000", &read)
+            .await
+            .into_iter()
+            .find(|r| r["id"] == cve_id.as_str())
+    };
+    let cve = record().await.expect("CVE record of 7-Zip 19.00");
+    assert_eq!(cve["affected_assets"], zip["install_count"]);
+    // The same inventory again, in another batch, counts nothing twice.
+    let again = post_lines(&app, "asset-inventory", &collect, &first[..1]).await;
+    assert_taken(&again, 1, &[]);
+    assert_eq!(
+        software(&app, &read, ZIP.0, ZIP.2).await.expect("listed")["install_count"],
+        zip["install_count"]
+    );
+    // A later inventory without them takes them off: the own tool is no longer listed.
+    let later = post_lines(
+        &app,
+        "asset-inventory",
+        &collect,
+        &[inventory(
+            host,
+            now - Duration::minutes(10),
+            &[("7-Zip", "Igor Pavlov", "24.09")],
+        )],
+    )
+    .await;
+    assert_taken(&later, 1, &[]);
+    assert_eq!(
+        software(&app, &read, ZIP.0, ZIP.2)
+            .await
+            .map_or(0, |s| s["install_count"].as_u64().unwrap_or(0)),
+        installs_before
+    );
+    assert!(software(&app, &read, OWN.0, OWN.2).await.is_none());
+    let asset = app.get(&format!("/inventory/assets/{id}"), &read).await;
+    assert_eq!(
+        (
+            asset.body["data"]["software_count"].as_u64(),
+            asset.body["data"]["cve_count"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
+    if installs_before == 0 {
+        assert!(
+            record().await.is_none(),
+            "no asset runs 7-Zip 19.00 any more"
+        );
+    } else {
+        assert_eq!(
+            record().await.expect("record")["affected_assets"].as_u64(),
+            Some(installs_before)
+        );
+    }
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadInventory]).await;
+    assert!(
+        walk(&app, "/inventory/assets?q=inv-lt-0001", &globex)
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn directory_events_collected_appear_in_their_routes_once() {
+    let app = TestApp::with_modules(&[Function::Security]).await;
+    let read = app.token("acme", &[Scope::ReadSecurity]).await;
+    let collect = app.token("acme", &[Scope::CollectSecurity]).await;
+    let now = Utc::now();
+    let at = |min: i64| stamp(now - Duration::minutes(min));
+    let logons = [
+        json!({"at": at(5), "event_id": 4625, "user": "collecte.test", "domain": "ACME", "logon_type": 3,
+            "source_host": "PAR-LT-0004", "source_ip": "10.10.30.11", "target_host": "PAR-SRV-0002",
+            "auth_package": "NTLM", "failure_reason": "0xC000006A mauvais mot de passe", "dc": "PAR-DC-01"}),
+        json!({"at": at(4), "event_id": 4624, "user": "collecte.test", "domain": "ACME", "logon_type": 10,
+            "source_ip": "10.10.30.11", "target_host": "PAR-SRV-0002", "auth_package": "Kerberos", "dc": "PAR-DC-01"}),
+        json!({"at": at(3), "event_id": 4624, "user": "collecte.test", "domain": "ACME", "logon_type": 3,
+            "source_ip": "10.10.30.11", "target_host": "PAR-SRV-0002", "auth_package": "Kerberos",
+            "failure_reason": "none", "dc": "PAR-DC-01"}),
+        json!({"at": at(3), "event_id": 4634, "user": "collecte.test", "domain": "ACME", "logon_type": 3,
+            "source_ip": "10.10.30.11", "target_host": "PAR-SRV-0002", "auth_package": "Kerberos", "dc": "PAR-DC-01"}),
+        json!({"at": stamp(now + Duration::hours(1)), "event_id": 4624, "user": "collecte.test", "domain": "ACME",
+            "logon_type": 3, "source_ip": "10.10.30.11", "target_host": "PAR-SRV-0002", "auth_package": "Kerberos", "dc": "PAR-DC-01"}),
+    ]
+    .map(|l| l.to_string());
+    let res = post_lines(&app, "directory-logon", &collect, &logons).await;
+    assert_taken(
+        &res,
+        2,
+        &[
+            (3, "invalid_observation"),
+            (4, "invalid_observation"),
+            (5, "time_out_of_range"),
+        ],
+    );
+    // Sent again in another batch (a shipper's retry with one more line), stored once.
+    let mut retry = logons[..2].to_vec();
+    retry.push(String::new());
+    assert_taken(
+        &post_lines(&app, "directory-logon", &collect, &retry).await,
+        2,
+        &[],
+    );
+    let listed = walk(&app, "/security/logons?user=collecte.test", &read).await;
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert_eq!(listed[0]["result"], "success");
+    assert_eq!(
+        (
+            listed[1]["result"].as_str(),
+            listed[1]["source_host"].as_str()
+        ),
+        (Some("failure"), Some("PAR-LT-0004"))
+    );
+    let failed = walk(
+        &app,
+        "/security/logons?user=collecte.test&result=failure",
+        &read,
+    )
+    .await;
+    assert_eq!(failed.len(), 1);
+
+    let lockouts = [
+        json!({"at": at(6), "event_id": 4740, "user": "collecte.test", "caller_host": "PAR-LT-0004", "dc": "PAR-DC-01"}),
+        json!({"at": at(2), "event_id": 4767, "user": "collecte.test", "author": "admin.jean", "dc": "PAR-DC-01"}),
+        json!({"at": at(2), "event_id": 4741, "user": "collecte.test", "dc": "PAR-DC-01"}),
+    ]
+    .map(|l| l.to_string());
+    assert_taken(
+        &post_lines(&app, "account-lockout", &collect, &lockouts).await,
+        2,
+        &[(3, "invalid_observation")],
+    );
+    let res = app
+        .get("/security/lockouts?user=collecte.test", &read)
+        .await;
+    let actions: Vec<&str> = res.body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|l| l["action"].as_str())
+        .collect();
+    assert_eq!(actions, ["unlocked", "locked"], "{}", res.body);
+
+    let changes = [
+        json!({"at": at(7), "event_id": 4728, "type": "group", "action": "member_added", "author": "admin.jean",
+            "target": "collecte.test", "object": "Admins du domaine", "details": "ajout", "dc": "PAR-DC-01"}),
+        json!({"at": at(7), "event_id": 4624, "type": "group", "action": "member_added", "author": "admin.jean", "dc": "PAR-DC-01"}),
+        json!({"at": at(7), "event_id": 4728, "type": "groupe", "action": "member_added", "author": "admin.jean", "dc": "PAR-DC-01"}),
+    ]
+    .map(|l| l.to_string());
+    assert_taken(
+        &post_lines(&app, "account-change", &collect, &changes).await,
+        1,
+        &[(2, "invalid_observation"), (3, "invalid_observation")],
+    );
+    let listed = walk(
+        &app,
+        "/security/account-changes?user=collecte.test&type=group",
+        &read,
+    )
+    .await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        (listed[0]["action"].as_str(), listed[0]["object"].as_str()),
+        (Some("member_added"), Some("Admins du domaine"))
+    );
+
+    // Another tenant sees none of it; a credential without the scope cannot send it.
+    let globex = app.token("globex", &[Scope::ReadSecurity]).await;
+    assert!(
+        walk(&app, "/security/logons?user=collecte.test", &globex)
+            .await
+            .is_empty()
+    );
+    let other = app.token("acme", &[Scope::CollectInventory]).await;
+    let res = post_lines(&app, "directory-logon", &other, &logons[..1]).await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn file_accesses_collected_are_listed_and_summed_once() {
+    let app = TestApp::with_modules(&[Function::Files]).await;
+    let read = app.token("acme", &[Scope::ReadFiles]).await;
+    let collect = app.token("acme", &[Scope::CollectFiles]).await;
+    let now = Utc::now();
+    let user = "collecte.fichiers";
+    let folder = "\\\\PAR-SRV-0001\\Collecte\\2026";
+    let access = |min: i64, action: &str, file: &str, extra: serde_json::Value| {
+        let mut l = json!({"at": stamp(now - Duration::minutes(min)), "type": action, "user": user,
+            "client_ip": "10.10.30.11", "server": "PAR-SRV-0001", "share": "Collecte",
+            "path": format!("{folder}\\{file}")});
+        if let (Some(l), Some(extra)) = (l.as_object_mut(), extra.as_object()) {
+            l.extend(extra.clone());
+        }
+        l.to_string()
+    };
+    let lines = [
+        access(
+            10,
+            "read",
+            "a.xlsx",
+            json!({"size_bytes": 1000, "machine": "PAR-LT-0004"}),
+        ),
+        access(9, "modify", "a.xlsx", json!({"size_bytes": 500})),
+        access(
+            8,
+            "rename",
+            "a.xlsx",
+            json!({"new_path": format!("{folder}\\b.xlsx")}),
+        ),
+        access(7, "rename", "b.xlsx", json!({})),
+        access(7, "read", "b.xlsx", json!({"client_ip": "PAR-LT-0004"})),
+        access(7, "copy", "b.xlsx", json!({})),
+        access(-60, "read", "b.xlsx", json!({})),
+    ];
+    // The summary over a fixed window, so that the hour the test runs in changes nothing.
+    let window = format!(
+        "/files/summary?from={}&to={}",
+        stamp(now - Duration::hours(2)),
+        stamp(now)
+    );
+    let summary = || async {
+        let res = app.get(&window, &read).await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        let s = &res.body["data"];
+        let f = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+        [
+            f(&s["total"]["events"]),
+            f(&s["by_action"]["read"]["bytes"]),
+            f(&s["by_action"]["delete"]["events"]),
+        ]
+    };
+    let before = summary().await;
+    let res = post_lines(&app, "file-access", &collect, &lines).await;
+    assert_taken(
+        &res,
+        3,
+        &[
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+            (6, "invalid_observation"),
+            (7, "time_out_of_range"),
+        ],
+    );
+    // Sent again with one more line, in another batch: stored and counted once.
+    let mut retry = lines[..3].to_vec();
+    retry.push(access(6, "delete", "b.xlsx", json!({})));
+    assert_taken(
+        &post_lines(&app, "file-access", &collect, &retry).await,
+        4,
+        &[],
+    );
+    let events = walk(&app, &format!("/files/events?user={user}"), &read).await;
+    let actions: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        actions,
+        ["delete", "rename", "modify", "read"],
+        "{events:?}"
+    );
+    assert_eq!(events[3]["folder"], folder);
+    assert_eq!(events[1]["new_path"], format!("{folder}\\b.xlsx"));
+    let after = summary().await;
+    let grown: Vec<f64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
+    assert_eq!(grown, [4.0, 1000.0, 1.0], "events, bytes read, deletions");
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadFiles]).await;
+    assert!(
+        walk(&app, &format!("/files/events?user={user}"), &globex)
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn dns_server_queries_collected_join_their_server_and_are_judged_once() {
+    let app = TestApp::with_modules(&[Function::Dns]).await;
+    let read = app.token("acme", &[Scope::ReadDns]).await;
+    let collect = app.token("acme", &[Scope::CollectDns]).await;
+    let now = Utc::now();
+    let query = |min: i64, domain: &str, ip: &str| {
+        json!({"at": stamp(now - Duration::minutes(min)), "server": "COLLECT-DNS-01", "client_ip": ip,
+            "domain": domain, "query_type": "A", "response_code": "NOERROR"})
+        .to_string()
+    };
+    let tunnel = format!("{}.collecte-test.example", "a1b2c3d4e5".repeat(5));
+    let lines = [
+        query(5, "Intranet.Collecte-Test.example.", "10.10.30.11"),
+        query(4, &tunnel, "10.10.30.11"),
+        query(3, "xkq7vz3mpw9tb2hr.collecte-test", "10.10.30.12"),
+        query(3, "intranet.collecte-test.example", "10.10.30.999"),
+        query(3, "bad name.collecte-test.example", "10.10.30.11"),
+        query(-60, "intranet.collecte-test.example", "10.10.30.11"),
+    ];
+    let res = post_lines(&app, "dns-server-query", &collect, &lines).await;
+    assert_taken(
+        &res,
+        3,
+        &[
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+            (6, "time_out_of_range"),
+        ],
+    );
+    let mut retry = lines[..3].to_vec();
+    retry.push(String::new());
+    assert_taken(
+        &post_lines(&app, "dns-server-query", &collect, &retry).await,
+        3,
+        &[],
+    );
+    let res = app
+        .get("/dns/server-queries?domain=collecte-test", &read)
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["meta"]["server_collection"], "active");
+    assert!(
+        res.body["meta"]["servers"]
+            .as_array()
+            .expect("servers")
+            .contains(&json!("COLLECT-DNS-01")),
+        "{}",
+        res.body["meta"]
+    );
+    let got: Vec<(String, serde_json::Value)> = res.body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|q| {
+            (
+                q["domain"].as_str().unwrap_or_default().to_owned(),
+                q["reason"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("xkq7vz3mpw9tb2hr.collecte-test".to_owned(), json!("dga")),
+            (tunnel.clone(), json!("tunneling")),
+            ("intranet.collecte-test.example".to_owned(), json!(null)),
+        ]
+    );
+    let suspicious = app
+        .get(
+            "/dns/server-queries?domain=collecte-test&suspicious=1",
+            &read,
+        )
+        .await;
+    assert_eq!(suspicious.body["data"].as_array().map(Vec::len), Some(2));
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadDns]).await;
+    let theirs = app
+        .get("/dns/server-queries?domain=collecte-test", &globex)
+        .await;
+    assert_eq!(theirs.body["data"], json!([]));
+}
+
+#[tokio::test]
+async fn job_pings_collected_set_their_heartbeat_once_the_latest_wins() {
+    let app = TestApp::with_modules(&[Function::Operations]).await;
+    let read = app.token("acme", &[Scope::ReadMonitors]).await;
+    let collect = app.token("acme", &[Scope::CollectOperations]).await;
+    let heartbeats = || async {
+        let res = app.get("/heartbeats", &read).await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        res.body["data"].as_array().expect("data").clone()
+    };
+    let before = heartbeats().await;
+    let id = before[0]["id"].as_i64().expect("id");
+    let now = Utc::now();
+    let ping = |at: DateTime<Utc>, id: i64, extra: serde_json::Value| {
+        let mut l = json!({"at": stamp(at), "heartbeat": id});
+        if let (Some(l), Some(extra)) = (l.as_object_mut(), extra.as_object()) {
+            l.extend(extra.clone());
+        }
+        l.to_string()
+    };
+    let lines = [
+        ping(
+            now - Duration::seconds(90),
+            id,
+            json!({"exit_code": 0, "duration_s": 10}),
+        ),
+        ping(
+            now - Duration::seconds(30),
+            id,
+            json!({"exit_code": 3, "duration_s": 42}),
+        ),
+        ping(now - Duration::seconds(30), 999_999_999, json!({})),
+        ping(now - Duration::seconds(30), id, json!({"duration_s": -1})),
+        ping(now + Duration::hours(1), id, json!({})),
+    ];
+    let res = post_lines(&app, "job-ping", &collect, &lines).await;
+    assert_taken(
+        &res,
+        2,
+        &[
+            (3, "unknown_reference"),
+            (4, "invalid_observation"),
+            (5, "time_out_of_range"),
+        ],
+    );
+    let find =
+        |all: Vec<serde_json::Value>| all.into_iter().find(|h| h["id"] == id).expect("heartbeat");
+    let h = find(heartbeats().await);
+    assert_eq!(
+        (
+            h["state"].as_str(),
+            h["exit_code"].as_i64(),
+            h["last_duration_s"].as_i64()
+        ),
+        (Some("failed"), Some(3), Some(42)),
+        "{h}"
+    );
+    let signal = |h: &serde_json::Value| {
+        h["last_signal_at"]
+            .as_str()
+            .and_then(|t| t.parse::<DateTime<Utc>>().ok())
+    };
+    let expected = stamp(now - Duration::seconds(30))
+        .parse::<DateTime<Utc>>()
+        .ok();
+    assert_eq!(signal(&h), expected);
+    // An older ping, sent late, changes nothing; a newer success sets it back to ok.
+    let late = post_lines(
+        &app,
+        "job-ping",
+        &collect,
+        &[ping(now - Duration::seconds(60), id, json!({}))],
+    )
+    .await;
+    assert_taken(&late, 1, &[]);
+    assert_eq!(find(heartbeats().await)["exit_code"], 3);
+    let ok = post_lines(
+        &app,
+        "job-ping",
+        &collect,
+        &[ping(now, id, json!({"duration_s": 12}))],
+    )
+    .await;
+    assert_taken(&ok, 1, &[]);
+    let h = find(heartbeats().await);
+    assert_eq!(
+        (h["state"].as_str(), h["exit_code"].as_i64()),
+        (Some("ok"), Some(0)),
+        "{h}"
+    );
+    assert!(signal(&h) > expected);
+}

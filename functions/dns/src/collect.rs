@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use netops_shared::collect::{
-    Batch, CollectKind, LineError, content_id, schema_of, unknown_machine,
+    Batch, CollectKind, LineError, bad_text, content_id, schema_of, unknown_machine,
 };
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domains::Queries;
-use crate::model::{RESOLUTIONS, Resolution};
+use crate::model::{
+    COLLECTION, Collection, RESOLUTIONS, Resolution, SERVER_QUERIES, ServerQuery, SuspicionReason,
+};
 
 /// `POST /collect/dns-resolution`.
 pub const RESOLUTION: CollectKind = CollectKind {
@@ -22,6 +24,15 @@ pub const RESOLUTION: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<ResolutionLine>,
     write: write_resolutions,
+};
+
+/// `POST /collect/dns-server-query`.
+pub const SERVER_QUERY: CollectKind = CollectKind {
+    name: "dns-server-query",
+    scope: Scope::CollectDns,
+    text_field: None,
+    schema: schema_of::<ServerQueryLine>,
+    write: write_server_queries,
 };
 
 /// Type d'enregistrement demandé.
@@ -75,7 +86,7 @@ impl ResponseCode {
 }
 
 /// Une résolution DNS faite par une machine, telle que son agent l'a vue. La machine doit
-/// être connue du compte (ses battements de cœur et son inventaire la créent) : une résolution
+/// être connue du compte (ses battements de cœur la créent) : une résolution
 /// d'une machine inconnue est refusée (`unknown_reference`). Alimente `/dns/resolutions` et
 /// les domaines les plus demandés (`/dns/top-domains`, par compte et par machine) ; les
 /// menaces DNS ne sont pas encore dérivées des résolutions collectées.
@@ -110,6 +121,152 @@ pub struct ResolutionLine {
     #[schema(example = "10.10.0.53")]
     pub resolver: String,
     pub latency_ms: f64,
+}
+
+/// Une requête journalisée par un serveur DNS du compte (journal analytique de Windows DNS,
+/// `dnstap`, journal de requêtes de BIND ou d'Unbound). Un serveur que le compte ne connaît
+/// pas encore rejoint la collecte (`meta.servers` de `/dns/server-queries`, active dès la
+/// première requête reçue). `suspicious` et `reason` sont dérivés, jamais envoyés :
+/// `tunneling` pour une étiquette de 40 caractères ou plus ou un nom de plus de 120,
+/// `dga` pour un nom dont l'étiquette de second niveau a 12 caractères ou plus et une
+/// entropie d'au moins 3,7 bits par caractère ; les listes de domaines malveillants ou
+/// récemment enregistrés ne sont pas encore rapprochées. Enregistrée une fois sous un
+/// identifiant fait de son contenu. Alimente `/dns/server-queries`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = CollectDnsServerQuery)]
+pub struct ServerQueryLine {
+    pub at: DateTime<Utc>,
+    /// Le serveur DNS qui a journalisé la requête.
+    #[schema(example = "PAR-SRV-0001")]
+    pub server: String,
+    #[schema(example = "10.10.30.11")]
+    pub client_ip: String,
+    /// Nom de la machine cliente, quand le serveur le connaît.
+    #[serde(default)]
+    pub client: Option<String>,
+    #[schema(example = "login.microsoftonline.com")]
+    pub domain: String,
+    #[schema(inline)]
+    pub query_type: QueryType,
+    #[schema(inline)]
+    pub response_code: ResponseCode,
+}
+
+/// Why a queried name is suspicious, from the name alone: `tunneling` (data in its labels),
+/// `dga` (a generated second-level label), or none.
+fn suspicion(domain: &str) -> Option<SuspicionReason> {
+    if domain.len() > 120 || domain.split('.').any(|l| l.len() >= 40) {
+        return Some(SuspicionReason::Tunneling);
+    }
+    let labels: Vec<&str> = domain.split('.').collect();
+    let second = labels.len().checked_sub(2).map(|i| labels[i])?;
+    (second.len() >= 12 && entropy(second) >= 3.7).then_some(SuspicionReason::Dga)
+}
+
+/// The Shannon entropy of `s`'s characters, in bits per character.
+fn entropy(s: &str) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    for c in s.chars() {
+        *counts.entry(c).or_insert(0u32) += 1;
+    }
+    let n = s.chars().count() as f64;
+    counts
+        .values()
+        .map(|&k| {
+            let p = f64::from(k) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+fn write_server_queries<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
+    Box::pin(write_server_query_lines(batch))
+}
+
+async fn write_server_query_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
+    let mut refused = Vec::new();
+    let mut events = Vec::new();
+    let mut servers = std::collections::BTreeSet::new();
+    for (line, l) in batch.read::<ServerQueryLine>(&mut refused) {
+        let names = [
+            ("server", Some(l.server.as_str()), true),
+            ("client", l.client.as_deref(), false),
+        ];
+        let why = bad_text(253, names).or_else(|| {
+            l.client_ip.parse::<std::net::IpAddr>().is_err().then(|| {
+                Msg::new(
+                    "client_ip : adresse IP invalide",
+                    "client_ip: invalid IP address",
+                )
+            })
+        });
+        let domain = domain_name(&l.domain);
+        let (Some(domain), None) = (&domain, &why) else {
+            let why = why.unwrap_or_else(|| {
+                Msg::new(
+                    "domain : nom de domaine invalide",
+                    "domain: invalid domain name",
+                )
+            });
+            refused.push(LineError::InvalidObservation.refuse(line, why));
+            continue;
+        };
+        if let Err(r) = batch.check_time(line, l.at) {
+            refused.push(r);
+            continue;
+        }
+        let reason = suspicion(domain);
+        let query = ServerQuery {
+            id: String::new(),
+            at: l.at,
+            server: l.server.clone(),
+            client_ip: l.client_ip,
+            client: l.client,
+            domain: domain.clone(),
+            query_type: l.query_type.as_str().to_owned(),
+            response_code: l.response_code.as_str().to_owned(),
+            suspicious: reason.is_some(),
+            reason,
+        };
+        let body = serde_json::to_value(&query).map_err(|e| StoreError::Data(e.to_string()))?;
+        servers.insert(l.server);
+        events.push((query.server, l.at, body));
+    }
+    // The servers join the collection first: a batch stopped after, sent again, finds them.
+    let first = events.iter().map(|(_, at, _)| *at).min();
+    if let Some(first) = first {
+        batch
+            .update_doc(COLLECTION, "servers", |stored| {
+                let mut c: Collection = stored
+                    .and_then(|b| serde_json::from_value(b.clone()).ok())
+                    .unwrap_or(Collection {
+                        active: false,
+                        servers: Vec::new(),
+                        since: None,
+                    });
+                let before = (c.active, c.servers.len());
+                c.servers.extend(
+                    servers
+                        .iter()
+                        .filter(|s| !c.servers.contains(s))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+                c.servers.sort();
+                c.active = true;
+                c.since = Some(c.since.map_or(first, |s| s.min(first)));
+                if before == (true, c.servers.len()) {
+                    return Ok(None);
+                }
+                serde_json::to_value(c)
+                    .map(Some)
+                    .map_err(|e| StoreError::Data(e.to_string()))
+            })
+            .await?;
+    }
+    batch.store_events(SERVER_QUERIES, "dq", events).await?;
+    Ok(refused)
 }
 
 fn write_resolutions<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
@@ -244,5 +401,20 @@ mod tests {
         for bad in ["", ".", "a..b", "exa mple.com", &"a".repeat(64)] {
             assert_eq!(domain_name(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn names_carrying_data_or_generated_are_suspicious() {
+        assert_eq!(suspicion("login.microsoftonline.com"), None);
+        assert_eq!(suspicion("www.google.com"), None);
+        assert_eq!(
+            suspicion(&format!("{}.t.example.net", "a1b2c3d4e5".repeat(5))),
+            Some(SuspicionReason::Tunneling)
+        );
+        assert_eq!(
+            suspicion("xkq7vz3mpw9tb2hr.com"),
+            Some(SuspicionReason::Dga)
+        );
+        assert_eq!(suspicion("localhost"), None);
     }
 }

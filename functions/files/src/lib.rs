@@ -2,6 +2,7 @@
 //! renamed what on the file servers, and a summary of the activity.
 
 pub mod activity;
+pub mod collect;
 mod handlers;
 pub mod model;
 

@@ -55,7 +55,7 @@ pub const FLOW_FAILURE: CollectKind = CollectKind {
 
 /// Un flux réseau vu par l'agent d'une machine : une connexion d'un processus, comptée dans
 /// l'heure de son début (`start`). La machine doit être connue du compte (ses battements de
-/// cœur et son inventaire la créent) : un flux d'une machine inconnue est refusé
+/// cœur la créent) : un flux d'une machine inconnue est refusé
 /// (`unknown_reference`). Un flux est identifié par son contenu : renvoyé, dans n'importe quel
 /// lot, il est stocké et compté une fois. Le pays et l'opérateur de l'adresse distante sont
 /// `local` et `réseau interne` pour une adresse privée ; sinon, ceux des données de

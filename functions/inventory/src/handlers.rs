@@ -106,7 +106,10 @@ pub async fn list_software(
     Query(q): Query<SoftwareQuery>,
 ) -> ApiResult<Vec<Software>> {
     let q = SoftwareQuery { q: text(&q.q), ..q };
+    // A title no asset lists any more (its last one inventoried without it) stays stored
+    // with no install.
     let filter = Filter::all()
+        .and(Pred::Gte("install_count", 1.0))
         .and_some(q.q.clone(), |s| {
             Pred::Contains(vec!["name", "publisher"], s)
         })
@@ -152,6 +155,7 @@ pub async fn list_cves(
         ));
     }
     let filter = Filter::all()
+        .and(Pred::Gte("affected_assets", 1.0))
         .and_some(q.min_cvss, |m| Pred::Gte("cvss", m))
         .and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
     let (docs, meta) = docs_page(&state, &caller, &page, CVE_RECORDS, &filter, &q).await?;

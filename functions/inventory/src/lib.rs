@@ -1,6 +1,8 @@
 //! Inventory module (docs/modules.md#inventory): assets with their hardware and installed
 //! software, the tenant's software list with end-of-life status, and software x CVE records.
 
+pub mod catalog;
+pub mod collect;
 mod handlers;
 pub mod model;
 

@@ -225,3 +225,24 @@ pub struct CvesQuery {
     #[param(inline)]
     pub status: Option<CveStatus>,
 }
+
+/// The id of a software title, the same on every asset and in every tenant: made of its name,
+/// publisher and version, below 10^12 (its key is [`asset_key`]).
+pub fn software_id(name: &str, publisher: &str, version: &str) -> i64 {
+    let digest =
+        netops_shared::auth::sha256_hex(format!("{name}\n{publisher}\n{version}").as_bytes());
+    i64::from_str_radix(&digest[..12], 16).unwrap_or_default() % 1_000_000_000_000
+}
+
+/// The key of a software x CVE record: CVSS descending, then CVE id, then software id.
+pub fn cve_key(cvss: f64, cve_id: &str, software_id: i64) -> String {
+    format!(
+        "{:03}|{cve_id}|{software_id:012}",
+        100 - (cvss * 10.0).round() as i64
+    )
+}
+
+/// The field of a software document that lists the assets it is installed on (their ids,
+/// sorted): its `install_count` is their number, so that an inventory taken in again counts
+/// nothing twice. Not part of the answer.
+pub const INSTALLED_ON: &str = "installed_on";

@@ -1,6 +1,7 @@
 //! Operations module (docs/modules.md#operations): maintenance windows, heartbeats,
 //! configuration profiles (format profile/1) and the comparison of their deployments.
 
+pub mod collect;
 mod compare;
 pub mod deployments;
 mod handlers;

@@ -1,6 +1,7 @@
 //! Security module (docs/modules.md#security): directory logons, lockouts and account changes,
 //! accounts ranked by risk from the logon graph, anomalies, SIEM incidents and detection rules.
 
+pub mod collect;
 mod handlers;
 pub mod model;
 pub mod risk;

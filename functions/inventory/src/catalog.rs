@@ -1,8 +1,11 @@
-//! The software titles the demo installs and the CVE records that affect them. CVE ids,
-//! CVSS base scores, descriptions and known-exploited flags are taken from the public
-//! catalogues (NVD, CISA KEV); EPSS values are representative.
+//! The software titles the catalogue knows and the CVE records that affect them: collected
+//! inventories are matched against it (a title's name and version), and the demo installs
+//! its titles. CVE ids, CVSS base scores, descriptions and known-exploited flags are taken
+//! from the public catalogues (NVD, CISA KEV); EPSS values are representative.
 
-use netops_inventory::model::EolStatus;
+use serde_json::{Value, json};
+
+use crate::model::{EolStatus, INSTALLED_ON, Software, software_id};
 
 /// Where a title gets installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -699,6 +702,38 @@ pub fn cve(id: &str) -> Option<&'static Cve> {
     CVES.iter().find(|c| c.id == id)
 }
 
+/// The catalogue's title of this name and version (compared without case or surrounding
+/// spaces), if it knows one: how a collected title gets its end of life and its CVEs.
+pub fn title(name: &str, version: &str) -> Option<&'static Title> {
+    TITLES.iter().find(|t| {
+        t.name.eq_ignore_ascii_case(name.trim()) && t.version.eq_ignore_ascii_case(version.trim())
+    })
+}
+
+/// The software document of a title installed on the assets `on` (their ids, sorted): its
+/// end of life and its CVEs are the catalogue's when it knows the title, else `unknown` and
+/// none.
+pub fn software_doc(name: &str, publisher: &str, version: &str, on: &[i64]) -> Value {
+    let known = title(name, version);
+    let cves: Vec<&Cve> = known
+        .map(|t| t.cves.iter().filter_map(|c| cve(c)).collect())
+        .unwrap_or_default();
+    let software = Software {
+        id: software_id(name, publisher, version),
+        name: name.to_owned(),
+        publisher: publisher.to_owned(),
+        version: version.to_owned(),
+        install_count: on.len() as u32,
+        eol_status: known.map_or(EolStatus::Unknown, |t| t.eol),
+        eol_date: known.and_then(|t| t.eol_date).map(str::to_owned),
+        cve_count: cves.len() as u32,
+        max_cvss: cves.iter().map(|c| c.cvss).reduce(f64::max),
+    };
+    let mut body = serde_json::to_value(software).unwrap_or_default();
+    body[INSTALLED_ON] = json!(on);
+    body
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -709,6 +744,16 @@ mod tests {
             for c in t.cves {
                 assert!(cve(c).is_some(), "{c}");
             }
+        }
+        // Each title is the one its name and version find, whatever their case and spaces.
+        for t in TITLES {
+            let found = title(&t.name.to_uppercase(), &format!(" {} ", t.version));
+            assert!(
+                found.is_some_and(|f| (f.name, f.publisher, f.version, f.cves)
+                    == (t.name, t.publisher, t.version, t.cves)),
+                "{}",
+                t.name
+            );
         }
         for s in [EolStatus::Eol, EolStatus::Warning, EolStatus::Unknown] {
             assert!(TITLES.iter().any(|t| t.eol == s), "{s:?}");
