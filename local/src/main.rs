@@ -1,5 +1,6 @@
-//! `netops`: serve, token, seed, writes, collect (docs/cli.md).
+//! `netops`: serve, token, seed, writes, collect, agent (docs/cli.md).
 
+mod agent;
 mod cli;
 mod send;
 

@@ -26,10 +26,6 @@ pub struct AgentTimings {
     /// How long a claim holds an action before its result must be in
     /// (`NETOPS_ACTION_LEASE_SECONDS`, 180).
     pub lease_secs: u32,
-    /// How long a simulated agent (`netops agent`) takes to run an action
-    /// (`NETOPS_AGENT_ACTION_DELAY_SECONDS`): unset, a random 60 to 180 s, the contract's
-    /// delay; set, that many seconds (a demo or a test shortens it).
-    pub action_delay_secs: Option<u32>,
     /// How often `netops serve` runs the scheduled pass (`NETOPS_PASS_EVERY_SECONDS`, 60; on
     /// AWS the template's schedule, every minute).
     pub pass_every_secs: u32,
@@ -41,7 +37,6 @@ impl Default for AgentTimings {
             poll_secs: 30,
             claim_secs: 300,
             lease_secs: 180,
-            action_delay_secs: None,
             pass_every_secs: 60,
         }
     }
@@ -64,15 +59,6 @@ impl AgentTimings {
             poll_secs: bounded("NETOPS_AGENT_POLL_SECONDS", d.poll_secs, 30)?,
             claim_secs: bounded("NETOPS_ACTION_CLAIM_SECONDS", d.claim_secs, 86_400)?,
             lease_secs: bounded("NETOPS_ACTION_LEASE_SECONDS", d.lease_secs, 3_600)?,
-            action_delay_secs: match parse::<u32>("NETOPS_AGENT_ACTION_DELAY_SECONDS")? {
-                Some(v) if v > 180 => {
-                    return Err(ConfigError {
-                        var: "NETOPS_AGENT_ACTION_DELAY_SECONDS",
-                        reason: format!("{v} is past the contract's 180 seconds"),
-                    });
-                }
-                v => v,
-            },
             pass_every_secs: bounded("NETOPS_PASS_EVERY_SECONDS", d.pass_every_secs, 3_600)?,
         })
     }

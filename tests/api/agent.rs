@@ -176,15 +176,16 @@ async fn agents_enroll_sync_apply_settings_and_return_their_actions_once() {
     assert_eq!(status, StatusCode::OK, "{first}");
     assert_eq!(first["data"]["hostname"], host.as_str());
     let etag = headers["etag"].to_str().expect("etag").to_owned();
-    let again = call
-        .http
-        .get(format!("{}/agent/sync", served.base))
-        .bearer_auth(&a)
-        .header("If-None-Match", &etag)
-        .send()
-        .await
-        .expect("sync");
-    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    let sync_since = async |etag: &str| {
+        call.http
+            .get(format!("{}/agent/sync", served.base))
+            .bearer_auth(&a)
+            .header("If-None-Match", etag)
+            .send()
+            .await
+            .expect("sync")
+    };
+    assert_eq!(sync_since(&etag).await.status(), StatusCode::NOT_MODIFIED);
 
     // Settings saved by the public API are seen at the agent's next sync (within its poll
     // interval: the sync answers from the store, so at once).
@@ -197,14 +198,7 @@ async fn agents_enroll_sync_apply_settings_and_return_their_actions_once() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let changed = call
-        .http
-        .get(format!("{}/agent/sync", served.base))
-        .bearer_auth(&a)
-        .header("If-None-Match", &etag)
-        .send()
-        .await
-        .expect("sync");
+    let changed = sync_since(&etag).await;
     assert_eq!(changed.status(), StatusCode::OK, "a new settings version");
     let changed: Value = changed.json().await.expect("json");
     let version = changed["data"]["settings_version"]
@@ -363,4 +357,70 @@ async fn agents_enroll_sync_apply_settings_and_return_their_actions_once() {
         call.get("/agent/sync", &b).await.0,
         StatusCode::UNAUTHORIZED
     );
+}
+
+/// The machine `host` of `GET /netdiag/machines`'s `agent` field once `until` holds of it,
+/// within 15 s.
+async fn agent_of(call: &Call<'_>, host: &str, until: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, machines) = call.get("/netdiag/machines", &call.served.token).await;
+        let agent = machines["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["hostname"] == host)
+            .map(|m| m["agent"].clone())
+            .unwrap_or_default();
+        if until(&agent) || std::time::Instant::now() > deadline {
+            return agent;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn netops_agent_runs_http_agents_that_apply_settings_and_report_actions() {
+    let served = start();
+    let call = Call {
+        http: Client::new(),
+        served: &served,
+    };
+    let enroller = create_token(&served.db, &["--name", "sim", "--scopes", "agent:enroll"]);
+    let (_, machines) = call.get("/netdiag/machines", &served.token).await;
+    let host = machines["data"][1]["hostname"]
+        .as_str()
+        .expect("a machine")
+        .to_owned();
+    let mut agent = std::process::Command::new(env!("CARGO_BIN_EXE_netops"))
+        .args(["agent", "--url", &served.base, "--token", &enroller])
+        .args(["--hostname", &host, "--action-delay-secs", "1"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("netops agent");
+    // Enrolled, it applies the machine's current settings at its first sync.
+    let first = agent_of(&call, &host, |a| a["settings_applied_version"].is_u64()).await;
+    assert_eq!(first["agent_version"], "5.0.0-sim", "{first}");
+    let before = first["settings_applied_version"].as_u64().expect("version");
+    let (status, _, _) = call
+        .send(
+            Method::PUT,
+            &format!("/netdiag/machines/{host}/settings"),
+            &served.token,
+            Some(json!({"apps": ["erp.exe"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let after = agent_of(&call, &host, |a| {
+        a["settings_applied_version"].as_u64() > Some(before)
+    })
+    .await;
+    assert_eq!(after["settings_applied_version"], before + 1, "{after}");
+    let id = call.queue(&host, json!({"action": "speed"})).await;
+    let events = call.events_of(&host, &id, 15).await;
+    agent.kill().expect("stop the agents");
+    let _ = agent.wait();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["source"], "speed");
+    assert!(events[0]["details"]["down_mbps"].as_f64() > Some(0.0));
 }

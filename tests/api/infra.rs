@@ -359,16 +359,29 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|S|flows.records|*",
         ])
     );
+    // The agent API (docs/agent.md) writes the machines it enrolls, its agents, the actions
+    // it claims and completes, and their events.
+    assert_eq!(
+        writes("agent"),
+        expected(&[
+            "*|D|machines",
+            "*|D|machines.count",
+            "*|D|netdiag_actions",
+            "*|D|netdiag_agents",
+            "*|E|netdiag_events",
+            "*|S|netdiag_events|*",
+        ])
+    );
     for name in grants
         .keys()
-        .filter(|n| !["alerts", "netdiag", "collect"].contains(&n.as_str()))
+        .filter(|n| !["alerts", "netdiag", "collect", "agent"].contains(&n.as_str()))
     {
         assert!(writes(name).is_empty(), "{name} writes {:?}", writes(name));
     }
     // MCP serves every JSON read route: it reads what every module reads, and no more.
     let every: BTreeSet<String> = grants
         .keys()
-        .filter(|n| !["mcp", "docs", "collect"].contains(&n.as_str()))
+        .filter(|n| !["mcp", "docs", "collect", "agent"].contains(&n.as_str()))
         .flat_map(|n| reads(n))
         .collect();
     assert_eq!(reads("mcp"), every);

@@ -45,8 +45,24 @@ pub async fn action(stores: &Stores, tenant: &str, id: &str) -> StoreResult<Opti
     Ok(Some((action, doc.version)))
 }
 
-fn body(action: &Action) -> StoreResult<Value> {
-    serde_json::to_value(action).map_err(|e| StoreError::Data(e.to_string()))
+/// Puts `action` if it is still at `version`: `false` when another writer changed it first.
+async fn put_at(stores: &Stores, tenant: &str, action: &Action, version: u64) -> StoreResult<bool> {
+    let body = serde_json::to_value(action).map_err(|e| StoreError::Data(e.to_string()))?;
+    match stores
+        .docs
+        .put_if(
+            tenant,
+            ACTIONS,
+            &action.action_id,
+            body,
+            Expect::Version(version),
+        )
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(StoreError::ConditionFailed) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// The request record of a new action, written with it.
@@ -153,20 +169,8 @@ pub async fn claim(
         action.claimed_at = Some(now);
         action.lease_until = Some(now + lease);
         action.claim_id = Some(new_claim_id());
-        match stores
-            .docs
-            .put_if(
-                tenant,
-                ACTIONS,
-                &action.action_id,
-                body(&action)?,
-                Expect::Version(version),
-            )
-            .await
-        {
-            Ok(()) => claimed.push(action),
-            Err(StoreError::ConditionFailed) => {}
-            Err(e) => return Err(e),
+        if put_at(stores, tenant, &action, version).await? {
+            claimed.push(action);
         }
     }
     Ok(claimed)
@@ -376,20 +380,8 @@ pub async fn complete(
             action.completed_at = Some(now);
             action.event_id = Some(event_id(&action.action_id));
             action.result = Some(json!({"message": event_of.0, "details": event_of.1}));
-            match stores
-                .docs
-                .put_if(
-                    tenant,
-                    ACTIONS,
-                    id,
-                    body(&action)?,
-                    Expect::Version(version),
-                )
-                .await
-            {
-                Ok(()) => {}
-                Err(StoreError::ConditionFailed) => continue,
-                Err(e) => return Err(e),
+            if !put_at(stores, tenant, &action, version).await? {
+                continue;
             }
         }
         let at = action.completed_at.unwrap_or(now);
@@ -472,20 +464,8 @@ pub async fn expire(stores: &Stores, tenant: &str, now: DateTime<Utc>) -> StoreR
         action.completed_at = Some(now);
         action.event_id = Some(event_id(&action.action_id));
         action.result = Some(json!({"message": message, "details": details}));
-        match stores
-            .docs
-            .put_if(
-                tenant,
-                ACTIONS,
-                &action.action_id,
-                body(&action)?,
-                Expect::Version(version),
-            )
-            .await
-        {
-            Ok(()) => {}
-            Err(StoreError::ConditionFailed) => continue,
-            Err(e) => return Err(e),
+        if !put_at(stores, tenant, &action, version).await? {
+            continue;
         }
         let record = event(&action, now, Severity::Medium, message, details)?;
         stores
