@@ -215,16 +215,11 @@ fn the_scheduled_pass_reads_the_tenant_index_and_the_activity_only() {
     assert_eq!(granted[1].0, "dynamodb:Query");
     assert_eq!(
         strings(&statements[1]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
-        [
-            "*|D|collect_activity",
-            "*|D|netdiag_actions",
-            "*|E|netdiag_action_requests",
-            "*|S|netdiag_action_requests|*"
-        ]
+        ["*|D|collect_activity", "*|S|netdiag_action_requests|*"]
     );
     assert_eq!(
         strings(&statements[2]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
-        ["*|D|netdiag_actions"]
+        ["*|D|netdiag_actions", "*|E|netdiag_action_requests"]
     );
     assert_eq!(
         strings(&statements[3]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
