@@ -107,10 +107,10 @@ impl Agent {
                             Err(e) => self.warn("settings", &e),
                         }
                     }
-                    if sync["actions"].as_array().is_some_and(|a| !a.is_empty()) {
-                        if let Err(e) = self.claim_and_run().await {
-                            self.warn("actions", &e);
-                        }
+                    if sync["actions"].as_array().is_some_and(|a| !a.is_empty())
+                        && let Err(e) = self.claim_and_run().await
+                    {
+                        self.warn("actions", &e);
                     }
                 }
                 Ok(None) => {}

@@ -109,7 +109,7 @@ async fn requested(
         .filter_map(|d| Some((serde_json::from_value::<Action>(d.body).ok()?, d.version)))
         .filter(|(a, _)| status.contains(&a.status))
         .collect();
-    out.sort_by(|a, b| a.0.requested_at.cmp(&b.0.requested_at));
+    out.sort_by_key(|(a, _)| a.requested_at);
     Ok(out)
 }
 
