@@ -291,7 +291,8 @@ async fn agents_enroll_sync_apply_settings_and_return_their_actions_once() {
         .send(Method::POST, &path, &a, Some(result.clone()))
         .await;
     assert_eq!(status, StatusCode::OK, "{done}");
-    assert_eq!(done["data"]["status"], "completed");
+    assert_eq!(done["data"]["action"]["status"], "completed");
+    assert_eq!(done["data"]["event_id"], format!("ev-{id}"));
     assert!(!headers.contains_key("idempotent-replayed"));
     let (status, headers, _) = call.send(Method::POST, &path, &a, Some(result)).await;
     assert_eq!(status, StatusCode::OK);

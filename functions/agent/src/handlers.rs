@@ -177,16 +177,25 @@ async fn put_info(
     Ok(())
 }
 
+/// Le nouvel identifiant d'un agent, montré une fois.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Rotated {
+    pub hostname: String,
+    /// Le nouveau jeton de l'agent (`nop_…`) : l'ancien reste accepté 10 minutes.
+    pub credential: String,
+    pub expires_at: DateTime<Utc>,
+}
+
 /// Renouveler l'identifiant de l'agent
 ///
 /// Un nouvel identifiant pour la même machine, valable un an ; l'ancien reste accepté
 /// 10 minutes, le temps que l'agent enregistre le nouveau.
 #[route(rotate_agent_credential,
-    responses((status = 200, description = "Le nouvel identifiant", body = Envelope<Credential>)))]
+    responses((status = 200, description = "Le nouvel identifiant", body = Envelope<Rotated>)))]
 pub async fn rotate_agent_credential(
     State(state): State<AppState>,
     caller: Caller,
-) -> ApiResult<Credential> {
+) -> ApiResult<Rotated> {
     let hostname = machine(&caller)?;
     let tokens = state.stores.tokens.as_ref();
     let current = tokens
@@ -205,12 +214,10 @@ pub async fn rotate_agent_credential(
             "Credential already rotated or revoked: use the latest one, or enroll the machine again.",
         ));
     };
-    ok(Credential {
+    ok(Rotated {
         hostname: hostname.to_owned(),
         credential: secret,
         expires_at: DateTime::from_timestamp(record.expires_at, 0).unwrap_or_else(Utc::now),
-        machine_created: false,
-        poll_seconds: state.config.agent.poll_secs,
     })
 }
 
@@ -426,6 +433,14 @@ pub async fn claim_agent_actions(
     Ok(Envelope::new(claimed, Meta::new()))
 }
 
+/// Un résultat enregistré : l'action terminée et l'identifiant de son évènement.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Recorded {
+    /// L'identifiant de l'évènement du fil de la machine (`ev-<action_id>`).
+    pub event_id: String,
+    pub action: Action,
+}
+
 /// Rendre le résultat d'une action
 ///
 /// Le résultat d'une action prise en charge (`claim_id`), avec le seul champ de son type
@@ -439,7 +454,7 @@ pub async fn claim_agent_actions(
     params(("id" = String, Path, description = "Identifiant de l'action (`act-…`)")),
     request_body = ActionResult,
     responses(
-        (status = 200, description = "Résultat enregistré : l'action terminée", body = Envelope<Action>),
+        (status = 200, description = "Résultat enregistré : l'action terminée", body = Envelope<Recorded>),
         (status = 404, description = "Action inconnue de cette machine", body = netops_shared::error::ErrorBody),
         (status = 409, description = "Action non prise en charge sous ce claim_id", body = netops_shared::error::ErrorBody),
     ))]
@@ -486,7 +501,11 @@ pub async fn post_agent_action_result(
             ))
         }
         Posted::Completed { action, replayed } => {
-            let mut res = Envelope::new(action, Meta::new()).into_response();
+            let recorded = Recorded {
+                event_id: loop_::event_id(&action.action_id),
+                action,
+            };
+            let mut res = Envelope::new(recorded, Meta::new()).into_response();
             if replayed {
                 res.headers_mut()
                     .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
