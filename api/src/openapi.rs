@@ -642,6 +642,7 @@ pub fn openapi(own: Paths) -> Value {
     let own = utoipa::openapi::OpenApiBuilder::new().paths(own).build();
     let (_, api) = OpenApiRouter::with_openapi(own)
         .merge(router())
+        .merge(netops_agent::routes())
         .split_for_parts();
     let mut doc = serde_json::to_value(api).unwrap_or_default();
     doc["info"] = json!({

@@ -182,13 +182,15 @@ async fn serve(
         .await
 }
 
+use netops_shared::pass;
+
 /// The scheduled pass's function (`functions/pass`, on an EventBridge schedule): for each
 /// event, one pass over every tenant ([`netops_shared::pass`]) and its EMF line on stdout.
 /// A pass that cannot list the tenants fails the invocation (Lambda's `Errors` metric and the
-/// function's alarm); a tenant that cannot be read is counted in `PassFailures`.
-pub async fn run_pass() -> Result<(), lambda_http::Error> {
+/// function's alarm); a tenant that cannot be read is counted in `PassFailures`. `tasks` run
+/// for each tenant besides (the actions' expiry).
+pub async fn run_pass(tasks: &'static [pass::Task]) -> Result<(), lambda_http::Error> {
     use lambda_http::{LambdaEvent, service_fn};
-    use netops_shared::pass;
 
     let config = Config::from_env()?;
     netops_shared::telemetry::init(config.json_logs);
@@ -201,7 +203,7 @@ pub async fn run_pass() -> Result<(), lambda_http::Error> {
         let (stores, function) = (stores.clone(), function.clone());
         async move {
             let now = chrono::Utc::now();
-            let report = pass::run(&stores, now, stale_after).await?;
+            let report = pass::run(&stores, now, stale_after, tasks).await?;
             println!("{}", pass::metrics_line(&function, now, &report));
             Ok::<_, lambda_http::Error>(serde_json::to_value(&report)?)
         }

@@ -120,6 +120,32 @@ enum Command {
         /// The file to send; `-` or none: standard input.
         file: Option<PathBuf>,
     },
+    /// Run simulated agents of a tenant against a base URL (docs/agent.md#simulated-agents).
+    Agent {
+        /// The API's base URL.
+        #[arg(
+            long,
+            env = "NETOPS_URL",
+            default_value = "http://127.0.0.1:8080/api/v1"
+        )]
+        url: String,
+        /// The tenant's enrollment token (`netops token create --scopes agent:enroll`).
+        #[arg(long, env = "NETOPS_TOKEN", hide_env_values = true)]
+        token: String,
+        /// How many agents, with machines named `<prefix>-0001` and on.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        count: u32,
+        #[arg(long, default_value = "SIM")]
+        prefix: String,
+        /// The machines of the agents, by host name, instead of `--count` new ones
+        /// (repeated).
+        #[arg(long = "hostname")]
+        hostnames: Vec<String>,
+        /// Seconds an agent takes to run an action (at most 180); unset: a random 60 to
+        /// 180 s, the contract's delay. A demo or a test shortens it.
+        #[arg(long, env = "NETOPS_AGENT_ACTION_DELAY_SECONDS", value_parser = clap::value_parser!(u32).range(0..=180))]
+        action_delay_secs: Option<u32>,
+    },
     /// Print a tenant's write log, one JSON object per line.
     Writes {
         #[arg(long, required_unless_present = "unauthenticated")]
@@ -418,6 +444,28 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
                 return Err(Failure("some batches held no valid line".into(), 1));
             }
             Ok(())
+        }
+        Command::Agent {
+            url,
+            token,
+            count,
+            prefix,
+            hostnames,
+            action_delay_secs,
+        } => {
+            let hostnames = if hostnames.is_empty() {
+                (1..=count).map(|i| format!("{prefix}-{i:04}")).collect()
+            } else {
+                hostnames
+            };
+            crate::agent::run(crate::agent::Options {
+                base: url,
+                enroll_token: token,
+                hostnames,
+                action_delay_secs,
+            })
+            .await
+            .map_err(|e| Failure(e, 1))
         }
         Command::Writes {
             tenant,

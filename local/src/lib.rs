@@ -20,6 +20,7 @@ pub fn modules() -> Vec<&'static Module> {
     all.push(&netops_docs::MODULE);
     all.push(&netops_mcp::MODULE);
     all.push(&netops_collect::MODULE);
+    all.push(&netops_agent::MODULE);
     all
 }
 
@@ -31,10 +32,13 @@ pub fn app(state: AppState) -> Router {
     netops_shared::http::app(router, state)
 }
 
+/// The scheduled pass's tasks beside the staleness check: the actions' expiry.
+pub static PASS_TASKS: &[netops_shared::pass::Task] = &[netops_netdiag::EXPIRY];
+
 /// Starts the background workers of the local process: the scheduled pass and the NetDiag
 /// agent simulator.
 pub fn spawn_workers(state: &AppState) {
-    tokio::spawn(netops_shared::pass::worker(state.clone()));
+    tokio::spawn(netops_shared::pass::worker(state.clone(), PASS_TASKS));
     tokio::spawn(netops_demo::netdiag::simulator::worker(state.clone()));
 }
 

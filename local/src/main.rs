@@ -1,5 +1,6 @@
-//! `netops`: serve, token, tenant, seed, writes, collect (docs/cli.md).
+//! `netops`: serve, token, tenant, seed, writes, collect, agent, geo (docs/cli.md).
 
+mod agent;
 mod cli;
 mod export;
 mod send;

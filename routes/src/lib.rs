@@ -80,6 +80,7 @@ functions! {
     Mcp "mcp" Service;
     Docs "docs" Service;
     Collect "collect" Service;
+    Agent "agent" Service;
 }
 
 /// Who may call a route.
@@ -95,6 +96,10 @@ pub enum Access {
     /// holding `collect:<module>` scopes (and admits them nowhere else), and the collect
     /// handler checks the scope of the kind posted, once it knows the kind.
     Collect,
+    /// An agent route (docs/agent.md): the gate admits only tokens holding this agent scope
+    /// (`agent` for a machine's credential, `agent:enroll` for a tenant's enrollment token),
+    /// and admits agent tokens nowhere else.
+    Agent(Scope),
 }
 
 /// What a route answers.
@@ -154,7 +159,7 @@ pub struct Route {
 impl Route {
     pub fn scope(&self) -> Option<Scope> {
         match self.access {
-            Access::Scoped(s) => Some(s),
+            Access::Scoped(s) | Access::Agent(s) => Some(s),
             _ => None,
         }
     }
@@ -243,6 +248,8 @@ macro_rules! routes {
 
 use Access::{Public, Token};
 const COLLECTOR: Access = Access::Collect;
+const AGENT: Access = Access::Agent(Scope::Agent);
+const ENROLL: Access = Access::Agent(Scope::AgentEnroll);
 const fn s(scope: Scope) -> Access {
     Access::Scoped(scope)
 }
@@ -338,6 +345,14 @@ routes! {
     get_docs_asset GET "/docs/{asset}" Docs Public, Service, None, None;
     // Collection (docs/collect.md): raw observations in, one kind per batch
     collect POST "/collect/{kind}" Collect COLLECTOR, Collect, None, None;
+    // The agent loop (docs/agent.md): enrollment, sync, settings, leased actions
+    enroll_agent POST "/agent/enroll" Agent ENROLL, Service, None, None;
+    rotate_agent_credential POST "/agent/credential/rotate" Agent AGENT, Service, None, None;
+    sync_agent GET "/agent/sync" Agent AGENT, Service, None, None;
+    get_agent_settings GET "/agent/settings" Agent AGENT, Service, None, None;
+    report_agent_settings POST "/agent/settings/applied" Agent AGENT, Service, None, None;
+    claim_agent_actions POST "/agent/actions/claim" Agent AGENT, Service, None, None;
+    post_agent_action_result POST "/agent/actions/{id}/result" Agent AGENT, Service, None, None;
 }
 
 /// The outcome of matching a request against the table.

@@ -2,12 +2,13 @@
 //! is a [`Scope`].
 
 macro_rules! scopes {
-    ($($variant:ident => $s:literal,)*; collect: $($cvariant:ident => $cs:literal,)*) => {
+    ($($variant:ident => $s:literal,)*; collect: $($cvariant:ident => $cs:literal,)*; agent: $($avariant:ident => $as:literal,)*) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
         pub enum Scope {
             $(#[cfg_attr(feature = "serde", serde(rename = $s))] $variant,)*
             $(#[cfg_attr(feature = "serde", serde(rename = $cs))] $cvariant,)*
+            $(#[cfg_attr(feature = "serde", serde(rename = $as))] $avariant,)*
         }
 
         impl Scope {
@@ -16,18 +17,27 @@ macro_rules! scopes {
             /// The scopes of collect credentials, `collect:<module>`
             /// (docs/collect.md#credentials): never in `all`, never beside a public scope.
             pub const COLLECT: &'static [Scope] = &[$(Scope::$cvariant),*];
+            /// The scopes of the agent API (docs/agent.md#credentials): `agent`, held by a
+            /// machine's agent credential alone, and `agent:enroll`, held by a tenant's
+            /// enrollment token alone; never in `all`, never beside another scope.
+            pub const AGENT: &'static [Scope] = &[$(Scope::$avariant),*];
 
             pub fn as_str(self) -> &'static str {
-                match self { $(Scope::$variant => $s,)* $(Scope::$cvariant => $cs,)* }
+                match self { $(Scope::$variant => $s,)* $(Scope::$cvariant => $cs,)* $(Scope::$avariant => $as,)* }
             }
 
             pub fn parse(s: &str) -> Option<Scope> {
-                match s { $($s => Some(Scope::$variant),)* $($cs => Some(Scope::$cvariant),)* _ => None }
+                match s { $($s => Some(Scope::$variant),)* $($cs => Some(Scope::$cvariant),)* $($as => Some(Scope::$avariant),)* _ => None }
             }
 
             /// A scope of the collection API.
             pub fn is_collect(self) -> bool {
                 Scope::COLLECT.contains(&self)
+            }
+
+            /// A scope of the agent API.
+            pub fn is_agent(self) -> bool {
+                Scope::AGENT.contains(&self)
             }
         }
     };
@@ -59,6 +69,9 @@ scopes! {
     CollectSecurity => "collect:security",
     CollectFiles => "collect:files",
     CollectOperations => "collect:operations",
+    ; agent:
+    Agent => "agent",
+    AgentEnroll => "agent:enroll",
 }
 
 impl std::fmt::Display for Scope {
@@ -88,6 +101,12 @@ pub fn parse_list(list: &str) -> Result<Vec<Scope>, String> {
     }
     if out.iter().any(|s| s.is_collect()) && !out.iter().all(|s| s.is_collect()) {
         return Err("collect scopes cannot be mixed with other scopes".into());
+    }
+    if out.contains(&Scope::Agent) {
+        return Err("agent credentials are issued by enrollment (netops agent enroll), bound to one machine".into());
+    }
+    if out.contains(&Scope::AgentEnroll) && out.len() > 1 {
+        return Err("agent:enroll cannot be mixed with other scopes".into());
     }
     Ok(out)
 }

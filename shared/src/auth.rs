@@ -127,11 +127,22 @@ pub async fn rotate_token(
     let Some(old) = active else {
         return Ok(None);
     };
+    rotate_record(tokens, &old, overlap).await
+}
+
+/// Rotates the token `old` as [`rotate_token`] does, given its record (an agent rotating its
+/// own credential, whose record its hash finds: no listing of the tenant's tokens). `None`
+/// when it was rotated or revoked meanwhile.
+pub async fn rotate_record(
+    tokens: &dyn Tokens,
+    old: &TokenRecord,
+    overlap: chrono::Duration,
+) -> Result<Option<(String, TokenRecord)>, StoreError> {
     let lifetime = chrono::Duration::seconds(old.expires_at - old.created_at);
-    let (secret, record) = new_token(tenant, name, old.scopes.clone(), lifetime);
+    let (secret, record) = new_token(&old.tenant, &old.name, old.scopes.clone(), lifetime);
     let until = record.created_at + overlap.num_seconds();
     Ok(tokens
-        .rotate(&old, &record, until)
+        .rotate(old, &record, until)
         .await?
         .then_some((secret, record)))
 }

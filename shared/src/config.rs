@@ -14,6 +14,56 @@ pub use netops_store::config::{
 /// (`NETOPS_STALE_AFTER_MINUTES`).
 pub const DEFAULT_STALE_AFTER_MINUTES: u32 = 60;
 
+/// The agent loop's timings (docs/agent.md#timings), in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentTimings {
+    /// How often an agent syncs (`NETOPS_AGENT_POLL_SECONDS`, 30; 1 to 30): the agents learn
+    /// it from each sync.
+    pub poll_secs: u32,
+    /// How long a queued action waits for its agent's claim before it expires
+    /// (`NETOPS_ACTION_CLAIM_SECONDS`, 300).
+    pub claim_secs: u32,
+    /// How long a claim holds an action before its result must be in
+    /// (`NETOPS_ACTION_LEASE_SECONDS`, 180).
+    pub lease_secs: u32,
+    /// How often `netops serve` runs the scheduled pass (`NETOPS_PASS_EVERY_SECONDS`, 60; on
+    /// AWS the template's schedule, every minute).
+    pub pass_every_secs: u32,
+}
+
+impl Default for AgentTimings {
+    fn default() -> Self {
+        Self {
+            poll_secs: 30,
+            claim_secs: 300,
+            lease_secs: 180,
+            pass_every_secs: 60,
+        }
+    }
+}
+
+impl AgentTimings {
+    fn from_env() -> Result<Self, ConfigError> {
+        let d = Self::default();
+        let bounded = |var: &'static str, default: u32, max: u32| -> Result<u32, ConfigError> {
+            let v = parse::<u32>(var)?.unwrap_or(default);
+            if v == 0 || v > max {
+                return Err(ConfigError {
+                    var,
+                    reason: format!("{v} is not between 1 and {max} seconds"),
+                });
+            }
+            Ok(v)
+        };
+        Ok(Self {
+            poll_secs: bounded("NETOPS_AGENT_POLL_SECONDS", d.poll_secs, 30)?,
+            claim_secs: bounded("NETOPS_ACTION_CLAIM_SECONDS", d.claim_secs, 86_400)?,
+            lease_secs: bounded("NETOPS_ACTION_LEASE_SECONDS", d.lease_secs, 3_600)?,
+            pass_every_secs: bounded("NETOPS_PASS_EVERY_SECONDS", d.pass_every_secs, 3_600)?,
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `NETOPS_DB`: the embedded store's file.
@@ -46,6 +96,8 @@ pub struct Config {
     /// stores public addresses with an unknown country and operator, the local process uses
     /// its checked-in sample.
     pub geo_file: Option<PathBuf>,
+    /// The agent loop's timings (docs/agent.md#timings).
+    pub agent: AgentTimings,
     /// `NETOPS_RETENTION_DAYS`: measurements, events and rollups older than this many days
     /// leave the store (DynamoDB TTL, swept in the SQLite file) and no window reaches past
     /// it. `None`: the store's default ([`Config::retention_days`]).
@@ -91,6 +143,7 @@ impl Default for Config {
             cursor_valid_hours: crate::cursor::DEFAULT_VALID_HOURS,
             write_log_days: DEFAULT_WRITE_LOG_DAYS,
             stale_after_minutes: DEFAULT_STALE_AFTER_MINUTES,
+            agent: AgentTimings::default(),
             retention_days: None,
             geo_file: None,
             json_logs: false,
@@ -253,6 +306,7 @@ impl Config {
             cursor_valid_hours,
             write_log_days,
             stale_after_minutes,
+            agent: AgentTimings::from_env()?,
             retention_days,
             geo_file: var("NETOPS_GEO_FILE").map(PathBuf::from),
             json_logs,

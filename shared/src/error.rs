@@ -186,6 +186,23 @@ impl ApiError {
         Self::new(ErrorCode::Forbidden, message)
     }
 
+    /// 403 on the agent API's border (docs/agent.md#credentials): an agent token (`agent` or
+    /// `agent:enroll`) on another route (`agent_token`), or another token on an agent route.
+    pub fn agent_only(agent_token: bool) -> Self {
+        let message = if agent_token {
+            Msg::new(
+                "Un jeton d'agent (portée agent ou agent:enroll) n'appelle que les routes /agent de sa portée ; il ne lit pas l'API.",
+                "An agent token (agent or agent:enroll scope) only calls the /agent routes of its scope; it reads nothing from the API.",
+            )
+        } else {
+            Msg::new(
+                "Seul un identifiant d'agent (obtenu par enrôlement) appelle les routes /agent.",
+                "Only an agent credential (obtained by enrollment) calls the /agent routes.",
+            )
+        };
+        Self::new(ErrorCode::Forbidden, message)
+    }
+
     /// 404 for an item unknown in the caller's tenant.
     pub fn not_found(what_fr: impl Into<String>, what_en: impl Into<String>) -> Self {
         Self::new(

@@ -419,11 +419,15 @@ async fn admit(
     // A collect credential (a token holding any collect scope: `netops token create` never
     // mixes them with others) sends batches and reads nothing; only collect credentials send
     // batches (the scope of the kind is checked by the collect handler, which knows it).
+    // An agent token (a machine's credential or a tenant's enrollment token) calls the agent
+    // routes of its own scope and nothing else; no other token calls them.
     let collector = token.scopes.iter().any(|s| s.is_collect());
+    let agent = token.scopes.iter().any(|s| s.is_agent());
     let scopes_ok = match route.access {
-        Access::Scoped(scope) => token.scopes.contains(&scope) && !collector,
-        Access::Token => !collector,
+        Access::Scoped(scope) => token.scopes.contains(&scope) && !collector && !agent,
+        Access::Token => !collector && !agent,
         Access::Collect => collector,
+        Access::Agent(scope) => token.scopes.contains(&scope),
         Access::Public => true,
     };
     // The caller is known from here on: a refused write is logged under its name.
@@ -452,6 +456,8 @@ async fn admit(
     }
     if !scopes_ok {
         let e = match route.access {
+            _ if agent => ApiError::agent_only(true),
+            Access::Agent(scope) => ApiError::agent_only(false).with("scope", scope.as_str()),
             Access::Scoped(scope) => ApiError::forbidden(scope),
             Access::Collect => ApiError::collect_only(false),
             _ => ApiError::collect_only(true),

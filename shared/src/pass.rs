@@ -7,6 +7,10 @@
 //! Lambda an EMF line whose metrics (`Tenants`, `StaleTenants`, `PassFailures`) have the
 //! function as their only dimension, the stale tenants named in its properties, so that the
 //! number of metrics never grows with the tenants.
+//!
+//! Beside the staleness check, the pass runs the tasks its caller hands it for each tenant
+//! ([`Task`]): the expiry of the diagnostic actions no agent took or finished in time
+//! (docs/agent.md#expiry), whose module crate the local process and the `pass` function link.
 
 use std::time::Instant;
 
@@ -14,7 +18,15 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::module::BoxFuture;
 use crate::store::{Filter, StoreResult, Stores};
+
+/// A task of the pass, run for each tenant at `now`: it returns how many items it changed.
+pub struct Task {
+    /// Its name in the report (`tasks`).
+    pub name: &'static str,
+    pub run: for<'a> fn(&'a Stores, &'a str, DateTime<Utc>) -> BoxFuture<'a, StoreResult<usize>>,
+}
 
 /// The collection of each tenant's last batch per kind: one document per kind, keyed by the
 /// kind's name, written by the collection shell ([`note_activity`]).
@@ -32,6 +44,8 @@ pub struct Report {
     pub stale: Vec<String>,
     /// What could not be read, one line each (`<tenant>: <error>`), in the log only.
     pub failures: Vec<String>,
+    /// Per task, the items it changed over every tenant, in the tasks' order.
+    pub tasks: Vec<(String, usize)>,
     pub duration_ms: u64,
 }
 
@@ -73,14 +87,24 @@ pub async fn run(
     stores: &Stores,
     now: DateTime<Utc>,
     stale_after: Duration,
+    tasks: &[Task],
 ) -> StoreResult<Report> {
     let started = Instant::now();
     let tenants = stores.deployment.tenants().await?;
     let mut report = Report {
         tenants: tenants.len(),
+        tasks: tasks.iter().map(|t| (t.name.to_owned(), 0)).collect(),
         ..Report::default()
     };
     for tenant in tenants {
+        for (task, done) in tasks.iter().zip(report.tasks.iter_mut()) {
+            match (task.run)(stores, &tenant, now).await {
+                Ok(n) => done.1 += n,
+                Err(e) => report
+                    .failures
+                    .push(format!("{tenant}: {}: {e}", task.name)),
+            }
+        }
         match last_batch(stores, &tenant).await {
             Ok(Some(last)) if now - last > stale_after => report.stale.push(tenant),
             Ok(_) => {}
@@ -91,19 +115,18 @@ pub async fn run(
     Ok(report)
 }
 
-/// How often the pass runs: inside `netops serve` here, on AWS the schedule of the template.
-pub const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The pass inside `netops serve`: every [`EVERY`], from the start. The stale tenants are
-/// logged when they change (a warning naming them), failures each time.
-pub async fn worker(state: crate::AppState) {
+/// The pass inside `netops serve`: every `NETOPS_PASS_EVERY_SECONDS` (60, as the template's
+/// schedule on AWS), from the start, with `tasks`. The stale tenants are logged when they
+/// change (a warning naming them), failures each time.
+pub async fn worker(state: crate::AppState, tasks: &'static [Task]) {
     let stale_after = Duration::minutes(i64::from(state.config.stale_after_minutes));
-    let mut tick = tokio::time::interval(EVERY);
+    let every = std::time::Duration::from_secs(u64::from(state.config.agent.pass_every_secs));
+    let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut stale: Vec<String> = Vec::new();
     loop {
         tick.tick().await;
-        match run(&state.stores, Utc::now(), stale_after).await {
+        match run(&state.stores, Utc::now(), stale_after, tasks).await {
             Ok(report) => {
                 for failure in &report.failures {
                     tracing::warn!(%failure, "scheduled pass: a tenant could not be read");
@@ -145,6 +168,7 @@ pub fn metrics_line(function: &str, at: DateTime<Utc>, report: &Report) -> Value
         "PassFailures": report.failures.len(),
         "stale_tenants": report.stale,
         "failures": report.failures,
+        "tasks": report.tasks.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
         "duration_ms": report.duration_ms,
     })
 }
@@ -159,6 +183,7 @@ mod tests {
             tenants: 3,
             stale: vec!["acme".into()],
             failures: vec![],
+            tasks: vec![("action_expiry".into(), 2)],
             duration_ms: 4,
         };
         let line = metrics_line("stack-pass", DateTime::UNIX_EPOCH, &report);

@@ -651,7 +651,7 @@ async fn the_scheduled_pass_finds_the_tenants_whose_collected_data_stopped_arriv
     let machines = app.get("/machines?limit=1", &read).await;
     let machine = machines.items()[0]["hostname"].clone();
     let hour = Duration::minutes(60);
-    let pass = |at: DateTime<Utc>| netops_shared::pass::run(&app.stores, at, hour);
+    let pass = |at: DateTime<Utc>| netops_shared::pass::run(&app.stores, at, hour, &[]);
     let now = Utc::now();
     let before = pass(now).await.expect("pass");
     assert_eq!(before.tenants, 2, "{before:?}");

@@ -21,6 +21,11 @@ async fn every_event_routes_to_its_function_and_succeeds() {
     // the shared demo data stays as the other tests read it, with a collect credential.
     let collecting = TestApp::with_modules(&[Function::Firewall]).await;
     let collector = collecting.token("acme", Scope::COLLECT).await;
+    // The agent function's events: an enrollment token enrolls `PAR-LT-0042`, whose agent
+    // credential calls the other routes, one of them posting the result of an action it
+    // claimed.
+    let agents = TestApp::with_modules(&[Function::Netdiag]).await;
+    let (enroller, agent) = crate::helpers::agent_tokens(&agents.stores).await;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events");
     // The operation ids the events call.
     let mut covered = BTreeSet::new();
@@ -40,8 +45,9 @@ async fn every_event_routes_to_its_function_and_succeeds() {
         let (router, _) = OpenApiRouter::new()
             .merge((module.routes)())
             .split_for_parts();
-        let (app, token) = match module.function {
+        let (app, agent_token) = match module.function {
             Function::Collect => (&collecting, &collector),
+            Function::Agent => (&agents, &agent),
             _ => (shared, &token),
         };
         let lambda = netops_shared::http::app(router, app.state.clone());
@@ -73,6 +79,11 @@ async fn every_event_routes_to_its_function_and_succeeds() {
                 "{name} routes to {}",
                 route.function.name()
             );
+            let token = if route.op == "enroll_agent" {
+                &enroller
+            } else {
+                agent_token
+            };
             req.headers_mut().insert(
                 http::header::AUTHORIZATION,
                 HeaderValue::from_str(&format!("Bearer {token}")).expect("header"),

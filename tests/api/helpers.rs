@@ -397,6 +397,52 @@ pub fn event_text(path: &std::path::Path, function: Function) -> String {
     .replace("2026-11-22T09:15:42Z", &stamp(now))
 }
 
+/// The agent function's events' credentials (events/agent): an enrollment token of acme, and the agent credential of `PAR-LT-0042` with the action
+/// `act-event-0001` it claimed (`clm-event0001`), whose result its event posts.
+pub async fn agent_tokens(stores: &Stores) -> (String, String) {
+    use netops_netdiag::model::{ACTIONS, Action, ActionKind, ActionStatus};
+    let tokens = stores.tokens.as_ref();
+    let day = chrono::Duration::days(1);
+    let create = async |name: &str, scope: Scope| {
+        netops_shared::auth::create_token(tokens, "acme", name, vec![scope], day)
+            .await
+            .expect("token")
+            .0
+    };
+    let enroller = create("enroll", Scope::AgentEnroll).await;
+    let agent = create("agent:PAR-LT-0042", Scope::Agent).await;
+    let now = chrono::Utc::now();
+    let action = Action {
+        action_id: "act-event-0001".into(),
+        action: ActionKind::Speed,
+        status: ActionStatus::Running,
+        requested_at: now,
+        claim_by: Some(now + chrono::Duration::minutes(5)),
+        claimed_at: Some(now),
+        lease_until: Some(now + chrono::Duration::minutes(3)),
+        claim_id: Some("clm-event0001".into()),
+        hostname: "PAR-LT-0042".into(),
+        target: None,
+        seconds: None,
+        completed_at: None,
+        event_id: None,
+        result: None,
+    };
+    stores
+        .docs
+        .put(
+            "acme",
+            ACTIONS,
+            vec![(
+                action.action_id.clone(),
+                serde_json::to_value(&action).expect("json"),
+            )],
+        )
+        .await
+        .expect("action");
+    (enroller, agent)
+}
+
 /// The budget (s) of a DynamoDB call the test command gives moto
 /// (`NETOPS_DYNAMODB_TIMEOUT_SECS`), when set: a single-threaded Python server whose reads of
 /// a big tenant, or of any tenant while the machine is busy, take seconds, longer than

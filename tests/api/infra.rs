@@ -168,12 +168,14 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
         );
         for st in statements {
             let text = serde_norway::to_string(st).unwrap_or_default();
-            // Nothing deletes but a write freeing its idempotency key.
+            // Nothing deletes but a write freeing its idempotency key, and the agent function
+            // issuing, rotating and revoking agent credentials (a token name's guard item).
             let leading = &st["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"];
-            let deletes_keys = s(&st["Sid"]) == "IdempotencyKeys"
+            let deletes_keys = (s(&st["Sid"]) == "IdempotencyKeys"
                 && leading
                     .as_sequence()
-                    .is_some_and(|k| k.len() == 1 && k[0] == "*|I");
+                    .is_some_and(|k| k.len() == 1 && k[0] == "*|I"))
+                || (name == "agent" && s(&st["Sid"]) == "IssueAgentCredentials");
             assert!(
                 !text.contains("dynamodb:*")
                     && (!text.contains("DeleteItem") || deletes_keys)
@@ -184,8 +186,9 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
     }
 }
 
-/// The scheduled pass reads the tenants (a scan of the tokens' tenant index, keys only) and
-/// their collection activity, and writes nothing.
+/// The scheduled pass reads the tenants (a scan of the tokens' tenant index, keys only),
+/// their collection activity and their diagnostic actions, and writes only the actions it
+/// expires and their events (docs/agent.md#actions).
 #[test]
 fn the_scheduled_pass_reads_the_tenant_index_and_the_activity_only() {
     let t = template();
@@ -206,13 +209,25 @@ fn the_scheduled_pass_reads_the_tenant_index_and_the_activity_only() {
             )
         })
         .collect();
-    assert_eq!(granted.len(), 2, "{granted:?}");
+    assert_eq!(granted.len(), 4, "{granted:?}");
     assert_eq!(granted[0].0, "dynamodb:Scan");
     assert!(granted[0].1.contains("ControlTable.Arn}/index/by_tenant"));
     assert_eq!(granted[1].0, "dynamodb:Query");
     assert_eq!(
         strings(&statements[1]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
-        ["*|D|collect_activity"]
+        ["*|D|collect_activity", "*|S|netdiag_action_requests|*"]
+    );
+    assert_eq!(
+        strings(&statements[2]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
+        ["*|D|netdiag_actions", "*|E|netdiag_action_requests"]
+    );
+    assert_eq!(
+        strings(&statements[3]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
+        [
+            "*|D|netdiag_actions",
+            "*|S|netdiag_events|*",
+            "*|E|netdiag_events"
+        ]
     );
 }
 
@@ -243,7 +258,9 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             for p in &g.leading {
                 let control = g.resources.iter().all(|(t, _)| t == "control");
                 let ok = if control {
-                    p == "TOKEN|*" || p == "RL|*"
+                    // The agent function issues agent credentials: a token and its name's
+                    // guard item.
+                    p == "TOKEN|*" || p == "RL|*" || (name == "agent" && p == "TOKNAME|*")
                 } else {
                     // `*|<kind>|<name>`: any tenant, one kind of item, one module's names.
                     let rest = p.strip_prefix("*|").unwrap_or_default();
@@ -274,7 +291,14 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
     );
     assert_eq!(
         writes("netdiag"),
-        expected(&["*|D|netdiag_actions", "*|D|netdiag_settings", "*|I", "*|W"])
+        expected(&[
+            "*|D|netdiag_actions",
+            "*|D|netdiag_settings",
+            "*|E|netdiag_action_requests",
+            "*|I",
+            "*|S|netdiag_action_requests|*",
+            "*|W"
+        ])
     );
     // The collection API writes the collected kinds' items and its ingestion log, and reads
     // none of the public routes' other data.
@@ -330,16 +354,29 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|S|flows.records|*",
         ])
     );
+    // The agent API (docs/agent.md) writes the machines it enrolls, its agents, the actions
+    // it claims and completes, and their events.
+    assert_eq!(
+        writes("agent"),
+        expected(&[
+            "*|D|machines",
+            "*|D|machines.count",
+            "*|D|netdiag_actions",
+            "*|D|netdiag_agents",
+            "*|E|netdiag_events",
+            "*|S|netdiag_events|*",
+        ])
+    );
     for name in grants
         .keys()
-        .filter(|n| !["alerts", "netdiag", "collect"].contains(&n.as_str()))
+        .filter(|n| !["alerts", "netdiag", "collect", "agent"].contains(&n.as_str()))
     {
         assert!(writes(name).is_empty(), "{name} writes {:?}", writes(name));
     }
     // MCP serves every JSON read route: it reads what every module reads, and no more.
     let every: BTreeSet<String> = grants
         .keys()
-        .filter(|n| !["mcp", "docs", "collect"].contains(&n.as_str()))
+        .filter(|n| !["mcp", "docs", "collect", "agent"].contains(&n.as_str()))
         .flat_map(|n| reads(n))
         .collect();
     assert_eq!(reads("mcp"), every);
@@ -966,6 +1003,7 @@ async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
     )
     .await
     .expect("token");
+    let (enroller, agent) = crate::helpers::agent_tokens(&stores).await;
     let (proxy, log) = recording_proxy(endpoint.clone()).await;
     let grants = grants();
     let mut refused = Vec::new();
@@ -999,9 +1037,15 @@ async fn every_function_reaches_only_the_dynamodb_keys_its_policy_admits() {
         files.sort();
         let token = match module.function {
             netops_shared::routes::Function::Collect => &collector,
+            netops_shared::routes::Function::Agent => &agent,
             _ => &token,
         };
         for file in files {
+            let token = if file.ends_with("enroll_agent.json") {
+                &enroller
+            } else {
+                token
+            };
             let text = crate::helpers::event_text(&file, module.function);
             let mut req = lambda_http::request::from_str(&text).expect("event parses");
             req.headers_mut().insert(

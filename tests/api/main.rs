@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod agent;
 mod alerts;
 mod aws;
 mod collect;

@@ -294,11 +294,13 @@ const MORE_ASKS: &[(&str, &str, &str, Class, &str)] = &[
     ),
 ];
 
-/// The GET routes that read the store: every one but the public self-description.
+/// The GET routes that read the store: every one but the public self-description, and the
+/// agent routes, which answer a machine's agent credential only and read that machine's
+/// items (their cost per agent: docs/cost-model.md#the-agent-loop).
 fn store_reads() -> impl Iterator<Item = &'static Route> {
-    ROUTES
-        .iter()
-        .filter(|r| r.method == Method::GET && r.function != Function::Docs)
+    ROUTES.iter().filter(|r| {
+        r.method == Method::GET && r.function != Function::Docs && r.function != Function::Agent
+    })
 }
 
 fn class_of(op: &str) -> (Class, &'static str) {

@@ -64,6 +64,7 @@ macro_rules! conformance {
 mod adapters;
 mod data;
 
+mod agent_loop;
 mod counters;
 mod deployment;
 mod documents;

@@ -248,6 +248,7 @@ fn requirement(route: &Route) -> &'static str {
         Access::Token => "token",
         Access::Scoped(scope) => scope.as_str(),
         Access::Collect => "collect",
+        Access::Agent(scope) => scope.as_str(),
     }
 }
 

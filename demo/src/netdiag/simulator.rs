@@ -1,6 +1,7 @@
 //! The agent simulator of the local process (demo data): it completes the
 //! queued diagnostic actions of online machines, writing the result event an agent would
-//! report, so the whole flow of an action can be seen on one machine.
+//! report, so the whole flow of an action can be seen on one machine. A machine with an
+//! enrolled agent (docs/agent.md) is left to it.
 
 use std::net::IpAddr;
 
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::netdiag::{speeds, trace_hops};
 use netops_netdiag::model::{
-    ACTIONS, Action, ActionKind, ActionStatus, AgentStatus, EVENTS, MACHINES, Severity,
+    ACTIONS, AGENTS, Action, ActionKind, ActionStatus, AgentStatus, EVENTS, MACHINES, Severity,
 };
 
 /// Seconds an action stays queued before an online agent reports it.
@@ -60,7 +61,14 @@ pub async fn complete_queued(state: &AppState, tenant: &str) -> Result<usize, Ap
         else {
             continue;
         };
-        if machine.body["status"] != json!(AgentStatus::Online) {
+        if machine.body["status"] != json!(AgentStatus::Online)
+            || state
+                .stores
+                .docs
+                .get(tenant, AGENTS, &action.hostname)
+                .await?
+                .is_some()
+        {
             continue;
         }
         let ip = machine.body["ip"].as_str().unwrap_or("10.0.0.10");

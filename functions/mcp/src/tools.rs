@@ -149,7 +149,7 @@ impl Tool {
         match self.route.access {
             Access::Scoped(s) => scopes.contains(&s),
             Access::Token | Access::Public => true,
-            Access::Collect => false,
+            Access::Collect | Access::Agent(_) => false,
         }
     }
 }

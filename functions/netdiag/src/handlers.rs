@@ -58,6 +58,12 @@ pub async fn list_netdiag_machines(
         .filter_map(|d| serde_json::from_value::<Alert>(d.body).ok())
         .map(|a| (a.id.clone(), a))
         .collect();
+    let agents: HashMap<String, AgentInfo> = docs
+        .get_many(tenant, AGENTS, &hosts)
+        .await?
+        .into_iter()
+        .filter_map(|d| serde_json::from_value(d.body).ok().map(|a| (d.key, a)))
+        .collect();
     let mut out = Vec::new();
     for d in machines {
         let m = &d.body;
@@ -82,6 +88,7 @@ pub async fn list_netdiag_machines(
                 DiagAlertState::None
             },
             alert,
+            agent: agents.get(&d.key).cloned(),
         });
     }
     let n = out.len();
@@ -373,25 +380,38 @@ pub async fn start_netdiag_action(
 ) -> Result<Committed<Action>, ApiError> {
     let request = actions::parse(&body)?;
     state.stores.docs.machine(&caller.tenant, &hostname).await?;
+    let now = chrono::Utc::now();
+    let claim_secs = i64::from(state.config.agent.claim_secs);
     let action = Action {
         action_id: actions::new_id(),
         action: request.action,
         status: ActionStatus::Queued,
-        requested_at: chrono::Utc::now(),
+        requested_at: now,
+        claim_by: Some(now + chrono::Duration::seconds(claim_secs)),
+        claimed_at: None,
+        lease_until: None,
+        claim_id: None,
         hostname: hostname.clone(),
         target: request.target,
         seconds: request.seconds,
         completed_at: None,
         event_id: None,
+        result: None,
     };
-    let change = Change::PutDoc {
-        collection: ACTIONS.into(),
-        key: action.action_id.clone(),
-        body: serde_json::to_value(&action).map_err(|e| ApiError::internal(&e))?,
-        expect: Expect::Absent,
-    };
+    let changes = vec![
+        Change::PutDoc {
+            collection: ACTIONS.into(),
+            key: action.action_id.clone(),
+            body: serde_json::to_value(&action).map_err(|e| ApiError::internal(&e))?,
+            expect: Expect::Absent,
+        },
+        Change::Append {
+            series: ACTION_REQUESTS.into(),
+            record: crate::agent::request_record(&action),
+        },
+    ];
     let answer = Committed(StatusCode::ACCEPTED, Envelope::new(action, Meta::new()));
-    commit(&state, &caller, &ctx, answer, vec![change])
+    commit(&state, &caller, &ctx, answer, changes)
         .await
         .map_err(commit_error)
 }

@@ -3,6 +3,7 @@
 //! actions (with the agent simulator that completes them in the local process).
 
 mod actions;
+pub mod agent;
 pub mod collect;
 pub mod derive;
 mod handlers;
@@ -15,6 +16,7 @@ mod settings;
 use netops_shared::Module;
 use netops_shared::routes::Function;
 
+pub use agent::EXPIRY;
 pub use model::{Alert, Settings, Verdict};
 
 pub const MODULE: Module = Module {

@@ -16,6 +16,12 @@ pub const APPS: &str = "netdiag_apps";
 pub const SETTINGS: &str = "netdiag_settings";
 /// Diagnostic actions, keyed by action id.
 pub const ACTIONS: &str = "netdiag_actions";
+/// The diagnostic actions requested, partition = hostname, one record per action (its id):
+/// what an agent's sync and claim read, the requests of the claim deadline only, by
+/// partition and time (docs/agent.md#cost), and the scheduled pass's expiry.
+pub const ACTION_REQUESTS: &str = "netdiag_action_requests";
+/// The enrolled agents (docs/agent.md), keyed by host name: [`AgentInfo`].
+pub const AGENTS: &str = "netdiag_agents";
 /// Raw measurements, partition = hostname.
 pub const MEASURES: &str = "netdiag_measures";
 /// The event feed, partition = hostname.
@@ -288,6 +294,24 @@ pub struct DiagMachine {
     pub alert_state: DiagAlertState,
     /// The NetDiag alert in progress (null when none).
     pub alert: Option<Alert>,
+    /// The machine's enrolled agent (docs/agent.md#applied-settings), absent when none is
+    /// enrolled: the settings version it applied and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentInfo>,
+}
+
+/// A machine's enrolled agent: when it enrolled, the version it runs and the settings it
+/// applied (the `settings_version` the agent reported, and when).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AgentInfo {
+    pub enrolled_at: DateTime<Utc>,
+    #[schema(example = "4.12.3")]
+    pub agent_version: String,
+    /// The settings version the agent applied: each saved change of the machine's settings
+    /// raises the version by one (0: never saved, the tenant's defaults).
+    pub settings_applied_version: Option<u64>,
+    /// When the agent reported it applied them.
+    pub settings_applied_at: Option<DateTime<Utc>>,
 }
 
 /// Whether a machine under diagnosis has an alert in progress.
@@ -570,12 +594,17 @@ pub enum ActionKind {
     Capture,
 }
 
-/// State of a diagnostic action.
+/// State of a diagnostic action (docs/agent.md#actions): `queued` until its machine's agent
+/// claims it, `running` while the claim's lease holds, then `completed` (its result is an
+/// event of the feed) or `expired` (unclaimed in time, or its lease ran out: an event says
+/// so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionStatus {
     Queued,
+    Running,
     Completed,
+    Expired,
 }
 
 /// A diagnostic action as stored and answered.
@@ -585,20 +614,39 @@ pub struct Action {
     pub action_id: String,
     /// `trace`, `speed` or `capture`.
     pub action: ActionKind,
-    /// `queued` until the agent reports, then `completed`.
+    /// `queued` until the agent claims it, `running` while it runs it, then `completed` or
+    /// `expired`.
     pub status: ActionStatus,
     pub requested_at: DateTime<Utc>,
+    /// When it expires if no agent has claimed it (`NETOPS_ACTION_CLAIM_SECONDS` after the
+    /// request, 300 s by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_by: Option<DateTime<Utc>>,
+    /// When the agent claimed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_at: Option<DateTime<Utc>>,
+    /// When the claim's lease runs out (`NETOPS_ACTION_LEASE_SECONDS` after the claim, 180 s
+    /// by default): the action expires unless its result is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<DateTime<Utc>>,
+    /// The claim's id, which the agent's result names: only the claimant posts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_id: Option<String>,
     pub hostname: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds: Option<u32>,
-    /// When the agent reported the result.
+    /// When the agent reported the result, or when the action expired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<DateTime<Utc>>,
     /// Id of the result event in the machine feed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// The message and details of the event it ended with (its result, or its expiry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<serde_json::Value>,
 }
 
 /// Query of `GET /events`.
