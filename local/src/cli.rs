@@ -52,6 +52,18 @@ impl DbArg {
     }
 }
 
+/// The API's base URL, as the commands that call it over HTTP take it.
+#[derive(clap::Args, Debug)]
+struct ApiUrl {
+    /// The API's base URL.
+    #[arg(
+        long,
+        env = "NETOPS_URL",
+        default_value = "http://127.0.0.1:8080/api/v1"
+    )]
+    url: String,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve the whole API (the default).
@@ -104,13 +116,8 @@ enum Command {
         /// The kind of the observations, as in `POST /collect/{kind}`.
         #[arg(long)]
         kind: String,
-        /// The API's base URL.
-        #[arg(
-            long,
-            env = "NETOPS_URL",
-            default_value = "http://127.0.0.1:8080/api/v1"
-        )]
-        url: String,
+        #[command(flatten)]
+        api: ApiUrl,
         /// A collect credential (`netops token create --scopes collect:<module>`).
         #[arg(long, env = "NETOPS_TOKEN", hide_env_values = true)]
         token: String,
@@ -122,13 +129,8 @@ enum Command {
     },
     /// Run simulated agents of a tenant against a base URL (docs/agent.md#simulated-agents).
     Agent {
-        /// The API's base URL.
-        #[arg(
-            long,
-            env = "NETOPS_URL",
-            default_value = "http://127.0.0.1:8080/api/v1"
-        )]
-        url: String,
+        #[command(flatten)]
+        api: ApiUrl,
         /// The tenant's enrollment token (`netops token create --scopes agent:enroll`).
         #[arg(long, env = "NETOPS_TOKEN", hide_env_values = true)]
         token: String,
@@ -416,7 +418,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
         }
         Command::Collect {
             kind,
-            url,
+            api: ApiUrl { url },
             token,
             text,
             file,
@@ -446,7 +448,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             Ok(())
         }
         Command::Agent {
-            url,
+            api: ApiUrl { url },
             token,
             count,
             prefix,
