@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use chrono::{Duration, Utc};
+use chrono::{Duration, DurationRound, Utc};
 use serde_json::{Value, json};
 
 use crate::helpers::stamp;
@@ -36,11 +36,16 @@ async fn agent_flows(served: &served::Served, remotes: &[&str]) {
     let (status, machines) = get_json(served, "/machines?limit=1").await;
     assert_eq!(status, 200, "{machines}");
     let host = machines["data"][0]["hostname"].clone();
+    // A minute ago, but within the current hour: a one-hour window reads the hourly
+    // aggregates of the hours that start in it, so a flow of the previous hour would fall out
+    // of it when the test runs in the first minute of an hour.
     let now = Utc::now();
+    let hour = now.duration_trunc(Duration::hours(1)).expect("an hour");
+    let at = (now - Duration::seconds(60)).max(hour);
     let lines: Vec<Value> = remotes
         .iter()
         .map(|ip| {
-            json!({"start": stamp(now - Duration::seconds(60)), "machine": host,
+            json!({"start": stamp(at), "machine": host,
                 "process": "geo-test.exe", "local_port": 50000, "remote_ip": ip,
                 "remote_port": 443, "protocol": "TCP", "direction": "outbound", "bytes": 4096})
         })

@@ -46,7 +46,25 @@ const RULE: &[(Layer, &[Layer])] = &[
             Layer::Api,
         ],
     ),
-    (Layer::Api, &[Layer::Routes, Layer::Kit, Layer::Module]),
+    // A function that runs other modules' code under its own entry: the agent API (the
+    // fleet's heartbeat writer, NetDiag's actions) and the scheduled pass (NetDiag's expiry).
+    // No module depends on one.
+    (
+        Layer::Entry,
+        &[
+            Layer::Routes,
+            Layer::Domain,
+            Layer::Geo,
+            Layer::Ports,
+            Layer::Kit,
+            Layer::Lambda,
+            Layer::Module,
+        ],
+    ),
+    (
+        Layer::Api,
+        &[Layer::Routes, Layer::Kit, Layer::Module, Layer::Entry],
+    ),
     // The demo draws observations and writes them through the modules, never an adapter.
     (
         Layer::Demo,
@@ -69,6 +87,7 @@ const RULE: &[(Layer, &[Layer])] = &[
             Layer::Kit,
             Layer::Adapter,
             Layer::Module,
+            Layer::Entry,
             Layer::Api,
             Layer::Demo,
         ],
@@ -88,6 +107,7 @@ enum Layer {
     Kit,
     Lambda,
     Module,
+    Entry,
     Api,
     Demo,
     Local,
@@ -112,6 +132,7 @@ fn layer(name: &str, manifest: &str) -> Layer {
         "netops" => Layer::Local,
         "xtask" | "netops-bench-hello" => Layer::Tool,
         "netops-relay" => Layer::Site,
+        "netops-agent" | "netops-pass" => Layer::Entry,
         _ if manifest.contains("/functions/") => Layer::Module,
         _ => panic!("{name} ({manifest}): a crate of no layer; add it to tests/api/layers.rs"),
     }
@@ -195,7 +216,7 @@ fn no_function_links_the_embedded_store_or_the_demo_but_through_the_lambda_switc
             .filter(|(_, k)| k != "dev")
             .map(|(d, _)| d.as_str())
             .collect();
-        if *layer == Layer::Module {
+        if matches!(layer, Layer::Module | Layer::Entry) {
             for forbidden in [
                 "netops-store-sqlite",
                 "netops-store-dynamodb",
