@@ -10,6 +10,20 @@ export CARGO_INCREMENTAL=0
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# Each step says the space left on the disks of the repository and of the temporary folder:
+# a step that fails for want of it shows so at once.
+# Each step also says how long the one before it took, and the end says the last one's.
+step_name="" step_started=0
+step_took() {
+  if [ -n "$step_name" ]; then echo "   ($step_name: $(( $(date +%s) - step_started )) s)"; fi
+}
+step() {
+  step_took
+  step_name=$1 step_started=$(date +%s)
+  echo "== $1 ($(df -Ph . "${TMPDIR:-/tmp}" | awk 'NR > 1 { print $4 }' | sort -u | paste -sd /) free)"
+}
+
+step "tools: Debian packages, Python and Node.js tools, SAM CLI"
 # Debian packages the checks use: pdftotext/pdftoppm (PDF report), Chromium (docs page),
 # Node.js for the OpenAPI linter and the TypeScript client generator, faketime (the live demo
 # data after days away), syslog-ng with its http() destination (a real shipper posting
@@ -48,19 +62,6 @@ if [ ! -x .venv-lambda/bin/python ]; then python3 -m venv .venv-lambda; fi
 .venv-lambda/bin/pip install -q --disable-pip-version-check -r tests/requirements-lambda.txt
 export PATH="$root/.venv-lambda/bin:$PATH"
 if command -v rustup >/dev/null; then rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1; fi
-
-# Each step says the space left on the disks of the repository and of the temporary folder:
-# a step that fails for want of it shows so at once.
-# Each step also says how long the one before it took, and the end says the last one's.
-step_name="" step_started=0
-step_took() {
-  if [ -n "$step_name" ]; then echo "   ($step_name: $(( $(date +%s) - step_started )) s)"; fi
-}
-step() {
-  step_took
-  step_name=$1 step_started=$(date +%s)
-  echo "== $1 ($(df -Ph . "${TMPDIR:-/tmp}" | awk 'NR > 1 { print $4 }' | sort -u | paste -sd /) free)"
-}
 
 # Services started for the tests are stopped on exit, whatever happens, and their logs removed.
 pids=()
