@@ -183,6 +183,10 @@ def test_every_get_operation_parses_through_the_generated_client(python_client, 
             op = item.get("get")
             if op is None or op.get("security") == []:
                 continue  # the public document and docs page are no client's business
+            if op["tags"][0] == "agent":
+                # The agent API answers agent credentials only (403 to this public token); its
+                # routes are called through HTTP with enrolled agents in tests/api/agent.rs.
+                continue
             args = {}
             for name in re.findall(r"{(\w+)}", path):
                 source = sources.get(op["operationId"], {}).get(name)
