@@ -746,8 +746,11 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
                 let user = user_of(ep, process);
                 derived.add(&g.traffic(hour, e, di, process, &user, bytes, count as f64));
             }
-            // Listening sockets, seen every six hours in the detailed window.
-            if detailed && ep.machine.is_some() && (hour / HOUR_MS) % 6 == 0 {
+            // Listening sockets, seen every six hours in the detailed window, each agent at its
+            // own hour and minute of the six (agents do not scan in step).
+            let phase = e as i64;
+            let seen = (hour + (phase * 7 % 60) * 60_000).min(now - 1);
+            if detailed && ep.machine.is_some() && (hour / HOUR_MS + phase) % 6 == 0 {
                 for (port, process) in &ep.listening {
                     seq += 1;
                     let body = StoredFlow {
@@ -767,7 +770,7 @@ async fn run(ctx: &SeedCtx, from: i64, to: i64, kept: Option<Produced>) -> Store
                     };
                     records.push(Record {
                         partition: ep.name.clone(),
-                        ts: hour,
+                        ts: seen,
                         id: format!("fl{seq:010}"),
                         body: serde_json::to_value(body).unwrap_or_default(),
                     });

@@ -503,9 +503,9 @@ fn pages_ask_for_what_the_rest_of_the_read_needs() {
     assert_eq!(page_limit(11, true, None, 0, 0), 11);
     assert_eq!(page_limit(11, true, Some(11), 11, 11), 11);
     assert_eq!(page_limit(5000, true, None, 0, 0), 1000);
-    // Filtered, first page: twice the need, at least 50.
+    // Filtered, first page: the need and a quarter more, at least 50.
     assert_eq!(page_limit(11, false, None, 0, 0), 50);
-    assert_eq!(page_limit(101, false, None, 0, 0), 202);
+    assert_eq!(page_limit(101, false, None, 0, 0), 126);
     // Then doubling while nothing matched...
     assert_eq!(page_limit(11, false, Some(50), 50, 0), 100);
     assert_eq!(page_limit(11, false, Some(800), 1550, 0), 1000);

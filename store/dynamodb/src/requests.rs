@@ -77,7 +77,9 @@ pub(super) async fn each_item(
 /// How many items a page asks for when its read wants `need` more items, `every` when it
 /// takes every item it reads: that many; else, having read `read` items and taken `taken`,
 /// what that rate of taking says the need takes, and a quarter more, but at most twice the
-/// last page (`last`; the first asks for twice the need), at least [`PAGE_LEAST`]. At most
+/// last page (`last`; the first asks for the need and a quarter more: the filters of the
+/// routes' defaults, such as `/flows` leaving listening sockets out, drop few records, and a
+/// selective filter's pages double from there), at least [`PAGE_LEAST`]. At most
 /// [`PAGE_MOST`] either way.
 pub(super) fn page_limit(
     need: usize,
@@ -88,7 +90,7 @@ pub(super) fn page_limit(
 ) -> usize {
     let limit = match (every, last) {
         (true, _) => need,
-        (false, None) => (2 * need).max(PAGE_LEAST),
+        (false, None) => (need.saturating_mul(5) / 4).max(PAGE_LEAST),
         (false, Some(last)) => {
             let by_rate = match taken {
                 0 => usize::MAX,
