@@ -189,7 +189,8 @@ step "the API suite on the DynamoDB adapter: what only the adapter can break thr
 #   of alerts (the ack tests of alerts::);
 # - the live tests of what the adapter itself decides: a producer's conditional change that
 #   keeps an acknowledgement, a batch resumed after its rollups without counting twice, an
-#   acknowledgement kept by the producers. The catch-ups (two days of every module read back,
+#   acknowledgement kept by the producers, each over a small tenant of its own (8 machines,
+#   2 days: a whole demo tenant took moto minutes to load, four times over). The catch-ups (two days of every module read back,
 #   the hours' counts, alerts opening and resolving, NetDiag's episodes, the same data however
 #   time is cut) depend on the producers, not on the store, whose writes and reads they make
 #   the port suite holds to the same tests on both adapters; on moto each took minutes.
@@ -228,5 +229,5 @@ step "Python tests against the real server"
 # and scheduled pass binaries are built with the one switch that links SQLite into a function
 # (netops-lambda/embedded), as `cargo lambda watch` builds the functions.
 cargo build --quiet -p netops-fleet -p netops-pass --features netops-lambda/embedded
-NETOPS_BIN="$root/target/debug/netops" NETOPS_REQUIRE_LAMBDA_TOOLS=1 .venv/bin/python -m pytest -q tests/python
+NETOPS_BIN="$root/target/debug/netops" NETOPS_REQUIRE_LAMBDA_TOOLS=1 .venv/bin/python -m pytest -q --durations=15 tests/python
 step_took

@@ -106,6 +106,16 @@ enum Seeding {
 
 static SHARED: OnceLock<TestApp> = OnceLock::new();
 
+/// Tenant acme at the size of the tests of what the DynamoDB adapter decides as the live
+/// producers catch up (a conditional change, a resumed batch): 8 machines, 2 days. The
+/// adapter's decisions do not depend on the tenant's size, and a whole demo tenant took moto
+/// minutes to load.
+pub const SMALL_ACME: SeedSize = SeedSize {
+    machines: 8,
+    days: 2,
+    seed: 42,
+};
+
 /// The DynamoDB-protocol endpoint the suite runs against, when asked to.
 pub fn dynamo_test_endpoint() -> Option<String> {
     if std::env::var("NETOPS_TEST_STORE").ok().as_deref() != Some("dynamodb") {
@@ -191,11 +201,16 @@ impl TestApp {
     /// A fresh app holding tenant acme alone, every module seeded as of `when` (a time in
     /// the past, which the tests of the live data then catch up), on the suite's store.
     pub async fn acme_seeded_at(when: DateTime<Utc>) -> TestApp {
+        Self::acme_sized_at(SeedSize::default(), when).await
+    }
+
+    /// [`Self::acme_seeded_at`] at `size`.
+    pub async fn acme_sized_at(size: SeedSize, when: DateTime<Utc>) -> TestApp {
         let mut config = Config::default();
         if let Some(secs) = moto_timeout_secs() {
             config.dynamodb.timeout_secs = secs;
         }
-        let data = Seeding::Acme(SeedSize::default(), Some(when));
+        let data = Seeding::Acme(size, Some(when));
         Self::build_seeded(config, data, dynamo_test_endpoint()).await
     }
 

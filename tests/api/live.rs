@@ -10,7 +10,7 @@ use netops_shared::store::daily::Span;
 use netops_shared::store::{Filter, Position, SeriesQuery, Stores};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, acme_ctx, catch_up, stamp, time};
+use crate::helpers::{SMALL_ACME, TestApp, acme_ctx, catch_up, stamp, time};
 
 /// Every item of a listing, page after page (a listing without cursor must hold them all).
 async fn all_items(app: &TestApp, path: &str, token: &str) -> Vec<Value> {
@@ -337,12 +337,12 @@ async fn the_same_seed_and_clock_give_the_same_data_however_time_is_cut() {
 async fn a_batch_stopped_after_its_rollups_is_resumed_without_counting_twice() {
     let seeded = hour_floor(Utc::now()) - Duration::hours(3) + Duration::minutes(20);
     let now = seeded + Duration::hours(2);
-    let whole = TestApp::acme_seeded_at(seeded).await;
+    let whole = TestApp::acme_sized_at(SMALL_ACME, seeded).await;
     catch_up(&whole.stores, now).await;
 
     // The second store is stopped in the middle of its second batch, after its records and
     // rollups were written and before its watermark moved on: what a kill leaves.
-    let killed = TestApp::acme_seeded_at(seeded).await;
+    let killed = TestApp::acme_sized_at(SMALL_ACME, seeded).await;
     let first_end = hour_floor(seeded) + Duration::hours(1);
     let second_end = first_end + Duration::hours(1);
     catch_up(&killed.stores, second_end).await;
@@ -375,7 +375,7 @@ async fn a_batch_stopped_after_its_rollups_is_resumed_without_counting_twice() {
 #[tokio::test]
 async fn an_acknowledgement_made_through_the_api_survives_the_producers() {
     let seeded = Utc::now() - Duration::hours(3);
-    let app = TestApp::acme_seeded_at(seeded).await;
+    let app = TestApp::acme_sized_at(SMALL_ACME, seeded).await;
     let token = app.full_token().await;
     let list = "/alerts?kind=hostmonitor&status=open&limit=200";
     let open = app.get(list, &token).await;
@@ -519,7 +519,7 @@ async fn a_producer_change_keeps_an_acknowledgement_made_since_its_read() {
         true
     }
 
-    let app = TestApp::acme_seeded_at(Utc::now() - Duration::hours(1)).await;
+    let app = TestApp::acme_sized_at(SMALL_ACME, Utc::now() - Duration::hours(1)).await;
     let token = app.full_token().await;
     let open = all_items(&app, "/alerts?kind=hostmonitor&status=open", &token).await;
     let alert = open
