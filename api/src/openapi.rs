@@ -277,6 +277,11 @@ fn collect_operation() -> Value {
         .filter(|k| k.text_field.is_some())
         .map(|k| k.name)
         .collect();
+    let agent_kinds: Vec<String> = KINDS
+        .iter()
+        .filter(|k| k.agents)
+        .map(|k| format!("`{}`", k.name))
+        .collect();
     let one_of: Vec<Value> = KINDS
         .iter()
         .map(|k| json!({"$ref": format!("#/components/schemas/{}", kind_schema_name(k))}))
@@ -292,7 +297,9 @@ fn collect_operation() -> Value {
         "tags": ["collect"],
         "summary": "Envoyer un lot d'observations (collecte)",
         "description": format!("Un lot d'observations brutes d'un type (`kind`), envoyé par un collecteur avec un \
-    jeton de collecte (portées `collect:<module>`, jamais dans `all`, qui ne lit rien de l'API : `/me` lui répond 403). \
+    jeton de collecte (portées `collect:<module>`, jamais dans `all`, qui ne lit rien de l'API : `/me` lui répond 403), \
+    ou par l'agent d'une machine avec son identité d'agent, pour les types d'un agent ({agent_kinds}) et sa seule \
+    machine : une ligne d'une autre machine est refusée (`unknown_reference`), qu'elle existe ou non. \
     Le compte est celui du jeton, jamais celui du corps. Corps NDJSON (`application/x-ndjson`, une observation par \
     ligne, au schéma de son type) ; les types syslog ({text}) acceptent aussi des lignes brutes (`text/plain`). \
     `Content-Encoding: gzip` accepté. Au plus {wire_mib} Mio tel qu'envoyé et {decompressed_mib} Mio décompressé, compté \
@@ -307,7 +314,8 @@ fn collect_operation() -> Value {
     débit. Chaque lot accepté est inscrit au journal d'ingestion (identité, type, comptes, refus, heure), gardé \
     comme le journal des écritures. Les données dérivées (agrégats, rapport) sont calculées par le produit, \
     jamais envoyées. 503 : renvoyer le même lot, il ne sera compté qu'une fois.",
-            text = text.join(", "), kept = KEPT_REFUSALS, codes = codes.join(", ")),
+            text = text.join(", "), kept = KEPT_REFUSALS, codes = codes.join(", "),
+            agent_kinds = agent_kinds.join(", ")),
         "parameters": [
             {"name": "kind", "in": "path", "required": true,
                 "description": "Le type des observations du lot.",

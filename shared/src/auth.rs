@@ -160,6 +160,20 @@ pub struct Caller {
     pub expires_at: DateTime<Utc>,
 }
 
+/// The token name of a machine's agent credential: this, then the machine's host name
+/// (docs/agent.md#credentials).
+pub const AGENT_TOKEN_PREFIX: &str = "agent:";
+
+impl Caller {
+    /// The machine a machine's agent credential (scope `agent`) is bound to; `None` for any
+    /// other token.
+    pub fn agent_machine(&self) -> Option<&str> {
+        self.token_name
+            .strip_prefix(AGENT_TOKEN_PREFIX)
+            .filter(|h| !h.is_empty() && self.scopes.contains(&Scope::Agent))
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ApiError;
 

@@ -60,6 +60,10 @@ pub struct CollectKind {
     /// The JSON Schema of one observation, with its rules in its description (French).
     pub schema: fn() -> Value,
     pub write: Writer,
+    /// A machine's agent credential may send it too, for its own machine only
+    /// (docs/agent.md#collection): a line naming another machine is refused as unknown
+    /// ([`Batch::known_machines`]).
+    pub agents: bool,
 }
 
 /// One line of a batch, read as a JSON object.
@@ -83,6 +87,9 @@ pub struct Batch<'a> {
     pub observations: Vec<Observation>,
     /// The geolocation of the process, if it has one loaded.
     pub geo: Option<&'a netops_geo::GeoDb>,
+    /// Sent with a machine's agent credential: the one machine its lines may name
+    /// ([`CollectKind::agents`]); `None` with a collect credential.
+    pub machine: Option<&'a str>,
 }
 
 /// Why a line is refused: stable codes, listed in the answer with their line number.
@@ -334,13 +341,15 @@ impl Batch<'_> {
 
     /// The tenant's machines among `hosts` (host names), their documents by host name: the
     /// agents' kinds refuse a line of another machine ([`unknown_machine`]), since machines
-    /// come with their agents' heartbeats, not with what they observe.
+    /// come with their agents' heartbeats, not with what they observe. Sent by an agent, the
+    /// batch knows its own machine alone: it learns nothing of the others.
     pub async fn known_machines<'h>(
         &self,
         hosts: impl IntoIterator<Item = &'h str>,
     ) -> StoreResult<HashMap<String, Value>> {
         let hosts: Vec<String> = hosts
             .into_iter()
+            .filter(|h| self.machine.is_none_or(|own| own == *h))
             .collect::<HashSet<_>>()
             .into_iter()
             .map(str::to_owned)
@@ -353,6 +362,22 @@ impl Batch<'_> {
             .into_iter()
             .map(|d| (d.key, d.body))
             .collect())
+    }
+
+    /// The refusal of line `line`, which names machine `host` that the batch does not know
+    /// ([`Self::known_machines`]): not one of the tenant's, or, sent by an agent, not its own.
+    pub fn unknown_machine(&self, line: u64, host: &str) -> LineRefusal {
+        let msg = match self.machine {
+            Some(own) => Msg::new(
+                format!("cette identité d'agent ne collecte que pour la machine « {own} »"),
+                format!("this agent credential collects for machine '{own}' only"),
+            ),
+            None => Msg::new(
+                format!("aucune machine « {host} » dans ce compte"),
+                format!("no machine '{host}' in this account"),
+            ),
+        };
+        LineError::UnknownReference.refuse(line, msg)
     }
 
     /// The observations read as `T` that name a machine of the tenant, hold valid fields and
@@ -369,7 +394,7 @@ impl Batch<'_> {
         let mut out = Vec::with_capacity(lines.len());
         for (line, l) in lines {
             if !machines.contains_key(l.machine()) {
-                refused.push(unknown_machine(line, l.machine()));
+                refused.push(self.unknown_machine(line, l.machine()));
             } else if let Some(why) = l.invalid() {
                 refused.push(LineError::InvalidObservation.refuse(line, why));
             } else if let Err(r) = self.check_time(line, l.at()) {
@@ -458,17 +483,6 @@ pub fn bad_text<'a>(
             )
         })
     })
-}
-
-/// The refusal of line `line`, which names a machine the tenant does not know.
-pub fn unknown_machine(line: u64, host: &str) -> LineRefusal {
-    LineError::UnknownReference.refuse(
-        line,
-        Msg::new(
-            format!("aucune machine « {host} » dans ce compte"),
-            format!("no machine '{host}' in this account"),
-        ),
-    )
 }
 
 /// 413 for a batch over the collection's limits.
@@ -707,9 +721,13 @@ async fn take_in_batch(
         )
         .with("admitted_kinds", names));
     };
-    if !caller.scopes.contains(&kind.scope) {
-        return Err(ApiError::forbidden(kind.scope));
-    }
+    // A collect credential holds the kind's scope; a machine's agent credential sends the
+    // kinds of its own machine.
+    let machine = match caller.agent_machine() {
+        Some(own) if kind.agents => Some(own),
+        _ if caller.scopes.contains(&kind.scope) => None,
+        _ => return Err(ApiError::forbidden(kind.scope)),
+    };
     let text = is_text(posted.headers, kind)?;
     let gzip = is_gzip(posted.headers)?;
     let key = posted
@@ -757,6 +775,7 @@ async fn take_in_batch(
         oldest: now - Duration::days(i64::from(state.config.retention_days())),
         observations,
         geo: state.geo.as_deref(),
+        machine,
     };
     if !batch.observations.is_empty() {
         let refused = (kind.write)(&batch).await.map_err(|e| unavailable(&e))?;

@@ -179,8 +179,8 @@ impl ApiError {
             )
         } else {
             Msg::new(
-                "Seul un jeton de collecte (portées collect:<module>) envoie des lots d'observations.",
-                "Only a collect credential (collect:<module> scopes) sends batches of observations.",
+                "Seul un jeton de collecte (portées collect:<module>) ou l'identité d'agent d'une machine envoie des lots d'observations.",
+                "Only a collect credential (collect:<module> scopes) or a machine's agent credential sends batches of observations.",
             )
         };
         Self::new(ErrorCode::Forbidden, message)

@@ -28,6 +28,7 @@ use crate::lang::Lang;
 use crate::oauth::{self, AccessTokens, METADATA_PATH};
 use crate::request::{RequestCtx, WriteBody};
 use crate::routes::{self, Access, BASE_PATH, Kind, Match, Route};
+use crate::scope::Scope;
 use crate::state::AppState;
 use crate::store::{TokenRecord, UNAUTHENTICATED};
 use crate::write::{Logged, Sender, Source, log_refusal};
@@ -417,16 +418,18 @@ async fn admit(
     let path = req.uri().path().to_owned();
     tracing::Span::current().record("tenant", token.tenant.as_str());
     // A collect credential (a token holding any collect scope: `netops token create` never
-    // mixes them with others) sends batches and reads nothing; only collect credentials send
-    // batches (the scope of the kind is checked by the collect handler, which knows it).
+    // mixes them with others) sends batches and reads nothing; only collect credentials and
+    // machines' agent credentials send batches (the scope of the kind, or that agents send
+    // it, is checked by the collect handler, which knows it).
     // An agent token (a machine's credential or a tenant's enrollment token) calls the agent
-    // routes of its own scope and nothing else; no other token calls them.
+    // routes of its own scope, a machine's credential the collect route too, and nothing
+    // else; no other token calls them.
     let collector = token.scopes.iter().any(|s| s.is_collect());
     let agent = token.scopes.iter().any(|s| s.is_agent());
     let scopes_ok = match route.access {
         Access::Scoped(scope) => token.scopes.contains(&scope) && !collector && !agent,
         Access::Token => !collector && !agent,
-        Access::Collect => collector,
+        Access::Collect => collector || token.scopes.contains(&Scope::Agent),
         Access::Agent(scope) => token.scopes.contains(&scope),
         Access::Public => true,
     };

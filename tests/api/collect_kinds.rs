@@ -268,6 +268,91 @@ async fn netdiag_events_collected_appear_in_the_machine_feed_once() {
     assert_eq!(res.body["scope"], "collect:netdiag");
 }
 
+/// A machine's agent credential sends the kinds of its own machine (docs/agent.md): a line
+/// naming another machine is refused alike whether that machine exists or not, and the kinds
+/// agents do not send are refused as to any token without their scope.
+#[tokio::test]
+async fn an_agent_credential_collects_for_its_own_machine_only() {
+    let app = TestApp::with_modules(&[Function::Netdiag]).await;
+    let read = app
+        .token("acme", &[Scope::ReadNetdiag, Scope::ReadMachines])
+        .await;
+    let machines = app.get("/machines?limit=2", &read).await;
+    let hosts: Vec<&str> = machines
+        .items()
+        .iter()
+        .filter_map(|m| m["hostname"].as_str())
+        .collect();
+    let (own, other) = (hosts[0], hosts[1].to_owned());
+    // The credential enrollment gives the machine's agent (docs/agent.md#credentials).
+    let (agent, _) = netops_shared::auth::create_token(
+        app.stores.tokens.as_ref(),
+        "acme",
+        &format!("{}{own}", netops_shared::auth::AGENT_TOKEN_PREFIX),
+        vec![Scope::Agent],
+        Duration::days(1),
+    )
+    .await
+    .expect("agent credential");
+    let enroller = app.token("acme", &[Scope::AgentEnroll]).await;
+    let now = Utc::now();
+    let lines = [
+        netdiag_event(own, now, 40, "wlan", "agent-collecte"),
+        netdiag_event(&other, now, 40, "wlan", "agent-collecte"),
+        netdiag_event("NO-SUCH-HOST", now, 40, "wlan", "agent-collecte"),
+    ];
+    let res = post_lines(&app, "netdiag-event", &agent, &lines).await;
+    assert_taken(
+        &res,
+        1,
+        &[(2, "unknown_reference"), (3, "unknown_reference")],
+    );
+    let told = &res.body["data"]["refusals"];
+    assert_eq!(told[0]["message"], told[1]["message"], "{told}");
+    assert!(
+        told[0]["message"].as_str().is_some_and(|m| m.contains(own)),
+        "{told}"
+    );
+    let res = netdiag_events(&app, &read, own, "agent-collecte").await;
+    assert_eq!(res.items().len(), 1, "{}", res.body);
+    let res = netdiag_events(&app, &read, &other, "agent-collecte").await;
+    assert!(res.items().is_empty(), "{}", res.body);
+    // Its heartbeats: its own machine's only.
+    let res = post_lines(
+        &app,
+        "machine-heartbeat",
+        &agent,
+        &[
+            heartbeat(own, now, "5.0.9", "online"),
+            heartbeat(&other, now, "5.0.9", "online"),
+        ],
+    )
+    .await;
+    assert_taken(&res, 1, &[(2, "unknown_reference")]);
+    assert_eq!(
+        machine(&app, &read, own).await.body["data"]["agent_version"],
+        "5.0.9"
+    );
+    assert_ne!(
+        machine(&app, &read, &other).await.body["data"]["agent_version"],
+        "5.0.9"
+    );
+    // Not the kinds of a site or a server, nor with the tenant's enrollment token.
+    let res = post(
+        &app,
+        "firewall-syslog",
+        &agent,
+        "text/plain",
+        b"x".to_vec(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.body);
+    assert_eq!(res.body["scope"], "collect:firewall");
+    let res = post_lines(&app, "netdiag-event", &enroller, &lines[..1]).await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.body);
+}
+
 /// A NetDiag measurement of `host` at `at`, with `loss` % lost towards the Internet.
 fn netdiag_measure(host: &str, at: DateTime<Utc>, loss: f64) -> String {
     json!({"at": stamp(at), "machine": host,

@@ -127,6 +127,8 @@ pub async fn enroll_agent(
         }],
         // A heartbeat places nothing.
         geo: None,
+        // The enrollment token makes the machine, not its agent.
+        machine: None,
     };
     let refused = (netops_fleet::collect::HEARTBEAT.write)(&batch).await?;
     if let Some(r) = refused.first() {

@@ -1,5 +1,5 @@
 //! The collection API (docs/collect.md): `POST /collect/{kind}`, the raw observations of one
-//! kind per batch, from collect credentials only. The batch is taken in by the kit's shell
+//! kind per batch, from collect credentials and machines' agent credentials only. The batch is taken in by the kit's shell
 //! (`netops_shared::collect`), each kind written by its module's writer, the kinds listed
 //! once in netops-api's `KINDS`; the operation is described in the OpenAPI document from
 //! that list.

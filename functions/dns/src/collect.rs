@@ -3,9 +3,7 @@
 //! ([`crate::domains::Queries`]), once however often it is sent.
 
 use chrono::{DateTime, Utc};
-use netops_shared::collect::{
-    Batch, CollectKind, LineError, bad_text, content_id, schema_of, unknown_machine,
-};
+use netops_shared::collect::{Batch, CollectKind, LineError, bad_text, content_id, schema_of};
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
@@ -24,6 +22,7 @@ pub const RESOLUTION: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<ResolutionLine>,
     write: write_resolutions,
+    agents: true,
 };
 
 /// `POST /collect/dns-server-query`.
@@ -33,6 +32,7 @@ pub const SERVER_QUERY: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<ServerQueryLine>,
     write: write_server_queries,
+    agents: false,
 };
 
 /// Type d'enregistrement demandé.
@@ -305,7 +305,7 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut records: Vec<(Record, Counted)> = Vec::new();
     for (line, l) in lines {
         let Some(machine) = machines.get(&l.machine) else {
-            refused.push(unknown_machine(line, &l.machine));
+            refused.push(batch.unknown_machine(line, &l.machine));
             continue;
         };
         let Some(domain) = domain_name(&l.domain) else {

@@ -20,6 +20,7 @@ pub const FILE_ACCESS: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<FileAccessLine>,
     write: write_accesses,
+    agents: false,
 };
 
 /// At most this many characters in a path.

@@ -32,6 +32,7 @@ pub const SYSLOG: CollectKind = CollectKind {
     text_field: Some("line"),
     schema: syslog_schema,
     write: write_syslog,
+    agents: false,
 };
 
 /// Une ligne syslog d'un pare-feu ou d'une passerelle, telle que l'équipement l'a émise

@@ -25,6 +25,7 @@ pub const HEARTBEAT: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<HeartbeatLine>,
     write: write_heartbeats,
+    agents: true,
 };
 
 /// Longest host name kept (a DNS name's limit).
@@ -143,6 +144,11 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         }
         if let Err(r) = batch.check_time(line, l.at) {
             refused.push(r);
+            continue;
+        }
+        // An agent's heartbeats are its own machine's.
+        if batch.machine.is_some_and(|own| own != l.hostname) {
+            refused.push(batch.unknown_machine(line, &l.hostname));
             continue;
         }
         match latest.get(&l.hostname) {

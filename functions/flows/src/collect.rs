@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
 use netops_geo::GeoDb;
-use netops_shared::collect::{Batch, CollectKind, LineError, content_id, unknown_machine};
+use netops_shared::collect::{Batch, CollectKind, LineError, content_id};
 use netops_shared::lookup::MACHINES;
 use netops_shared::module::BoxFuture;
 use netops_shared::store::{Filter, LineRefusal, Record, StoreError, StoreResult};
@@ -33,6 +33,7 @@ pub const FLOW: CollectKind = CollectKind {
     text_field: None,
     schema: flow_schema,
     write: write_flows,
+    agents: true,
 };
 
 /// `POST /collect/gateway-flow`.
@@ -42,6 +43,7 @@ pub const GATEWAY_FLOW: CollectKind = CollectKind {
     text_field: None,
     schema: gateway_flow_schema,
     write: write_gateway_flows,
+    agents: false,
 };
 
 /// `POST /collect/flow-failure`.
@@ -51,6 +53,7 @@ pub const FLOW_FAILURE: CollectKind = CollectKind {
     text_field: None,
     schema: failure_schema,
     write: write_failures,
+    agents: true,
 };
 
 /// Un flux réseau vu par l'agent d'une machine : une connexion d'un processus, comptée dans
@@ -311,7 +314,7 @@ async fn write_flow_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
     let mut items = Vec::with_capacity(lines.len());
     for (line, l) in lines {
         let Some(machine) = machines.get(&l.machine) else {
-            refused.push(unknown_machine(line, &l.machine));
+            refused.push(batch.unknown_machine(line, &l.machine));
             continue;
         };
         let checked = address(line, "remote_ip", &l.remote_ip)
@@ -579,7 +582,7 @@ async fn write_failure_lines(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>>
     let mut items = Vec::with_capacity(lines.len());
     for (line, l) in lines {
         if !machines.contains_key(&l.machine) {
-            refused.push(unknown_machine(line, &l.machine));
+            refused.push(batch.unknown_machine(line, &l.machine));
             continue;
         }
         let checked = address(line, "remote_ip", &l.remote_ip)

@@ -29,6 +29,7 @@ pub const ASSET_INVENTORY: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<InventoryLine>,
     write: write_inventories,
+    agents: true,
 };
 
 /// At most this many software entries in one inventory.

@@ -33,6 +33,7 @@ pub const EVENT: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<EventLine>,
     write: write_events,
+    agents: true,
 };
 
 /// The sources of the feed the product derives from the measurements, never sent.
@@ -149,6 +150,7 @@ pub const MEASUREMENT: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<MeasurementLine>,
     write: write_measurements,
+    agents: true,
 };
 
 /// Mesure de l'agent NetDiag d'une machine (toutes les 15 minutes) : lien, Wi-Fi, latences,

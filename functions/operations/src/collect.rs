@@ -19,6 +19,7 @@ pub const JOB_PING: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<PingLine>,
     write: write_pings,
+    agents: false,
 };
 
 /// Le signal d'une exécution d'une tâche planifiée, envoyé par la tâche à sa fin (`curl`

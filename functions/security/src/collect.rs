@@ -23,6 +23,7 @@ pub const LOGON: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<LogonLine>,
     write: write_logons,
+    agents: false,
 };
 
 /// `POST /collect/account-lockout`.
@@ -32,6 +33,7 @@ pub const LOCKOUT: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<LockoutLine>,
     write: write_lockouts,
+    agents: false,
 };
 
 /// `POST /collect/account-change`.
@@ -41,6 +43,7 @@ pub const CHANGE: CollectKind = CollectKind {
     text_field: None,
     schema: schema_of::<ChangeLine>,
     write: write_changes,
+    agents: false,
 };
 
 /// At most this many characters in a text field.
