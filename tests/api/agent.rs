@@ -425,3 +425,82 @@ async fn netops_agent_runs_http_agents_that_apply_settings_and_report_actions() 
     assert_eq!(events[0]["source"], "speed");
     assert!(events[0]["details"]["down_mbps"].as_f64() > Some(0.0));
 }
+
+/// `netops serve` (what `cargo run` runs) starts the agents of the demo tenants' online
+/// machines itself, with a 1 s action delay (`NETOPS_AGENT_ACTION_DELAY_SECONDS=1`) and the
+/// shortened timings above (a 4 s claim deadline here): the online machine's actions come
+/// back as events with their results; the offline machine, without an agent, has its action
+/// end by expiry.
+#[tokio::test]
+async fn serve_runs_the_agents_of_the_demo_machines_online_only() {
+    let served = Serve::seeded()
+        .env("NETOPS_NO_AGENTS", "0")
+        .env("NETOPS_AGENT_ACTION_DELAY_SECONDS", 1)
+        .env("NETOPS_AGENT_POLL_SECONDS", 1)
+        .env("NETOPS_ACTION_CLAIM_SECONDS", 4)
+        .env("NETOPS_PASS_EVERY_SECONDS", 1)
+        .start();
+    let call = Call {
+        http: Client::new(),
+        served: &served,
+    };
+    let (_, machines) = call.get("/netdiag/machines", &served.token).await;
+    let host_where = |status: &str| {
+        machines["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["status"] == status)
+            .and_then(|m| m["hostname"].as_str())
+            .unwrap_or_else(|| panic!("a {status} machine"))
+            .to_owned()
+    };
+    let (online, offline) = (host_where("online"), host_where("offline"));
+    let agent = agent_of(&call, &online, |a| a["settings_applied_version"].is_u64()).await;
+    assert_eq!(agent["agent_version"], "5.0.0-sim", "{agent}");
+    assert!(agent_of(&call, &offline, |_| true).await.is_null());
+
+    let mut ids = Vec::new();
+    for body in [
+        json!({"action": "trace", "target": "www.example.com"}),
+        json!({"action": "speed"}),
+        json!({"action": "capture", "seconds": 10}),
+    ] {
+        ids.push(call.queue(&online, body).await);
+    }
+    let unclaimed = call.queue(&offline, json!({"action": "speed"})).await;
+    let mut results = Vec::new();
+    for id in &ids {
+        let events = call.events_of(&online, id, 15).await;
+        assert_eq!(events.len(), 1, "{id}: {events:?}");
+        results.push(events[0].clone());
+    }
+    let [trace, speed, capture] = &results[..] else {
+        unreachable!("three actions")
+    };
+    assert_eq!(trace["source"], "trace");
+    assert_eq!(trace["details"]["target"], "www.example.com");
+    let hops = trace["details"]["hops"].as_array().expect("hops");
+    assert!(
+        hops.len() >= 2
+            && hops
+                .iter()
+                .all(|h| h["address"].is_string() && h["ms"].as_f64().is_some()),
+        "{trace}"
+    );
+    assert_eq!(speed["source"], "speed");
+    assert!(
+        speed["details"]["down_mbps"].as_f64() > Some(0.0),
+        "{speed}"
+    );
+    assert_eq!(capture["source"], "capture");
+    assert_eq!(capture["details"]["seconds"], 10);
+    assert!(
+        capture["details"]["packets"].as_u64() > Some(0),
+        "{capture}"
+    );
+
+    let events = call.events_of(&offline, &unclaimed, 15).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["details"]["outcome"], "unclaimed", "{events:?}");
+}
