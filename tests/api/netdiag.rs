@@ -922,6 +922,88 @@ async fn anything_but_the_three_actions_is_refused() {
 
 // ---------------------------------------------------------------- as time passes
 
+/// A probe added in `extraProbes` is measured from the time the machine's agent applied it
+/// (docs/agent.md#applied-settings): the producers read the applied settings. The agent
+/// here is a client of the agent routes; the producers run up to an hour after it applied.
+#[tokio::test]
+async fn a_probe_the_agent_applied_is_measured_from_then_on() {
+    let app = TestApp::acme_seeded_at(Utc::now() - Duration::hours(2)).await;
+    let token = app.full_token().await;
+    let enroller = app.token("acme", &[Scope::AgentEnroll]).await;
+    let host = machine_where(&app, &token, "online", false).await;
+    let res = app
+        .send(
+            Method::POST,
+            "/agent/enroll",
+            &enroller,
+            json!({"hostname": host, "ip": "10.10.1.20", "os": "Windows 11 Pro 24H2", "agent_version": "5.0.0"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let agent = res.body["data"]["credential"]
+        .as_str()
+        .expect("credential")
+        .to_owned();
+    let probe = "erp.example.com:443";
+    let res = app
+        .send(
+            Method::PUT,
+            &format!("/netdiag/machines/{host}/settings"),
+            &token,
+            json!({"extraProbes": [probe]}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let latest = async |to: chrono::DateTime<Utc>| {
+        let path = format!(
+            "/netdiag/machines/{host}/summary?from={}&to={}",
+            stamp(to - Duration::hours(1)),
+            stamp(to)
+        );
+        let res = app.get(&path, &token).await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        res.body["data"]["latest"].clone()
+    };
+    let probed = |m: &Value| {
+        m["probes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["target"] == probe)
+    };
+    // Saved but not applied yet: not measured.
+    catch_up(&app.stores, Utc::now() + Duration::minutes(20)).await;
+    assert!(!probed(&latest(Utc::now() + Duration::minutes(20)).await));
+
+    let res = app.get("/agent/settings", &agent).await;
+    let version = res.body["data"]["version"].as_u64().expect("version");
+    assert_eq!(res.body["data"]["settings"]["extraProbes"][0], probe);
+    let res = app
+        .send(
+            Method::POST,
+            "/agent/settings/applied",
+            &agent,
+            json!({"settings_version": version, "agent_version": "5.0.0"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let applied = Utc::now();
+    catch_up(&app.stores, applied + Duration::hours(1)).await;
+    let before = latest(applied - Duration::seconds(1)).await;
+    assert!(!probed(&before), "{before}");
+    let after = latest(applied + Duration::hours(1)).await;
+    assert!(probed(&after), "{after}");
+    let p = after["probes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["target"] == probe)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(p["kind"], "tcp", "{p}");
+    assert_eq!(p["ok"], p["ms"].is_f64(), "{p}");
+}
+
 #[tokio::test]
 async fn every_online_machine_goes_on_being_measured_and_the_seeds_episodes_end() {
     let seeded = Utc::now() - Duration::hours(6);
