@@ -187,6 +187,8 @@ step "the API suite on the DynamoDB adapter: what only the adapter can break thr
 # - the writes, whose changes and log entry land in one transaction or not at all: the write
 #   log (writelog::), idempotency keys (idempotency::) and the conditional acknowledgements
 #   of alerts (the ack tests of alerts::);
+# - the agent loop end to end: the real `netops serve` over the tables and the real
+#   `netops agent` against it (settings applied, an action's result, an offline expiry; 6 s);
 # - the live tests of what the adapter itself decides: a producer's conditional change that
 #   keeps an acknowledgement, a batch resumed after its rollups without counting twice, an
 #   acknowledgement kept by the producers, each over a small tenant of its own (8 machines,
@@ -205,7 +207,8 @@ NETOPS_TEST_STORE=dynamodb NETOPS_DYNAMODB_TIMEOUT_SECS=30 cargo test -p netops 
   live::a_producer_change_keeps_an_acknowledgement_made_since_its_read \
   live::a_batch_stopped_after_its_rollups_is_resumed_without_counting_twice \
   live::an_acknowledgement_made_through_the_api_survives_the_producers \
-  alerts::acking_ alerts::ack_ alerts::concurrent_acks_ alerts::every_ack_
+  alerts::acking_ alerts::ack_ alerts::concurrent_acks_ alerts::every_ack_ \
+  agent::the_real_server_and_agent_close_the_loop_on_the_suites_store
 no_pending_snapshots
 
 step "SAM template"

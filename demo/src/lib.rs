@@ -1,8 +1,9 @@
 //! netops-demo: the demo data. It draws fake observations from a deterministic roster (two
 //! tenants, their sites, machines and accounts; times relative to now) and writes them through
 //! the modules' own models and writers: the first seed ([`seed`]), the live producers that go
-//! on as time passes ([`live`]) and the NetDiag agent simulator ([`netdiag::simulator`]).
-//! Only the local process links it (and the tests); no Lambda function does.
+//! on as time passes ([`live`]). The NetDiag actions are run by the simulated agents of the
+//! local process, real HTTP clients of the agent API (docs/agent.md). Only the local process
+//! links it (and the tests); no Lambda function does.
 
 mod roster;
 

@@ -95,7 +95,7 @@ const PRODUCERS: [(Function, Producer); 12] = [
         Producer::Drawn(crate::operations::produce),
     ),
     (Function::Alerts, Producer::Drawn(crate::alerts::produce)),
-    (Function::Netdiag, Producer::Drawn(crate::netdiag::produce)),
+    (Function::Netdiag, Producer::Run(crate::netdiag::produce)),
     (
         Function::Security,
         Producer::Drawn(crate::security::produce),

@@ -4,8 +4,6 @@
 //! alerts that open with each non-OK episode and resolve on return to OK, the current state,
 //! followed applications with hourly statistics (last 7 days) and a few saved settings.
 
-pub mod simulator;
-
 use crate::{MachineKind, MachineSeed, SeedCtx};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use netops_shared::module::BoxFuture;
@@ -732,7 +730,7 @@ fn event(rng: &mut StdRng, c: &Ctx, source: &str) -> (Severity, String, Value) {
 }
 
 /// A plausible traceroute from the gateway to the target.
-pub fn trace_hops(rng: &mut impl Rng, gateway: &str, target: &str) -> Vec<Value> {
+pub(crate) fn trace_hops(rng: &mut impl Rng, gateway: &str, target: &str) -> Vec<Value> {
     let mut ms = rng.random_range(0.8..3.0);
     let mut hops = vec![json!({"hop": 1, "address": gateway, "ms": round1(ms)})];
     let n = rng.random_range(5..10);
@@ -755,7 +753,7 @@ pub fn trace_hops(rng: &mut impl Rng, gateway: &str, target: &str) -> Vec<Value>
 }
 
 /// Speed test result (Mbit/s down, up).
-pub fn speeds(rng: &mut impl Rng) -> (f64, f64) {
+pub(crate) fn speeds(rng: &mut impl Rng) -> (f64, f64) {
     (
         round1(rng.random_range(80.0..940.0)),
         round1(rng.random_range(40.0..480.0)),

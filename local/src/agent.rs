@@ -4,8 +4,15 @@
 //! (with `If-None-Match`), reads and applies its settings when their version changes and
 //! reports it, claims its queued actions and posts their results after the action's delay:
 //! a random 60 to 180 s, the contract's, or the `--action-delay-secs` given.
+//!
+//! `netops serve` runs the same agents for the demo tenants' online machines under
+//! diagnosis ([`run_demo`]), against its own base URL.
 
 use std::time::Duration;
+
+use chrono::Utc;
+use netops_shared::Scope;
+use netops_shared::store::{Filter, Pred, StoreError, Stores};
 
 use rand::Rng;
 use reqwest::{Client, StatusCode};
@@ -20,10 +27,28 @@ pub struct Options {
     pub base: String,
     /// The tenant's enrollment token (scope `agent:enroll`).
     pub enroll_token: String,
-    /// The machines, by host name.
-    pub hostnames: Vec<String>,
+    /// The machines.
+    pub machines: Vec<Machine>,
     /// Seconds an action takes; `None`: a random 60 to 180 s.
     pub action_delay_secs: Option<u32>,
+}
+
+/// A machine of a simulated agent, as its enrollment reports it.
+pub struct Machine {
+    pub hostname: String,
+    pub ip: String,
+    pub os: String,
+}
+
+impl Machine {
+    /// A new machine: a made-up address from its name.
+    pub fn named(hostname: String) -> Self {
+        Self {
+            ip: ip_of(&hostname),
+            hostname,
+            os: "Windows 11 Pro 24H2".into(),
+        }
+    }
 }
 
 /// Enrolls every machine, then runs their agents until the process stops; an enrollment
@@ -35,11 +60,13 @@ pub async fn run(options: Options) -> Result<(), String> {
         .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
     let base = options.base.trim_end_matches('/').to_owned();
     let mut agents = tokio::task::JoinSet::new();
-    for hostname in &options.hostnames {
+    for Machine { hostname, ip, os } in &options.machines {
         let res = client
             .post(format!("{base}/agent/enroll"))
             .bearer_auth(&options.enroll_token)
-            .json(&json!({"hostname": hostname, "ip": ip_of(hostname), "os": "Windows 11 Pro 24H2", "agent_version": AGENT_VERSION}))
+            .json(
+                &json!({"hostname": hostname, "ip": ip, "os": os, "agent_version": AGENT_VERSION}),
+            )
             .send()
             .await
             .map_err(|e| format!("{hostname}: enrollment failed: {e}"))?;
@@ -55,6 +82,7 @@ pub async fn run(options: Options) -> Result<(), String> {
             client: client.clone(),
             base: base.clone(),
             hostname: hostname.clone(),
+            ip: ip.clone(),
             credential: credential.to_owned(),
             delay: options.action_delay_secs,
         };
@@ -62,7 +90,7 @@ pub async fn run(options: Options) -> Result<(), String> {
     }
     eprintln!(
         "netops agent: {} agents enrolled against {base}",
-        options.hostnames.len()
+        options.machines.len()
     );
     while agents.join_next().await.is_some() {}
     Ok(())
@@ -86,6 +114,7 @@ struct Agent {
     client: Client,
     base: String,
     hostname: String,
+    ip: String,
     credential: String,
     delay: Option<u32>,
 }
@@ -202,7 +231,7 @@ impl Agent {
                 tokio::time::sleep(Duration::from_secs(u64::from(secs))).await;
                 let id = action["action_id"].as_str().unwrap_or_default();
                 let path = format!("/agent/actions/{id}/result");
-                let result = result_of(&agent.hostname, &action);
+                let result = result_of(&agent.hostname, &agent.ip, &action);
                 // A result lost on the way is posted again: the server keeps it once.
                 for _ in 0..3 {
                     match agent
@@ -221,7 +250,7 @@ impl Agent {
 }
 
 /// The simulated measurement of a claimed action.
-fn result_of(hostname: &str, action: &Value) -> Value {
+fn result_of(hostname: &str, ip: &str, action: &Value) -> Value {
     let mut rng = rand::rng();
     let claim_id = action["claim_id"].clone();
     let round1 = |x: f64| (x * 10.0).round() / 10.0;
@@ -229,14 +258,14 @@ fn result_of(hostname: &str, action: &Value) -> Value {
         Some("trace") => {
             let target = action["target"]
                 .as_str()
-                .map_or_else(|| gateway(hostname), str::to_owned);
+                .map_or_else(|| gateway(ip), str::to_owned);
             let n = rng.random_range(3..10);
             let mut ms = rng.random_range(0.5..3.0);
             let hops: Vec<Value> = (1..=n)
                 .map(|hop| {
                     ms += rng.random_range(0.5..12.0);
                     let address = if hop == 1 {
-                        gateway(hostname)
+                        gateway(ip)
                     } else {
                         format!("198.51.100.{}", rng.random_range(2..250))
                     };
@@ -262,10 +291,86 @@ fn result_of(hostname: &str, action: &Value) -> Value {
     }
 }
 
-fn gateway(hostname: &str) -> String {
-    let ip = ip_of(hostname);
+/// The gateway of a machine's network: its address ending in `.1`.
+fn gateway(ip: &str) -> String {
     match ip.rsplit_once('.') {
         Some((net, _)) => format!("{net}.1"),
         None => "10.0.0.1".into(),
     }
+}
+
+/// Agents per demo tenant at most, whatever the seed's size.
+const DEMO_AGENTS_MAX: usize = 200;
+
+/// `netops serve`'s agents (docs/agent.md#simulated-agents): for each demo tenant, an
+/// enrollment token valid an hour, made in `stores`, and the agents of its online machines
+/// under diagnosis ([`DEMO_AGENTS_MAX`] at most), against `base`; runs until the process stops.
+pub async fn run_demo(stores: Stores, base: String, action_delay_secs: Option<u32>) {
+    let mut tenants = tokio::task::JoinSet::new();
+    for tenant in netops_demo::TENANTS {
+        let enrolled = async {
+            let machines = online_diagnosed(&stores, tenant.id).await?;
+            if machines.is_empty() {
+                return Ok(None);
+            }
+            let token = netops::stamped_token(
+                &stores,
+                tenant.id,
+                "demo-agents",
+                vec![Scope::AgentEnroll],
+                chrono::Duration::hours(1),
+                Utc::now(),
+            )
+            .await?;
+            Ok::<_, StoreError>(Some((machines, token)))
+        };
+        match enrolled.await {
+            Ok(Some((machines, enroll_token))) => {
+                tenants.spawn(run(Options {
+                    base: base.clone(),
+                    enroll_token,
+                    machines,
+                    action_delay_secs,
+                }));
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(tenant = tenant.id, cause = %e, "demo agents"),
+        }
+    }
+    while let Some(ended) = tenants.join_next().await {
+        if let Ok(Err(e)) = ended {
+            tracing::warn!(cause = %e, "demo agents");
+        }
+    }
+}
+
+/// The online machines of `tenant` under diagnosis (with a NetDiag state and the module).
+async fn online_diagnosed(stores: &Stores, tenant: &str) -> Result<Vec<Machine>, StoreError> {
+    use netops_netdiag::model::{MACHINES, STATES};
+    let hosts: Vec<String> = stores
+        .docs
+        .read_all(tenant, STATES, &Filter::all())
+        .await?
+        .items
+        .into_iter()
+        .map(|d| d.key)
+        .collect();
+    let wanted = Filter::all()
+        .and(Pred::Has("modules", json!("netdiag")))
+        .and(Pred::Eq("status", json!("online")));
+    let mut machines: Vec<Machine> = stores
+        .docs
+        .get_many(tenant, MACHINES, &hosts)
+        .await?
+        .into_iter()
+        .filter(|d| wanted.matches(&d.body))
+        .map(|d| Machine {
+            ip: d.body["ip"].as_str().unwrap_or_default().to_owned(),
+            os: d.body["os"].as_str().unwrap_or_default().to_owned(),
+            hostname: d.key,
+        })
+        .collect();
+    machines.sort_by(|a, b| a.hostname.cmp(&b.hostname));
+    machines.truncate(DEMO_AGENTS_MAX);
+    Ok(machines)
 }

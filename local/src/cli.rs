@@ -64,6 +64,25 @@ struct ApiUrl {
     url: String,
 }
 
+/// The simulated agents `netops serve` runs for the demo tenants (docs/agent.md).
+#[derive(Parser, Debug)]
+struct AgentsArg {
+    /// Run no simulated agent: the demo machines' actions then end by expiry.
+    #[arg(long, env = "NETOPS_NO_AGENTS", value_parser = clap::builder::FalseyValueParser::new())]
+    no_agents: bool,
+    #[command(flatten)]
+    delay: ActionDelay,
+}
+
+/// How long a simulated agent takes to run an action.
+#[derive(clap::Args, Debug)]
+struct ActionDelay {
+    /// Seconds a simulated agent takes to run an action (at most 180); unset: a random 60
+    /// to 180 s, the contract's delay. A demo or a test shortens it.
+    #[arg(long, env = "NETOPS_AGENT_ACTION_DELAY_SECONDS", value_parser = clap::value_parser!(u32).range(0..=180))]
+    action_delay_secs: Option<u32>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve the whole API (the default).
@@ -77,6 +96,8 @@ enum Command {
         /// data produced while it runs (for tests that need fixed data).
         #[arg(long, env = "NETOPS_NO_LIVE", value_parser = clap::builder::FalseyValueParser::new())]
         no_live: bool,
+        #[command(flatten)]
+        agents: AgentsArg,
         #[command(flatten)]
         geo: GeoArg,
     },
@@ -143,10 +164,8 @@ enum Command {
         /// (repeated).
         #[arg(long = "hostname")]
         hostnames: Vec<String>,
-        /// Seconds an agent takes to run an action (at most 180); unset: a random 60 to
-        /// 180 s, the contract's delay. A demo or a test shortens it.
-        #[arg(long, env = "NETOPS_AGENT_ACTION_DELAY_SECONDS", value_parser = clap::value_parser!(u32).range(0..=180))]
-        action_delay_secs: Option<u32>,
+        #[command(flatten)]
+        delay: ActionDelay,
     },
     /// Print a tenant's write log, one JSON object per line.
     Writes {
@@ -367,27 +386,32 @@ pub fn main() -> ExitCode {
 async fn run(command: Option<Command>) -> Result<(), Failure> {
     let config = Config::from_env().map_err(|e| usage(e.to_string()))?;
     netops_shared::telemetry::init(config.json_logs);
-    let command = command.unwrap_or_else(|| Command::Serve {
-        addr: std::env::var("NETOPS_ADDR")
-            .ok()
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
-        db: DbArg {
-            db: config.db_path.clone(),
-            store: None,
+    let command = match command {
+        Some(command) => command,
+        None => Command::Serve {
+            addr: std::env::var("NETOPS_ADDR")
+                .ok()
+                .and_then(|a| a.parse().ok())
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+            db: DbArg {
+                db: config.db_path.clone(),
+                store: None,
+            },
+            no_live: no_live_from_env(),
+            agents: AgentsArg::try_parse_from(["netops"]).map_err(|e| usage(e.to_string()))?,
+            geo: GeoArg {
+                file: config.geo_file.clone(),
+            },
         },
-        no_live: no_live_from_env(),
-        geo: GeoArg {
-            file: config.geo_file.clone(),
-        },
-    });
+    };
     match command {
         Command::Serve {
             addr,
             db,
             no_live,
+            agents,
             geo,
-        } => serve(addr, db, config, geo, !no_live).await,
+        } => serve(addr, db, config, geo, !no_live, agents).await,
         Command::Geo { command } => geo(command),
         Command::Token { command } => token(command, &config).await,
         Command::Tenant { command } => tenant(command, &config).await,
@@ -453,7 +477,7 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             count,
             prefix,
             hostnames,
-            action_delay_secs,
+            delay: ActionDelay { action_delay_secs },
         } => {
             let hostnames = if hostnames.is_empty() {
                 (1..=count).map(|i| format!("{prefix}-{i:04}")).collect()
@@ -463,7 +487,10 @@ async fn run(command: Option<Command>) -> Result<(), Failure> {
             crate::agent::run(crate::agent::Options {
                 base: url,
                 enroll_token: token,
-                hostnames,
+                machines: hostnames
+                    .into_iter()
+                    .map(crate::agent::Machine::named)
+                    .collect(),
                 action_delay_secs,
             })
             .await
@@ -773,32 +800,25 @@ fn token_state(t: &netops_shared::store::TokenRecord, now: i64) -> TokenState {
 }
 
 async fn demo_token(stores: &Stores, now: DateTime<Utc>) -> Result<String, Failure> {
-    let stamp = format!("demo-{}", now.format("%Y%m%d-%H%M%S"));
-    // Named by the second it is made; another start in the same second (or after the clock
-    // went back) takes the next free suffix rather than fail.
-    for n in 1..=100 {
-        let name = match n {
-            1 => stamp.clone(),
-            n => format!("{stamp}-{n}"),
-        };
-        match netops_shared::auth::create_token(
-            stores.tokens.as_ref(),
-            "acme",
-            &name,
-            Scope::ALL.to_vec(),
-            Duration::days(90),
-        )
-        .await
-        {
-            Ok((secret, _)) => return Ok(secret),
-            Err(StoreError::Exists) => continue,
-            Err(e) => return Err(e.into()),
-        }
+    match netops::stamped_token(
+        stores,
+        "acme",
+        "demo",
+        Scope::ALL.to_vec(),
+        Duration::days(90),
+        now,
+    )
+    .await
+    {
+        Err(StoreError::Exists) => Err(Failure(
+            format!(
+                "a demo token named demo-{} exists 100 times over",
+                now.format("%Y%m%d-%H%M%S")
+            ),
+            1,
+        )),
+        other => Ok(other?),
     }
-    Err(Failure(
-        format!("a demo token named {stamp} exists 100 times over"),
-        1,
-    ))
 }
 
 /// `NETOPS_NO_LIVE` as clap reads it for `--no-live` (any value but a false one such as `0`,
@@ -900,6 +920,7 @@ async fn serve(
     config: Config,
     geo: GeoArg,
     live: bool,
+    agents: AgentsArg,
 ) -> Result<(), Failure> {
     let fd_limit = server::raise_fd_limit();
     let limits = Limits::from_env(fd_limit).map_err(|e| usage(e.to_string()))?;
@@ -957,6 +978,13 @@ async fn serve(
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
     netops::spawn_workers(&state);
+    if !agents.no_agents {
+        tokio::spawn(crate::agent::run_demo(
+            stores.clone(),
+            base,
+            agents.delay.action_delay_secs,
+        ));
+    }
     if live {
         tokio::spawn(live::worker(stores, retention_days));
     }

@@ -35,11 +35,43 @@ pub fn app(state: AppState) -> Router {
 /// The scheduled pass's tasks beside the staleness check: the actions' expiry.
 pub static PASS_TASKS: &[netops_shared::pass::Task] = &[netops_netdiag::EXPIRY];
 
-/// Starts the background workers of the local process: the scheduled pass and the NetDiag
-/// agent simulator.
+/// Starts the background worker of the local process: the scheduled pass.
 pub fn spawn_workers(state: &AppState) {
     tokio::spawn(netops_shared::pass::worker(state.clone(), PASS_TASKS));
-    tokio::spawn(netops_demo::netdiag::simulator::worker(state.clone()));
+}
+
+/// Makes a token of `tenant` named `<prefix>-<UTC second>` with `scopes`, valid `valid`, and
+/// returns its secret. Another in the same second (or after the clock went back) takes the
+/// next free suffix rather than fail; `Exists` when 100 are taken.
+pub async fn stamped_token(
+    stores: &Stores,
+    tenant: &str,
+    prefix: &str,
+    scopes: Vec<netops_shared::Scope>,
+    valid: chrono::Duration,
+    now: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<String> {
+    let stamp = format!("{prefix}-{}", now.format("%Y%m%d-%H%M%S"));
+    for n in 1..=100 {
+        let name = match n {
+            1 => stamp.clone(),
+            n => format!("{stamp}-{n}"),
+        };
+        match netops_shared::auth::create_token(
+            stores.tokens.as_ref(),
+            tenant,
+            &name,
+            scopes.clone(),
+            valid,
+        )
+        .await
+        {
+            Ok((secret, _)) => return Ok(secret),
+            Err(netops_shared::store::StoreError::Exists) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(netops_shared::store::StoreError::Exists)
 }
 
 /// The stores of an embedded file.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::serve::served::{Serve, Served, create_token, netops};
+use crate::serve::served::{Serve, Served, Store, create_token, create_token_on, netops};
 
 struct Call<'a> {
     http: Client,
@@ -380,48 +380,201 @@ async fn agent_of(call: &Call<'_>, host: &str, until: impl Fn(&Value) -> bool) -
     }
 }
 
+/// `netops serve` (what `cargo run` runs) starts the agents of the demo tenants' online
+/// machines itself, with a 1 s action delay (`NETOPS_AGENT_ACTION_DELAY_SECONDS=1`) and the
+/// shortened timings above (a 4 s claim deadline here): the online machine's actions come
+/// back as events with their results; the offline machine, without an agent, has its action
+/// end by expiry.
 #[tokio::test]
-async fn netops_agent_runs_http_agents_that_apply_settings_and_report_actions() {
-    let served = start();
+async fn serve_runs_the_agents_of_the_demo_machines_online_only() {
+    let served = Serve::seeded()
+        .env("NETOPS_NO_AGENTS", "0")
+        .env("NETOPS_AGENT_ACTION_DELAY_SECONDS", 1)
+        .env("NETOPS_AGENT_POLL_SECONDS", 1)
+        .env("NETOPS_ACTION_CLAIM_SECONDS", 4)
+        .env("NETOPS_PASS_EVERY_SECONDS", 1)
+        .start();
     let call = Call {
         http: Client::new(),
         served: &served,
     };
-    let enroller = create_token(&served.db, &["--name", "sim", "--scopes", "agent:enroll"]);
     let (_, machines) = call.get("/netdiag/machines", &served.token).await;
-    let host = machines["data"][1]["hostname"]
-        .as_str()
-        .expect("a machine")
-        .to_owned();
+    let host_where = |status: &str| {
+        machines["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["status"] == status)
+            .and_then(|m| m["hostname"].as_str())
+            .unwrap_or_else(|| panic!("a {status} machine"))
+            .to_owned()
+    };
+    let (online, offline) = (host_where("online"), host_where("offline"));
+    let agent = agent_of(&call, &online, |a| a["settings_applied_version"].is_u64()).await;
+    assert_eq!(agent["agent_version"], "5.0.0-sim", "{agent}");
+    assert!(agent_of(&call, &offline, |_| true).await.is_null());
+
+    let mut ids = Vec::new();
+    for body in [
+        json!({"action": "trace", "target": "www.example.com"}),
+        json!({"action": "speed"}),
+        json!({"action": "capture", "seconds": 10}),
+    ] {
+        ids.push(call.queue(&online, body).await);
+    }
+    let unclaimed = call.queue(&offline, json!({"action": "speed"})).await;
+    let mut results = Vec::new();
+    for id in &ids {
+        let events = call.events_of(&online, id, 15).await;
+        assert_eq!(events.len(), 1, "{id}: {events:?}");
+        results.push(events[0].clone());
+    }
+    let [trace, speed, capture] = &results[..] else {
+        unreachable!("three actions")
+    };
+    assert_eq!(trace["source"], "trace");
+    assert_eq!(trace["details"]["target"], "www.example.com");
+    let hops = trace["details"]["hops"].as_array().expect("hops");
+    assert!(
+        hops.len() >= 2
+            && hops
+                .iter()
+                .all(|h| h["address"].is_string() && h["ms"].as_f64().is_some()),
+        "{trace}"
+    );
+    assert_eq!(speed["source"], "speed");
+    assert!(
+        speed["details"]["down_mbps"].as_f64() > Some(0.0),
+        "{speed}"
+    );
+    assert_eq!(capture["source"], "capture");
+    assert_eq!(capture["details"]["seconds"], 10);
+    assert!(
+        capture["details"]["packets"].as_u64() > Some(0),
+        "{capture}"
+    );
+
+    let events = call.events_of(&offline, &unclaimed, 15).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["details"]["outcome"], "unclaimed", "{events:?}");
+}
+
+/// The real `netops serve` and the real `netops agent` (its simulated agents, real HTTP
+/// clients), on the store the suite runs on (the
+/// embedded file, or DynamoDB tables of their own when `NETOPS_TEST_STORE=dynamodb`), with
+/// the shortened timings above (a 3 s claim deadline and lease here) and a 1 s action delay:
+/// settings saved through the public API are applied by the agent within its 1 s poll, an
+/// action comes back as an event with its result, and the action of a machine whose agent
+/// never runs ends by expiry. The store holds one machine's NetDiag state and nothing else,
+/// so that the server seeds no demo data (minutes on moto).
+#[tokio::test]
+async fn the_real_server_and_agent_close_the_loop_on_the_suites_store() {
+    use netops_netdiag::model::{STATES, State, Verdict};
+    use netops_shared::store::Stores;
+
+    const ONLINE: &str = "AGT-E2E-0001";
+    const OFFLINE: &str = "AGT-E2E-0002";
+    let dir = std::sync::Arc::new(tempfile::tempdir().expect("dir"));
+    let mut serve = Serve::new()
+        .in_dir(dir.clone())
+        .env("NETOPS_NO_LIVE", "1")
+        .env("NETOPS_AGENT_POLL_SECONDS", 1)
+        .env("NETOPS_ACTION_CLAIM_SECONDS", 3)
+        .env("NETOPS_ACTION_LEASE_SECONDS", 3)
+        .env("NETOPS_PASS_EVERY_SECONDS", 1);
+    let (stores, store) = match crate::helpers::dynamo_test_endpoint() {
+        Some(endpoint) => {
+            let prefix = format!("e{:016x}-", crate::helpers::rand_u64());
+            let tables = netops_store_dynamodb::DynamoStore::connect(
+                &netops_store_dynamodb::DynamoConfig {
+                    table_prefix: prefix.clone(),
+                    endpoint: Some(endpoint.clone()),
+                    region: Some("us-east-1".into()),
+                    ..Default::default()
+                },
+                netops_shared::config::DEFAULT_RETENTION_DAYS,
+            )
+            .await
+            .expect("connect");
+            tables.ensure_tables().await.expect("tables");
+            serve = serve
+                .env("NETOPS_STORE", "dynamodb")
+                .env("NETOPS_DYNAMODB_ENDPOINT", &endpoint)
+                .env("NETOPS_DYNAMODB_TABLE_PREFIX", &prefix);
+            (Stores::of(tables), Store::Dynamodb { endpoint, prefix })
+        }
+        None => {
+            let db = dir.path().join("netops.db");
+            let file = netops_store_sqlite::SqliteStore::open(&db).expect("open");
+            (Stores::of(file), Store::File(db))
+        }
+    };
+    let now = chrono::Utc::now();
+    let state = State {
+        hostname: ONLINE.into(),
+        verdict: Verdict::OK,
+        cause: None,
+        since: now,
+        last_measure_at: now,
+        first_measure_at: now,
+        open_alert: None,
+    };
+    stores
+        .docs
+        .put(
+            "acme",
+            STATES,
+            vec![(ONLINE.into(), serde_json::to_value(state).expect("json"))],
+        )
+        .await
+        .expect("state");
+    drop(stores);
+    let served = serve.start();
+    let call = Call {
+        http: Client::new(),
+        served: &served,
+    };
+    let enroller = create_token_on(
+        &store,
+        "acme",
+        &["--name", "enroll", "--scopes", "agent:enroll"],
+    );
+    let (status, _) = call.enroll(&enroller, OFFLINE).await;
+    assert_eq!(status, StatusCode::OK);
     let mut agent = std::process::Command::new(env!("CARGO_BIN_EXE_netops"))
         .args(["agent", "--url", &served.base, "--token", &enroller])
-        .args(["--hostname", &host, "--action-delay-secs", "1"])
+        .args(["--hostname", ONLINE, "--action-delay-secs", "1"])
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("netops agent");
-    // Enrolled, it applies the machine's current settings at its first sync.
-    let first = agent_of(&call, &host, |a| a["settings_applied_version"].is_u64()).await;
+    let first = agent_of(&call, ONLINE, |a| a["settings_applied_version"].is_u64()).await;
     assert_eq!(first["agent_version"], "5.0.0-sim", "{first}");
-    let before = first["settings_applied_version"].as_u64().expect("version");
+    let before = first["settings_applied_version"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("applied at the first sync: {first}"));
     let (status, _, _) = call
         .send(
             Method::PUT,
-            &format!("/netdiag/machines/{host}/settings"),
+            &format!("/netdiag/machines/{ONLINE}/settings"),
             &served.token,
             Some(json!({"apps": ["erp.exe"]})),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
-    let after = agent_of(&call, &host, |a| {
+    let after = agent_of(&call, ONLINE, |a| {
         a["settings_applied_version"].as_u64() > Some(before)
     })
     .await;
-    assert_eq!(after["settings_applied_version"], before + 1, "{after}");
-    let id = call.queue(&host, json!({"action": "speed"})).await;
-    let events = call.events_of(&host, &id, 15).await;
-    agent.kill().expect("stop the agents");
+    let id = call.queue(ONLINE, json!({"action": "speed"})).await;
+    let unclaimed = call.queue(OFFLINE, json!({"action": "trace"})).await;
+    let events = call.events_of(ONLINE, &id, 15).await;
+    let expired = call.events_of(OFFLINE, &unclaimed, 15).await;
+    agent.kill().expect("stop the agent");
     let _ = agent.wait();
+    assert_eq!(after["settings_applied_version"], before + 1, "{after}");
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["source"], "speed");
     assert!(events[0]["details"]["down_mbps"].as_f64() > Some(0.0));
+    assert_eq!(expired.len(), 1, "{expired:?}");
+    assert_eq!(expired[0]["details"]["outcome"], "unclaimed", "{expired:?}");
 }

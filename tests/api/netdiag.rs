@@ -920,137 +920,89 @@ async fn anything_but_the_three_actions_is_refused() {
     assert!(queued.is_empty());
 }
 
+// ---------------------------------------------------------------- as time passes
+
+/// A probe added in `extraProbes` is measured from the time the machine's agent applied it
+/// (docs/agent.md#applied-settings): the producers read the applied settings. The agent
+/// here is a client of the agent routes; the producers run up to an hour after it applied.
 #[tokio::test]
-async fn the_agent_simulator_completes_actions_of_online_machines_only() {
-    let app = TestApp::with_modules(&[Function::Netdiag]).await;
-    let write = app.token("acme", &[Scope::WriteNetdiag]).await;
-    let read = app.token("acme", &[Scope::ReadNetdiag]).await;
-    let online = machine_where(&app, &read, "online", false).await;
-    let offline = machine_where(&app, &read, "offline", false).await;
-    let mut ids = Vec::new();
-    for body in [
-        json!({"action": "trace", "target": "www.example.com"}),
-        json!({"action": "speed"}),
-        json!({"action": "capture", "seconds": 10}),
-    ] {
-        let res = app
-            .send(
-                Method::POST,
-                &format!("/netdiag/machines/{online}/actions"),
-                &write,
-                body,
-            )
-            .await;
-        assert_eq!(res.status, StatusCode::ACCEPTED);
-        ids.push(
-            res.body["data"]["action_id"]
-                .as_str()
-                .expect("id")
-                .to_owned(),
-        );
-    }
+async fn a_probe_the_agent_applied_is_measured_from_then_on() {
+    let app = TestApp::acme_seeded_at(Utc::now() - Duration::hours(2)).await;
+    let token = app.full_token().await;
+    let enroller = app.token("acme", &[Scope::AgentEnroll]).await;
+    let host = machine_where(&app, &token, "online", false).await;
     let res = app
         .send(
             Method::POST,
-            &format!("/netdiag/machines/{offline}/actions"),
-            &write,
-            json!({"action": "speed"}),
+            "/agent/enroll",
+            &enroller,
+            json!({"hostname": host, "ip": "10.10.1.20", "os": "Windows 11 Pro 24H2", "agent_version": "5.0.0"}),
         )
         .await;
-    let offline_id = res.body["data"]["action_id"]
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let agent = res.body["data"]["credential"]
         .as_str()
-        .expect("id")
+        .expect("credential")
         .to_owned();
-    netops::spawn_workers(&app.state);
-    let mut results: Vec<Value> = Vec::new();
-    for _ in 0..40 {
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        let res = app
-            .get(
-                &format!("/netdiag/machines/{online}/events?period=1h&source=trace,speed,capture"),
-                &read,
-            )
-            .await;
-        results = res
-            .items()
-            .iter()
-            .filter(|e| {
-                e["details"]["action_id"]
-                    .as_str()
-                    .is_some_and(|id| ids.iter().any(|x| x == id))
-            })
-            .cloned()
-            .collect();
-        if results.len() == 3 {
-            break;
-        }
-    }
-    assert_eq!(
-        results.len(),
-        3,
-        "every action of the online machine reports"
-    );
-    let by = |s: &str| {
-        results
-            .iter()
-            .find(|e| e["source"] == s)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let trace = by("trace");
-    let hops = trace["details"]["hops"].as_array().expect("hops");
-    assert!(
-        hops.len() >= 2
-            && hops
-                .iter()
-                .all(|h| h["address"].is_string() && h["ms"].as_f64().is_some())
-    );
-    assert_eq!(trace["details"]["target"], "www.example.com");
-    let speed = by("speed");
-    assert!(
-        speed["details"]["down_mbps"].as_f64().is_some()
-            && speed["details"]["up_mbps"].as_f64().is_some()
-    );
-    assert_eq!(
-        (
-            speed["details"]["down_mb"].as_u64(),
-            speed["details"]["up_mb"].as_u64()
-        ),
-        (Some(20), Some(8))
-    );
-    let capture = by("capture");
-    assert_eq!(capture["details"]["seconds"], 10);
-    assert!(
-        capture["details"]["packets"]
-            .as_u64()
-            .is_some_and(|n| n > 0)
-    );
-    assert!(
-        capture["details"]["file"]
-            .as_str()
-            .is_some_and(|f| f.ends_with(".pcapng"))
-    );
-    let doc = app
-        .stores
-        .docs
-        .get("acme", "netdiag_actions", &offline_id)
-        .await
-        .expect("doc")
-        .expect("action");
-    assert_eq!(
-        doc.body["status"], "queued",
-        "an offline machine's action stays queued"
-    );
+    let probe = "erp.example.com:443";
     let res = app
-        .get(
-            &format!("/netdiag/machines/{offline}/events?period=1h&source=speed"),
-            &read,
+        .send(
+            Method::PUT,
+            &format!("/netdiag/machines/{host}/settings"),
+            &token,
+            json!({"extraProbes": [probe]}),
         )
         .await;
-    assert!(res.items().is_empty());
-}
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let latest = async |to: chrono::DateTime<Utc>| {
+        let path = format!(
+            "/netdiag/machines/{host}/summary?from={}&to={}",
+            stamp(to - Duration::hours(1)),
+            stamp(to)
+        );
+        let res = app.get(&path, &token).await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        res.body["data"]["latest"].clone()
+    };
+    let probed = |m: &Value| {
+        m["probes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["target"] == probe)
+    };
+    // Saved but not applied yet: not measured.
+    catch_up(&app.stores, Utc::now() + Duration::minutes(20)).await;
+    assert!(!probed(&latest(Utc::now() + Duration::minutes(20)).await));
 
-// ---------------------------------------------------------------- as time passes
+    let res = app.get("/agent/settings", &agent).await;
+    let version = res.body["data"]["version"].as_u64().expect("version");
+    assert_eq!(res.body["data"]["settings"]["extraProbes"][0], probe);
+    let res = app
+        .send(
+            Method::POST,
+            "/agent/settings/applied",
+            &agent,
+            json!({"settings_version": version, "agent_version": "5.0.0"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let applied = Utc::now();
+    catch_up(&app.stores, applied + Duration::hours(1)).await;
+    let before = latest(applied - Duration::seconds(1)).await;
+    assert!(!probed(&before), "{before}");
+    let after = latest(applied + Duration::hours(1)).await;
+    assert!(probed(&after), "{after}");
+    let p = after["probes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["target"] == probe)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(p["kind"], "tcp", "{p}");
+    assert_eq!(p["ok"], p["ms"].is_f64(), "{p}");
+}
 
 #[tokio::test]
 async fn every_online_machine_goes_on_being_measured_and_the_seeds_episodes_end() {

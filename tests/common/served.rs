@@ -219,6 +219,9 @@ impl Serve {
             .args(["serve", "--addr", "127.0.0.1:0", "--db"])
             .arg(&db)
             .env("RUST_LOG", "warn")
+            // The demo's simulated agents are off unless a test turns them on: they enroll
+            // the online demo machines and write as they run.
+            .env("NETOPS_NO_AGENTS", "1")
             .envs(self.env)
             .stdout(Stdio::piped())
             .stderr(stderr)

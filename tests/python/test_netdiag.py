@@ -1,4 +1,5 @@
-"""NetDiag through the real `netops serve`: the agent simulator runs beside the server."""
+"""NetDiag through the real `netops serve`: the simulated agents it starts for the demo machines
+sync every 5 s and run an action in 2 s (the `server` fixture's settings)."""
 
 import time
 
@@ -20,24 +21,24 @@ def test_a_speed_test_of_an_online_machine_reports_in_its_events(server):
     assert res.status_code == 202
     action = res.json()["data"]
     assert action["status"] == "queued" and action["action"] == "speed"
-    deadline = time.time() + 20
+    deadline = time.time() + 30
     found = []
     while time.time() < deadline and not found:
         time.sleep(0.5)
         events = server.get(f"/netdiag/machines/{host}/events?period=1h&source=speed").json()["data"]
         found = [e for e in events if e["details"].get("action_id") == action["action_id"]]
-    assert found, "the agent simulator reports within seconds"
+    assert found, "the machine's agent reports within a poll and the action's delay"
     details = found[0]["details"]
     assert details["down_mb"] == 20 and details["up_mb"] == 8
     assert details["down_mbps"] > 0 and details["up_mbps"] > 0
 
 
-def test_an_offline_machine_keeps_its_action_queued(server):
+def test_no_agent_runs_the_action_of_an_offline_machine(server):
     host = _machine(server, "offline")
     res = _post(server, f"/netdiag/machines/{host}/actions", {"action": "trace"})
     assert res.status_code == 202
     action_id = res.json()["data"]["action_id"]
-    time.sleep(6)
+    time.sleep(8)
     events = server.get(f"/netdiag/machines/{host}/events?period=1h&source=trace").json()["data"]
     assert not [e for e in events if e["details"].get("action_id") == action_id]
 

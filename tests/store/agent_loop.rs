@@ -15,6 +15,7 @@ conformance! {
         of_two_claims_at_once_exactly_one_gets_the_action,
         a_result_posted_again_is_one_event_and_another_claim_posts_none,
         unclaimed_and_lapsed_actions_expire_once_with_an_event_each,
+        an_expiry_event_lost_on_the_way_is_written_by_the_next_pass,
     ]
 }
 
@@ -207,4 +208,50 @@ async fn unclaimed_and_lapsed_actions_expire_once_with_an_event_each(s: Stores) 
     }
     assert_eq!(stored(&s, "act-5").await.status, ActionStatus::Queued);
     assert!(events_of(&s, "act-5").await.is_empty());
+}
+
+/// A pass that stopped after marking an action expired but before writing its event: the
+/// next pass writes it, once, for an action expired within the last few minutes; an action
+/// expired long ago is left as it is (no pass writes every old event again).
+async fn an_expiry_event_lost_on_the_way_is_written_by_the_next_pass(s: Stores) {
+    let now = Utc::now();
+    for (id, ended) in [
+        ("act-6", now - Duration::minutes(1)),
+        ("act-7", now - Duration::minutes(30)),
+    ] {
+        queue(&s, id, ended - Duration::minutes(5), ended).await;
+        // What the stopped pass left: the action marked, no event.
+        let mut action = stored(&s, id).await;
+        action.status = ActionStatus::Expired;
+        action.completed_at = Some(ended);
+        action.event_id = Some(format!("ev-{id}"));
+        action.result = Some(serde_json::json!({
+            "message": "Action speed expirée",
+            "details": {"action_id": id, "outcome": "unclaimed"},
+        }));
+        let body = serde_json::to_value(&action).expect("json");
+        s.docs
+            .put(ACME, ACTIONS, vec![(id.to_owned(), body)])
+            .await
+            .expect("put");
+    }
+    assert!(events_of(&s, "act-6").await.is_empty());
+    for pass in 0..2 {
+        let at = now + Duration::seconds(pass);
+        assert_eq!(
+            agent::expire(&s, ACME, at).await.expect("expire"),
+            0,
+            "nothing newly expired"
+        );
+        let events = events_of(&s, "act-6").await;
+        assert_eq!(events.len(), 1, "pass {pass}: {events:?}");
+        assert_eq!(events[0]["details"]["outcome"], "unclaimed");
+        assert_eq!(events[0]["severity"], "medium");
+        assert_eq!(events[0]["source"], "speed");
+        assert_eq!(
+            events[0]["at"],
+            serde_json::to_value(now - Duration::minutes(1)).expect("json")
+        );
+    }
+    assert!(events_of(&s, "act-7").await.is_empty());
 }

@@ -3,20 +3,83 @@
 //! hours) with their periods, events and alerts, opening and resolving. Each hour is drawn
 //! from its own generator and each episode whole, so that a batch knows which episodes start
 //! or end in it. The episodes the seed left in progress end as it drew them, and their
-//! machines go on.
+//! machines go on. The applied settings are an input: a probe of `extraProbes` that a
+//! machine's agent applied is measured from the time it applied it (docs/agent.md).
+
+use std::collections::HashMap;
 
 use crate::{DocChange, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, Utc};
-use netops_shared::store::Record;
+use netops_shared::module::BoxFuture;
+use netops_shared::store::{Filter, Record, StoreResult, Stores};
 use rand::Rng;
 use serde_json::{Value, json};
 
 use super::{
     Ctx, Episode, FeedEvent, History, alert_title, causes, closing_events, history, machines,
-    measurement, opening_events, period_id, quarter, record, seeded_alert_id, severity, trace_hops,
-    weighted_verdict,
+    measurement, opening_events, period_id, quarter, record, round1, seeded_alert_id, severity,
+    trace_hops, weighted_verdict,
 };
-use netops_netdiag::model::{ALERTS, EVENTS, MEASURES, PERIODS, SAMPLE_MINUTES, STATES, Verdict};
+use netops_netdiag::model::{
+    AGENTS, ALERTS, AgentInfo, EVENTS, MEASURES, Measurement, PERIODS, ProbeKind, ProbeResult,
+    SAMPLE_MINUTES, SETTINGS, STATES, Settings, Verdict,
+};
+
+/// The extra probes each machine's agent applied, by host name, and when it applied them.
+type Applied = HashMap<String, (DateTime<Utc>, Vec<String>)>;
+
+/// The extra probes of `tenant`'s machines whose agent applied the settings they are in (the
+/// machine's current settings, when the version applied is theirs).
+async fn applied(stores: &Stores, tenant: &str) -> StoreResult<Applied> {
+    let agents: HashMap<String, AgentInfo> = stores
+        .docs
+        .read_all(tenant, AGENTS, &Filter::all())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|d| Some((d.key, serde_json::from_value(d.body).ok()?)))
+        .collect();
+    let hosts: Vec<String> = agents.keys().cloned().collect();
+    let mut out = Applied::new();
+    for d in stores.docs.get_many(tenant, SETTINGS, &hosts).await? {
+        let (Some(agent), Ok(settings)) = (
+            agents.get(&d.key),
+            serde_json::from_value::<Settings>(d.body),
+        ) else {
+            continue;
+        };
+        if let (Some(at), Some(version)) =
+            (agent.settings_applied_at, agent.settings_applied_version)
+            && version == d.version
+            && !settings.extra_probes.is_empty()
+        {
+            out.insert(d.key, (at, settings.extra_probes));
+        }
+    }
+    Ok(out)
+}
+
+/// Adds the extra probes to a measurement: answered a few milliseconds after the Internet's
+/// latency while the Internet answers, failed otherwise (a name without port is a DNS probe).
+fn add_extra_probes(mm: &mut Measurement, probes: &[String]) {
+    for (i, target) in probes.iter().enumerate() {
+        let ms = mm
+            .latency_ms
+            .internet
+            .map(|net| round1(net + 3.0 + 2.0 * i as f64));
+        mm.probes.push(ProbeResult {
+            target: target.clone(),
+            kind: if target.contains(':') {
+                ProbeKind::Tcp
+            } else {
+                ProbeKind::Dns
+            },
+            ok: ms.is_some(),
+            ms,
+            error: ms.is_none().then(|| "délai dépassé".to_owned()),
+        });
+    }
+}
 
 /// A machine may turn non-OK in one hour out of this many (shifted by machine), for at most
 /// five hours: its episodes never overlap.
@@ -42,7 +105,19 @@ struct Going {
     seeded: Option<usize>,
 }
 
-pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produced {
+/// NetDiag's data of `[from, to)`, with the extra probes the agents applied ([`applied`]).
+pub fn produce<'a>(
+    ctx: &'a SeedCtx,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> BoxFuture<'a, StoreResult<Produced>> {
+    Box::pin(async move {
+        let applied = applied(&ctx.stores, ctx.tenant.id).await?;
+        Ok(draw(ctx, from, to, &applied))
+    })
+}
+
+fn draw(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>, applied: &Applied) -> Produced {
     let seeded = ctx.as_seeded();
     let online: Vec<_> = machines(&seeded)
         .into_iter()
@@ -115,7 +190,12 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
                     .iter()
                     .map(|g| &g.episode)
                     .find(|e| e.start <= t && t < e.end);
-                let mm = measurement(&mut rng, c, t, ep);
+                let mut mm = measurement(&mut rng, c, t, ep);
+                if let Some((since, probes)) = applied.get(&m.hostname)
+                    && t >= *since
+                {
+                    add_extra_probes(&mut mm, probes);
+                }
                 if from <= t && t < to {
                     measures.push(record(
                         &m.hostname,

@@ -104,16 +104,20 @@ pub async fn enroll_agent(
     let now = Utc::now();
     text("agent_version", &body.agent_version, 64)?;
     let stores = &state.stores;
-    let known = stores
+    let stored = stores
         .docs
         .get(&caller.tenant, MACHINES, &body.hostname)
-        .await?
-        .is_some();
+        .await?;
+    let known = stored.is_some();
     // The machine as its first heartbeat makes it (or updates it): its fields are checked as
-    // the heartbeat's.
+    // the heartbeat's; a known machine keeps its other modules.
+    let mut modules: Vec<String> = stored
+        .and_then(|d| serde_json::from_value(d.body["modules"].clone()).ok())
+        .unwrap_or_default();
+    modules.push("netdiag".into());
     let heartbeat = json!({
         "at": now, "hostname": body.hostname, "ip": body.ip, "os": body.os,
-        "agent_version": body.agent_version, "modules": ["netdiag"],
+        "agent_version": body.agent_version, "modules": modules,
     });
     let batch = Batch {
         stores,

@@ -1,5 +1,5 @@
 //! Diagnostic actions (docs/writes.md#diagnostic-actions): validation of the request and the
-//! action's id. The agent simulator that completes them locally is in [`crate::simulator`].
+//! action's id. An agent claims them and posts their results ([`crate::agent`]).
 
 use std::net::IpAddr;
 

@@ -31,6 +31,10 @@ pub const EXPIRY: Task = Task {
     run: expire_due,
 };
 
+/// How long after an action's expiry each scheduled pass writes its event again (a pass runs
+/// every minute: a few chances, at one event write each).
+const REWRITE_MINUTES: i64 = 5;
+
 /// The id of the event an action ends with (its result, or its expiry): one per action.
 pub fn event_id(action_id: &str) -> String {
     format!("ev-{action_id}")
@@ -315,25 +319,32 @@ pub fn result_event(
     }
 }
 
-/// The event an action ends with, at `at`.
-fn event(
+/// Writes the event an ended action keeps (its `result`, at its `completed_at`, else `now`):
+/// the same id and time each time, so writing it again replaces it.
+async fn write_event(
+    stores: &Stores,
+    tenant: &str,
     action: &Action,
-    at: DateTime<Utc>,
     severity: Severity,
-    message: String,
-    details: Value,
-) -> StoreResult<Record> {
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    let at = action.completed_at.unwrap_or(now);
+    let kept = action.result.clone().unwrap_or_default();
     let id = event_id(&action.action_id);
     let body = json!({
         "id": id, "at": at, "source": action.action, "severity": severity,
-        "message": message, "details": details,
+        "message": kept["message"], "details": kept["details"],
     });
-    Ok(Record {
+    let record = Record {
         partition: action.hostname.clone(),
         ts: at.timestamp_millis(),
         id,
         body,
-    })
+    };
+    stores
+        .series_writes
+        .append(tenant, EVENTS, vec![record])
+        .await
 }
 
 /// How posting a result went.
@@ -384,20 +395,7 @@ pub async fn complete(
                 continue;
             }
         }
-        let at = action.completed_at.unwrap_or(now);
-        let kept = action.result.clone().unwrap_or_default();
-        let message = kept["message"].as_str().unwrap_or_default().to_owned();
-        let record = event(
-            &action,
-            at,
-            Severity::Info,
-            message,
-            kept["details"].clone(),
-        )?;
-        stores
-            .series_writes
-            .append(tenant, EVENTS, vec![record])
-            .await?;
+        write_event(stores, tenant, &action, Severity::Info, now).await?;
         return Ok(Posted::Completed { action, replayed });
     }
     Err(StoreError::ConditionFailed)
@@ -451,11 +449,25 @@ fn expire_due<'a>(
 /// Ends every open action of `tenant` past its claim deadline or lease at `now`, each with
 /// an event of its source (severity `medium`) saying why; returns how many. The change is
 /// conditional on the version read: an action claimed or completed meanwhile is left alone.
+/// The action is marked first, then its event written; each pass also writes again the
+/// events of the actions expired in the last [`REWRITE_MINUTES`] (same id and time: they
+/// replace themselves), so a pass stopped between the two loses no event.
 pub async fn expire(stores: &Stores, tenant: &str, now: DateTime<Utc>) -> StoreResult<usize> {
     let since = now - Duration::hours(EXPIRY_LOOKBACK_HOURS);
-    let open = [ActionStatus::Queued, ActionStatus::Running];
+    let seen = [
+        ActionStatus::Queued,
+        ActionStatus::Running,
+        ActionStatus::Expired,
+    ];
+    let rewrite_since = now - Duration::minutes(REWRITE_MINUTES);
     let mut expired = 0;
-    for (mut action, version) in requested(stores, tenant, None, since, &open).await? {
+    for (mut action, version) in requested(stores, tenant, None, since, &seen).await? {
+        if action.status == ActionStatus::Expired {
+            if action.completed_at.is_some_and(|at| at >= rewrite_since) {
+                write_event(stores, tenant, &action, Severity::Medium, now).await?;
+            }
+            continue;
+        }
         let Some((outcome, message)) = due(&action, now) else {
             continue;
         };
@@ -467,11 +479,7 @@ pub async fn expire(stores: &Stores, tenant: &str, now: DateTime<Utc>) -> StoreR
         if !put_at(stores, tenant, &action, version).await? {
             continue;
         }
-        let record = event(&action, now, Severity::Medium, message, details)?;
-        stores
-            .series_writes
-            .append(tenant, EVENTS, vec![record])
-            .await?;
+        write_event(stores, tenant, &action, Severity::Medium, now).await?;
         expired += 1;
     }
     Ok(expired)

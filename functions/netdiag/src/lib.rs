@@ -1,6 +1,6 @@
 //! NetDiag module (docs/modules.md#netdiag): per-machine network diagnostics. Verdicts and
 //! their causes, the event feed, followed applications, the PDF report, settings and diagnostic
-//! actions (with the agent simulator that completes them in the local process).
+//! actions, which agents claim and whose results they post ([`agent`]).
 
 mod actions;
 pub mod agent;
