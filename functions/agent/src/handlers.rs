@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 use http::HeaderValue;
 use netops_netdiag::agent::{self as loop_, ActionResult, Posted};
 use netops_netdiag::model::{AGENTS, Action, ActionKind, AgentInfo, SETTINGS, Settings};
-use netops_shared::auth::{create_token, rotate_record};
+use netops_shared::auth::{AGENT_TOKEN_PREFIX, create_token, rotate_record};
 use netops_shared::collect::{Batch, Observation};
 use netops_shared::idempotency::IDEMPOTENT_REPLAYED;
 use netops_shared::lookup::MACHINES;
@@ -26,8 +26,6 @@ const ROTATION_OVERLAP_MINUTES: i64 = 10;
 /// At most this many actions are listed by a sync, and claimed at once.
 const ACTIONS_LISTED: usize = 20;
 const CLAIM_MAX: u32 = 10;
-/// The token name of a machine's agent credential.
-const PREFIX: &str = "agent:";
 
 /// The oldest request an action still claimable can have: the claim deadline ago.
 fn claim_window(state: &AppState) -> DateTime<Utc> {
@@ -37,9 +35,7 @@ fn claim_window(state: &AppState) -> DateTime<Utc> {
 /// The machine the agent credential is bound to.
 fn machine(caller: &Caller) -> Result<&str, ApiError> {
     caller
-        .token_name
-        .strip_prefix(PREFIX)
-        .filter(|h| !h.is_empty())
+        .agent_machine()
         .ok_or_else(|| ApiError::agent_only(false))
 }
 
@@ -141,7 +137,7 @@ pub async fn enroll_agent(
             r.message_en.clone(),
         ));
     }
-    let name = format!("{PREFIX}{}", body.hostname);
+    let name = format!("{AGENT_TOKEN_PREFIX}{}", body.hostname);
     stores
         .tokens
         .revoke(&caller.tenant, &name, now.timestamp())
