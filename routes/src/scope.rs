@@ -69,6 +69,7 @@ scopes! {
     CollectSecurity => "collect:security",
     CollectFiles => "collect:files",
     CollectOperations => "collect:operations",
+    CollectDatabases => "collect:databases",
     ; agent:
     Agent => "agent",
     AgentEnroll => "agent:enroll",
