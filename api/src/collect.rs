@@ -27,4 +27,5 @@ pub static KINDS: &[&CollectKind] = &[
     &netops_databases::collect::QUERY_STATS_KIND,
     &netops_databases::collect::BLOCKING_KIND,
     &netops_databases::collect::CHECK,
+    &netops_network::collect::PORT,
 ];

@@ -70,6 +70,7 @@ scopes! {
     CollectFiles => "collect:files",
     CollectOperations => "collect:operations",
     CollectDatabases => "collect:databases",
+    CollectNetwork => "collect:network",
     ; agent:
     Agent => "agent",
     AgentEnroll => "agent:enroll",

@@ -1328,3 +1328,85 @@ async fn database_observations_collected_feed_their_routes_once() {
     let res = post_lines(&app, "database-metrics", &globex, &lines[..1]).await;
     assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
 }
+
+#[tokio::test]
+async fn ports_collected_are_created_then_follow_their_latest_scan() {
+    let app = TestApp::with_modules(&[Function::Network]).await;
+    let read = app.token("acme", &[Scope::ReadNetwork]).await;
+    let collect = app.token("acme", &[Scope::CollectNetwork]).await;
+    let now = Utc::now();
+    let port = |min: i64, port: u16, state: &str, extra: serde_json::Value| {
+        let mut l = json!({"at": stamp(now - Duration::minutes(min)), "ip": "192.0.2.77",
+            "port": port, "protocol": "tcp", "state": state});
+        if let (Some(l), Some(extra)) = (l.as_object_mut(), extra.as_object()) {
+            l.extend(extra.clone());
+        }
+        l.to_string()
+    };
+    let lines = [
+        port(
+            30,
+            8443,
+            "open",
+            json!({"host": "COLLECT-SRV", "service": "https-alt"}),
+        ),
+        port(10, 8443, "filtered", json!({})),
+        port(20, 22, "closed", json!({})),
+        port(5, 22, "open", json!({"ip": "192.0.2.999"})),
+        port(5, 22, "open", json!({"protocol": "sctp"})),
+        port(5, 0, "open", json!({})),
+        port(-60, 22, "open", json!({})),
+        port(5, 22, "ajar", json!({})),
+    ];
+    assert_taken(
+        &post_lines(&app, "network-port", &collect, &lines).await,
+        3,
+        &[
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+            (6, "invalid_observation"),
+            (7, "time_out_of_range"),
+            (8, "invalid_observation"),
+        ],
+    );
+    // Sent late: an older scan only moves the first sighting back; sent again, nothing.
+    let late = [port(50, 8443, "closed", json!({}))];
+    assert_taken(
+        &post_lines(&app, "network-port", &collect, &late).await,
+        1,
+        &[],
+    );
+    assert_taken(
+        &post_lines(&app, "network-port", &collect, &lines[..1]).await,
+        1,
+        &[],
+    );
+    let ports = data_of(&app, "/network/ports?ip=192.0.2.77", &read).await;
+    let ports = ports.as_array().expect("ports");
+    assert_eq!(ports.len(), 2, "{ports:?}");
+    let https = ports.iter().find(|p| p["port"] == 8443).expect("8443");
+    assert_eq!(
+        (&https["state"], &https["host"], &https["service"]),
+        (
+            &json!("filtered"),
+            &json!("COLLECT-SRV"),
+            &json!("https-alt")
+        ),
+        "{https}"
+    );
+    assert_eq!(
+        time(&https["first_seen_at"]),
+        time(&json!(stamp(now - Duration::minutes(50))))
+    );
+    assert_eq!(
+        time(&https["last_seen_at"]),
+        time(&json!(stamp(now - Duration::minutes(10))))
+    );
+    let globex = app.token("globex", &[Scope::ReadNetwork]).await;
+    assert!(
+        data_of(&app, "/network/ports?ip=192.0.2.77", &globex)
+            .await
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+}

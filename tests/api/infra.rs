@@ -320,6 +320,7 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|D|netdiag_alerts",
             "*|D|netdiag_alerts|*",
             "*|D|netdiag_state",
+            "*|D|network_ports",
             "*|E|db_blocking",
             "*|E|db_check_results",
             "*|E|db_metrics",
