@@ -21,4 +21,11 @@ pub static KINDS: &[&CollectKind] = &[
     &netops_security::collect::CHANGE,
     &netops_files::collect::FILE_ACCESS,
     &netops_operations::collect::JOB_PING,
+    &netops_databases::collect::METRICS_KIND,
+    &netops_databases::collect::SESSION,
+    &netops_databases::collect::SLOW_QUERY,
+    &netops_databases::collect::QUERY_STATS_KIND,
+    &netops_databases::collect::BLOCKING_KIND,
+    &netops_databases::collect::CHECK,
+    &netops_network::collect::PORT,
 ];

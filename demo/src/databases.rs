@@ -2,18 +2,18 @@
 //! credentials), metric samples and hourly rollups, query statistics, slow queries,
 //! sessions, blocking chains, alerts and business checks with their results.
 
-use std::collections::BTreeMap;
-
 use crate::{MachineKind, MachineSeed, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Duration, Timelike, Utc};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{Record, Rollup, StoreResult};
+use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use netops_databases::model::MEASURES;
+use netops_databases::derive::{
+    HourSums, QueryStats, add_sample, check_message, metric_rollups, query_rollup, sample_record,
+};
 use netops_databases::model::*;
 
 fn to_json(v: impl Serialize) -> Value {
@@ -190,39 +190,6 @@ fn sample(
     ]
 }
 
-/// An instance's raw sample record.
-fn sample_record(inst: &Inst, at: DateTime<Utc>, values: &[(&str, f64)]) -> Record {
-    let mut body = serde_json::Map::new();
-    body.insert("ts".into(), json!(at));
-    for (k, v) in values {
-        body.insert((*k).into(), json!((v * 100.0).round() / 100.0));
-    }
-    Record {
-        partition: inst.id.to_string(),
-        ts: at.timestamp_millis(),
-        id: format!("m-{}", inst.id),
-        body: Value::Object(body),
-    }
-}
-
-/// An instance's hourly metric rollups, from the sums of `hours` (weighted samples).
-fn metric_rollups(inst: &Inst, hours: BTreeMap<i64, [f64; 12]>) -> Vec<Rollup> {
-    hours
-        .into_iter()
-        .map(|(hour, sums)| Rollup {
-            hour,
-            key: "all".into(),
-            dims: json!({"instance_id": inst.id}).into(),
-            measures: MEASURES
-                .iter()
-                .chain(&["samples"])
-                .zip(sums)
-                .map(|(k, v)| ((*k).to_owned(), v))
-                .collect(),
-        })
-        .collect()
-}
-
 /// The kinds of alert drawn on an instance: (kind, severity, message).
 const ALERT_KINDS: &[(DbAlertKind, Criticality, &str)] = &[
     (
@@ -356,25 +323,21 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
     };
     let (mut raw, mut rollups) = (Vec::new(), Vec::new());
     for inst in insts.iter().filter(|i| i.state != InstanceState::Offline) {
-        let mut hours: BTreeMap<i64, [f64; 12]> = BTreeMap::new();
+        let mut hours = HourSums::new();
         for hour in hours_of(from, to) {
             let mut rng = ctx.hour_rng(&format!("databases/{}", inst.id), hour);
             for k in 0..12 {
                 let at = hour + Duration::minutes(5 * k);
                 let values = sample(&mut rng, inst, at, inst.state == InstanceState::Degraded);
                 if from <= at && at < to {
-                    let m = hours.entry(hour.timestamp_millis()).or_default();
-                    for (i, (_, v)) in values.iter().enumerate() {
-                        m[i] += v;
-                    }
-                    m[11] += 1.0;
-                    raw.push(sample_record(inst, at, &values));
+                    add_sample(&mut hours, at, &values, 1.0);
+                    raw.push(sample_record(inst.id, at, &values));
                 }
             }
         }
         rollups.push((
             rollup_series(METRIC_ROLLUPS, inst.id),
-            metric_rollups(inst, hours),
+            metric_rollups(inst.id, hours),
         ));
     }
     Produced {
@@ -537,7 +500,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
         for (n, inst) in insts.iter().enumerate() {
             // Metrics: five-minute samples, all into hourly rollups, the last days kept raw.
             // Older hours are generated as one hourly mean weighing twelve samples.
-            let mut hours: BTreeMap<i64, [f64; 12]> = BTreeMap::new();
+            let mut hours = HourSums::new();
             let start = now - Duration::days(i64::from(ctx.days));
             let first = start.timestamp() - start.timestamp().rem_euclid(3600) + 3600;
             let mut t = first;
@@ -549,18 +512,13 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 let degraded =
                     inst.state == InstanceState::Degraded && t > now.timestamp() - 6 * 3600;
                 let values = sample(&mut rng, inst, at, degraded);
-                let hour = (t - t.rem_euclid(3600)) * 1000;
-                let m = hours.entry(hour).or_default();
-                for (i, (_, v)) in values.iter().enumerate() {
-                    m[i] += v * weight;
-                }
-                m[11] += weight;
+                add_sample(&mut hours, at, &values, weight);
                 if t >= raw_from {
-                    raw.push(sample_record(inst, at, &values));
+                    raw.push(sample_record(inst.id, at, &values));
                 }
                 t += step;
             }
-            let rollups = metric_rollups(inst, hours);
+            let rollups = metric_rollups(inst.id, hours);
             ctx.stores
                 .rollups
                 .load(tenant, &rollup_series(METRIC_ROLLUPS, inst.id), rollups)
@@ -581,23 +539,20 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                         rng.random_range(50..4000)
                     } as f64;
                     let cpu_ms = execs * cpu * rng.random_range(0.7..1.3);
-                    let mut measures = BTreeMap::new();
-                    measures.insert("executions".to_owned(), execs);
-                    measures.insert("cpu_ms".to_owned(), cpu_ms);
-                    measures.insert(
-                        "duration_ms".to_owned(),
-                        cpu_ms * rng.random_range(1.1..3.5),
-                    );
-                    measures.insert(
-                        "logical_reads".to_owned(),
-                        (execs * reads * rng.random_range(0.8..1.2)).round(),
-                    );
-                    stats.push(Rollup {
-                        hour: (h - h.rem_euclid(3600)) * 1000,
-                        key: hash_of(inst.id, i),
-                        dims: json!({"query_hash": hash_of(inst.id, i), "database": db, "statement": stmt}).into(),
-                        measures,
-                    });
+                    let hash = hash_of(inst.id, i);
+                    let at = DateTime::from_timestamp(h, 0).unwrap_or(now);
+                    stats.push(query_rollup(
+                        at,
+                        &QueryStats {
+                            query_hash: &hash,
+                            database: db,
+                            statement: stmt,
+                            executions: execs,
+                            cpu_ms,
+                            duration_ms: cpu_ms * rng.random_range(1.1..3.5),
+                            logical_reads: (execs * reads * rng.random_range(0.8..1.2)).round(),
+                        },
+                    ));
                 }
                 h += 7200;
             }
@@ -981,14 +936,11 @@ async fn seed_checks(
                     CheckStatus::Failed => Some(bad),
                     CheckStatus::Error => None,
                 };
-                let message = match status {
-                    CheckStatus::Ok => format!("Conforme ({expectation})"),
-                    CheckStatus::Warning => format!("Proche du seuil ({expectation})"),
-                    CheckStatus::Failed => format!("Hors seuil : attendu {expectation}"),
-                    CheckStatus::Error => {
-                        "Exécution impossible : délai d'attente de la requête dépassé (30 s)".into()
-                    }
-                };
+                let message = check_message(
+                    status,
+                    expectation,
+                    Some("délai d'attente de la requête dépassé (30 s)"),
+                );
                 let result = CheckResult {
                     at,
                     status,

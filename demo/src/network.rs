@@ -332,13 +332,6 @@ const SERVICES: &[(u16, &str, &str)] = &[
     (8443, "tcp", "https-alt"),
 ];
 
-fn padded_ip(ip: &str) -> String {
-    ip.split('.')
-        .map(|o| format!("{:0>3}", o))
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
 fn ports(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<(String, Value)> {
     let mut hosts: Vec<(String, String, Vec<u16>)> = ctx
         .machines
@@ -386,10 +379,7 @@ fn ports(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<(Stri
                 first_seen_at: first,
                 last_seen_at: ctx.now - Duration::minutes(rng.random_range(5..720)),
             };
-            out.push((
-                format!("{}:{:05}/{}", padded_ip(&ip), port, proto),
-                to_value(&p),
-            ));
+            out.push((port_key(&ip, port, proto), to_value(&p)));
         }
     }
     out
@@ -444,15 +434,4 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             .await?;
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn padded_addresses_sort_numerically() {
-        assert!(padded_ip("10.10.2.9") < padded_ip("10.10.10.1"));
-        assert_eq!(padded_ip("10.1.0.1"), "010.001.000.001");
-    }
 }

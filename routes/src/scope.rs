@@ -69,6 +69,8 @@ scopes! {
     CollectSecurity => "collect:security",
     CollectFiles => "collect:files",
     CollectOperations => "collect:operations",
+    CollectDatabases => "collect:databases",
+    CollectNetwork => "collect:network",
     ; agent:
     Agent => "agent",
     AgentEnroll => "agent:enroll",

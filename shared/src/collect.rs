@@ -340,7 +340,7 @@ impl Batch<'_> {
     }
 
     /// The tenant's machines among `hosts` (host names), their documents by host name: the
-    /// agents' kinds refuse a line of another machine ([`unknown_machine`]), since machines
+    /// agents' kinds refuse a line of another machine ([`Self::unknown_machine`]), since machines
     /// come with their agents' heartbeats, not with what they observe. Sent by an agent, the
     /// batch knows its own machine alone: it learns nothing of the others.
     pub async fn known_machines<'h>(
@@ -350,14 +350,27 @@ impl Batch<'_> {
         let hosts: Vec<String> = hosts
             .into_iter()
             .filter(|h| self.machine.is_none_or(|own| own == *h))
+            .map(str::to_owned)
+            .collect();
+        self.known_docs(MACHINES, hosts).await
+    }
+
+    /// The documents of `collection` among `keys`, by key: what a kind checks the things its
+    /// observations name against (machines, instances, devices, checks).
+    pub async fn known_docs(
+        &self,
+        collection: &str,
+        keys: impl IntoIterator<Item = String>,
+    ) -> StoreResult<HashMap<String, Value>> {
+        let keys: Vec<String> = keys
+            .into_iter()
             .collect::<HashSet<_>>()
             .into_iter()
-            .map(str::to_owned)
             .collect();
         Ok(self
             .stores
             .docs
-            .get_many(self.tenant, MACHINES, &hosts)
+            .get_many(self.tenant, collection, &keys)
             .await?
             .into_iter()
             .map(|d| (d.key, d.body))
@@ -378,6 +391,28 @@ impl Batch<'_> {
             ),
         };
         LineError::UnknownReference.refuse(line, msg)
+    }
+
+    /// The observations read as `T` whose fields can be kept (`invalid` says why not, naming
+    /// the field at fault) and whose time (`at`) is in range; the others refused
+    /// (`invalid_observation`, `time_out_of_range`).
+    pub fn read_valid<T: serde::de::DeserializeOwned>(
+        &self,
+        refused: &mut Vec<LineRefusal>,
+        at: fn(&T) -> DateTime<Utc>,
+        invalid: fn(&T) -> Option<Msg>,
+    ) -> Vec<(u64, T)> {
+        let mut out = Vec::new();
+        for (line, l) in self.read::<T>(refused) {
+            if let Some(why) = invalid(&l) {
+                refused.push(LineError::InvalidObservation.refuse(line, why));
+            } else if let Err(r) = self.check_time(line, at(&l)) {
+                refused.push(r);
+            } else {
+                out.push((line, l));
+            }
+        }
+        out
     }
 
     /// The observations read as `T` that name a machine of the tenant, hold valid fields and
@@ -822,6 +857,19 @@ async fn take_in_batch(
             Ok(answer(&entry, lang, false))
         }
     }
+}
+
+/// Why the first of `measures` (field, value, maximum) cannot be kept, if one cannot: a
+/// measure is a finite number from 0 to its maximum.
+pub fn bad_measure<'a>(measures: impl IntoIterator<Item = (&'a str, f64, f64)>) -> Option<Msg> {
+    measures.into_iter().find_map(|(field, value, max)| {
+        (!(0.0..=max).contains(&value)).then(|| {
+            Msg::new(
+                format!("{field} : nombre de 0 à {max} attendu"),
+                format!("{field}: a number from 0 to {max} is expected"),
+            )
+        })
+    })
 }
 
 #[cfg(test)]

@@ -1071,3 +1071,427 @@ async fn job_pings_collected_set_their_heartbeat_once_the_latest_wins() {
     );
     assert!(signal(&h) > expected);
 }
+
+/// The data of `path`, asserting a 200.
+async fn data_of(app: &TestApp, path: &str, read: &str) -> serde_json::Value {
+    let res = app.get(path, read).await;
+    assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+    res.body["data"].clone()
+}
+
+#[tokio::test]
+async fn database_observations_collected_feed_their_routes_once() {
+    let app = TestApp::with_modules(&[Function::Databases]).await;
+    let read = app.token("acme", &[Scope::ReadDatabases]).await;
+    let collect = app.token("acme", &[Scope::CollectDatabases]).await;
+    let instances = data_of(&app, "/databases/instances", &read).await;
+    // An offline instance: its samples stopped at least 90 minutes ago, so the last hour
+    // holds only what is collected here.
+    let offline = instances
+        .as_array()
+        .expect("instances")
+        .iter()
+        .find(|i| i["state"] == "offline")
+        .expect("an offline instance");
+    let id = offline["id"].as_i64().expect("id");
+    let now = Utc::now();
+    let ms = (now - Duration::minutes(5)).timestamp_millis();
+    let hour = DateTime::from_timestamp_millis(ms - ms.rem_euclid(3_600_000)).expect("hour");
+    let sample = |secs: i64, instance: i64, cpu: f64| {
+        json!({"at": stamp(hour + Duration::seconds(secs)), "instance": instance, "cpu_pct": cpu,
+            "memory_pct": 50.0, "connections": 10.0, "read_latency_ms": 2.0, "write_latency_ms": 1.0,
+            "batch_requests_per_s": 30.0,
+            "waits": {"cpu": 1.0, "io": 2.0, "lock": 0.0, "network": 3.0, "other": 4.0}})
+        .to_string()
+    };
+    let lines = [
+        sample(1, id, 10.0),
+        sample(2, id, 30.0),
+        sample(3, 999_999_999, 10.0),
+        sample(4, id, 120.0),
+        json!({"at": stamp(now + Duration::hours(1)), "instance": id}).to_string(),
+        sample(3, id, 10.0).replace(
+            &stamp(hour + Duration::seconds(3)),
+            &stamp(now + Duration::hours(1)),
+        ),
+    ];
+    assert_taken(
+        &post_lines(&app, "database-metrics", &collect, &lines).await,
+        2,
+        &[
+            (3, "unknown_reference"),
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+            (6, "time_out_of_range"),
+        ],
+    );
+    // Sent again with a new sample: the first one is counted once in the hourly rollups.
+    let retry = [sample(1, id, 10.0), sample(3, id, 80.0)];
+    assert_taken(
+        &post_lines(&app, "database-metrics", &collect, &retry).await,
+        2,
+        &[],
+    );
+    let raw = data_of(
+        &app,
+        &format!(
+            "/databases/instances/{id}/metrics?from={}&to={}",
+            stamp(hour),
+            stamp(now)
+        ),
+        &read,
+    )
+    .await;
+    assert_eq!(raw.as_array().map(Vec::len), Some(1), "{raw}");
+    assert_eq!(raw[0]["cpu_pct"], 40.0);
+    assert_eq!(raw[0]["waits"]["other"], 4.0);
+    let hourly = data_of(
+        &app,
+        &format!(
+            "/databases/instances/{id}/metrics?from={}&to={}",
+            stamp(now - Duration::days(3)),
+            stamp(now)
+        ),
+        &read,
+    )
+    .await;
+    let point = hourly
+        .as_array()
+        .expect("points")
+        .iter()
+        .find(|p| time(&p["ts"]) == hour)
+        .expect("the hour's point");
+    assert_eq!(point["cpu_pct"], 40.0, "{point}");
+    let instances = data_of(&app, "/databases/instances", &read).await;
+    let collected = instances
+        .as_array()
+        .expect("instances")
+        .iter()
+        .find(|i| i["id"] == id)
+        .expect("instance");
+    assert_eq!(
+        time(&collected["last_collected_at"]),
+        hour + Duration::seconds(3)
+    );
+
+    // Sessions: observed again, a session replaces its previous observation.
+    let session = |last: i64, status: &str| {
+        json!({"instance": id, "session_id": 77, "login": "ACME\\collecte.test", "host": "PAR-LT-0004",
+            "program": "DBeaver 24.2.5", "database": "ERP_PROD", "status": status,
+            "login_at": stamp(now - Duration::minutes(10)), "last_request_at": stamp(now - Duration::minutes(last)),
+            "cpu_ms": 120, "logical_reads": 5000, "open_transactions": 0})
+        .to_string()
+    };
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-session",
+            &collect,
+            &[session(9, "sleeping"), session(11, "running")],
+        )
+        .await,
+        1,
+        &[(2, "invalid_observation")],
+    );
+    assert_taken(
+        &post_lines(&app, "database-session", &collect, &[session(2, "running")]).await,
+        1,
+        &[],
+    );
+    let sessions = data_of(
+        &app,
+        &format!("/databases/instances/{id}/sessions?login=collecte.test"),
+        &read,
+    )
+    .await;
+    assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{sessions}");
+    assert_eq!(sessions[0]["status"], "running");
+
+    // Slow queries: stored once, listed without their plan.
+    let slow = json!({"at": stamp(now - Duration::minutes(3)), "instance": id, "database": "COLLECTE",
+        "login": "app_erp", "client_host": "PAR-SRV-0002", "program": "ERP Service", "duration_ms": 987_654,
+        "cpu_ms": 5000, "logical_reads": 1, "physical_reads": 2, "writes": 3, "row_count": 4,
+        "query_hash": "0xC011EC7E", "statement": "SELECT 1", "plan_xml": "<ShowPlanXML/>"})
+    .to_string();
+    let blank_statement = slow.replace("SELECT 1", " ");
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-slow-query",
+            &collect,
+            &[slow.clone(), blank_statement],
+        )
+        .await,
+        1,
+        &[(2, "invalid_observation")],
+    );
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-slow-query",
+            &collect,
+            &[slow.clone(), String::new()],
+        )
+        .await,
+        1,
+        &[],
+    );
+    let listed = data_of(
+        &app,
+        &format!("/databases/instances/{id}/slow-queries?min_ms=987654"),
+        &read,
+    )
+    .await;
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["database"], "COLLECTE");
+    assert!(listed[0].get("plan_xml").is_none());
+
+    // Query statistics: summed by query over the window, each snapshot once.
+    let stats = |min: i64, executions: u64, cpu: f64| {
+        json!({"at": stamp(now - Duration::minutes(min)), "instance": id, "query_hash": "0xC011EC7E",
+            "database": "COLLECTE", "statement": "SELECT 1", "executions": executions, "cpu_ms": cpu,
+            "duration_ms": cpu * 2.0, "logical_reads": 10.0})
+        .to_string()
+    };
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-query-stats",
+            &collect,
+            &[stats(20, 10, 100.0), stats(10, 5, -1.0)],
+        )
+        .await,
+        1,
+        &[(2, "invalid_observation")],
+    );
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-query-stats",
+            &collect,
+            &[stats(20, 10, 100.0), stats(10, 5, 50.0)],
+        )
+        .await,
+        2,
+        &[],
+    );
+    let top = data_of(
+        &app,
+        &format!("/databases/instances/{id}/top-queries?limit=200"),
+        &read,
+    )
+    .await;
+    let q = top
+        .as_array()
+        .expect("top")
+        .iter()
+        .find(|q| q["query_hash"] == "0xC011EC7E")
+        .expect("the collected query");
+    assert_eq!(
+        (&q["executions"], &q["total_cpu_ms"], &q["avg_cpu_ms"]),
+        (&json!(15), &json!(150.0), &json!(10.0)),
+        "{q}"
+    );
+
+    // Blocking chains: observed again (longer, then resolved), a chain replaces itself.
+    let chain = |duration: u64, resolved: bool, blocked_by: u32| {
+        let mut c = json!({"instance": id, "detected_at": stamp(now - Duration::minutes(15)),
+            "duration_ms": duration, "database": "COLLECTE",
+            "head": {"session_id": 61, "login": "ACME\\collecte.test", "host": "PAR-LT-0004",
+                "program": "SSMS", "status": "sleeping", "statement": "BEGIN TRAN; UPDATE t SET a = 1"},
+            "blocked": [{"session_id": 62, "blocked_by": blocked_by, "login": "app_erp",
+                "wait_type": "LCK_M_U", "wait_ms": duration, "statement": "UPDATE t SET a = 2"}]});
+        if resolved {
+            c["resolved_at"] = json!(stamp(now - Duration::minutes(14)));
+        }
+        c.to_string()
+    };
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-blocking",
+            &collect,
+            &[chain(5000, false, 61), chain(5000, false, 99)],
+        )
+        .await,
+        1,
+        &[(2, "invalid_observation")],
+    );
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-blocking",
+            &collect,
+            &[chain(9000, true, 61)],
+        )
+        .await,
+        1,
+        &[],
+    );
+    let chains = data_of(&app, &format!("/databases/instances/{id}/blocking"), &read).await;
+    let ours: Vec<&serde_json::Value> = chains
+        .as_array()
+        .expect("chains")
+        .iter()
+        .filter(|c| c["database"] == "COLLECTE")
+        .collect();
+    assert_eq!(ours.len(), 1, "{chains}");
+    assert_eq!(ours[0]["duration_ms"], 9000);
+    assert!(ours[0]["resolved_at"].is_string());
+
+    // Check results: judged by the check's expectation, the latest one the check's last. They
+    // are dated a minute ahead (admitted up to 5 minutes), after every seeded result.
+    let checks = data_of(&app, "/databases/checks", &read).await;
+    let check = checks
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["expectation"] == "= 0")
+        .expect("a check expecting 0");
+    let check_id = check["id"].as_i64().expect("id");
+    let result = |secs: i64, check: i64, outcome: serde_json::Value| {
+        let mut r =
+            json!({"at": stamp(now - Duration::seconds(secs)), "check": check, "duration_ms": 40});
+        if let (Some(r), Some(o)) = (r.as_object_mut(), outcome.as_object()) {
+            r.extend(o.clone());
+        }
+        r.to_string()
+    };
+    let results = [
+        result(-50, check_id, json!({"value": 14.0})),
+        result(-60, check_id, json!({"error": "délai dépassé"})),
+        result(-60, 999_999_999, json!({"value": 0.0})),
+        result(-60, check_id, json!({"value": 0.0, "error": "x"})),
+        result(-60, check_id, json!({})),
+    ];
+    assert_taken(
+        &post_lines(&app, "database-check", &collect, &results).await,
+        2,
+        &[
+            (3, "unknown_reference"),
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+        ],
+    );
+    assert_taken(
+        &post_lines(&app, "database-check", &collect, &results[..1]).await,
+        1,
+        &[],
+    );
+    let checks = data_of(&app, "/databases/checks", &read).await;
+    let last = &checks
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == check_id)
+        .expect("check")["last_result"];
+    assert_eq!(last["status"], "error", "{last}");
+    assert_eq!(last["message"], "Exécution impossible : délai dépassé");
+    let runs = data_of(
+        &app,
+        &format!(
+            "/databases/checks/{check_id}/results?from={}&to={}",
+            stamp(now),
+            stamp(now + Duration::minutes(5))
+        ),
+        &read,
+    )
+    .await;
+    let statuses: Vec<&str> = runs
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter_map(|r| r["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["error", "failed"], "{runs}");
+
+    // Another tenant sees none of it; a credential without the scope cannot send it.
+    let other = app.token("acme", &[Scope::CollectFleet]).await;
+    let res = post_lines(&app, "database-metrics", &other, &lines[..1]).await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN);
+    let globex = app.token("globex", &[Scope::CollectDatabases]).await;
+    let res = post_lines(&app, "database-metrics", &globex, &lines[..1]).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
+}
+
+#[tokio::test]
+async fn ports_collected_are_created_then_follow_their_latest_scan() {
+    let app = TestApp::with_modules(&[Function::Network]).await;
+    let read = app.token("acme", &[Scope::ReadNetwork]).await;
+    let collect = app.token("acme", &[Scope::CollectNetwork]).await;
+    let now = Utc::now();
+    let port = |min: i64, port: u16, state: &str, extra: serde_json::Value| {
+        let mut l = json!({"at": stamp(now - Duration::minutes(min)), "ip": "192.0.2.77",
+            "port": port, "protocol": "tcp", "state": state});
+        if let (Some(l), Some(extra)) = (l.as_object_mut(), extra.as_object()) {
+            l.extend(extra.clone());
+        }
+        l.to_string()
+    };
+    let lines = [
+        port(
+            30,
+            8443,
+            "open",
+            json!({"host": "COLLECT-SRV", "service": "https-alt"}),
+        ),
+        port(10, 8443, "filtered", json!({})),
+        port(20, 22, "closed", json!({})),
+        port(5, 22, "open", json!({"ip": "192.0.2.999"})),
+        port(5, 22, "open", json!({"protocol": "sctp"})),
+        port(5, 0, "open", json!({})),
+        port(-60, 22, "open", json!({})),
+        port(5, 22, "ajar", json!({})),
+    ];
+    assert_taken(
+        &post_lines(&app, "network-port", &collect, &lines).await,
+        3,
+        &[
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+            (6, "invalid_observation"),
+            (7, "time_out_of_range"),
+            (8, "invalid_observation"),
+        ],
+    );
+    // Sent late: an older scan only moves the first sighting back; sent again, nothing.
+    let late = [port(50, 8443, "closed", json!({}))];
+    assert_taken(
+        &post_lines(&app, "network-port", &collect, &late).await,
+        1,
+        &[],
+    );
+    assert_taken(
+        &post_lines(&app, "network-port", &collect, &lines[..1]).await,
+        1,
+        &[],
+    );
+    let ports = data_of(&app, "/network/ports?ip=192.0.2.77", &read).await;
+    let ports = ports.as_array().expect("ports");
+    assert_eq!(ports.len(), 2, "{ports:?}");
+    let https = ports.iter().find(|p| p["port"] == 8443).expect("8443");
+    assert_eq!(
+        (&https["state"], &https["host"], &https["service"]),
+        (
+            &json!("filtered"),
+            &json!("COLLECT-SRV"),
+            &json!("https-alt")
+        ),
+        "{https}"
+    );
+    assert_eq!(
+        time(&https["first_seen_at"]),
+        time(&json!(stamp(now - Duration::minutes(50))))
+    );
+    assert_eq!(
+        time(&https["last_seen_at"]),
+        time(&json!(stamp(now - Duration::minutes(10))))
+    );
+    let globex = app.token("globex", &[Scope::ReadNetwork]).await;
+    assert!(
+        data_of(&app, "/network/ports?ip=192.0.2.77", &globex)
+            .await
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+}

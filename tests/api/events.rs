@@ -19,8 +19,14 @@ async fn every_event_routes_to_its_function_and_succeeds() {
     let token = shared.full_token().await;
     // The collect function's events post observations: over a store of their own, so that
     // the shared demo data stays as the other tests read it, with a collect credential. The
-    // job pings name the operations module's heartbeats, which are seeded for them.
-    let collecting = TestApp::with_modules(&[Function::Firewall, Function::Operations]).await;
+    // job pings name the operations module's heartbeats, the databases' observations its
+    // instances and checks, which are seeded for them.
+    let collecting = TestApp::with_modules(&[
+        Function::Firewall,
+        Function::Operations,
+        Function::Databases,
+    ])
+    .await;
     let collector = collecting.token("acme", Scope::COLLECT).await;
     // The agent function's events: an enrollment token enrolls `PAR-LT-0042`, whose agent
     // credential calls the other routes, one of them posting the result of an action it

@@ -2,6 +2,8 @@
 //! (downsampled to at most 500 points), slow and top queries, sessions, blocking chains,
 //! alerts, and business checks with their results.
 
+pub mod collect;
+pub mod derive;
 mod handlers;
 pub mod model;
 

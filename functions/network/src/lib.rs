@@ -1,6 +1,7 @@
 //! Network infrastructure module (docs/modules.md#network-infrastructure): sites, devices with
 //! WAN links and interfaces, device metrics, inter-site VPN tunnels, network alerts and ports.
 
+pub mod collect;
 mod handlers;
 pub mod model;
 

@@ -20,6 +20,16 @@ pub const METRICS: &str = "network_metrics";
 /// Network alerts, time of opening, one partition.
 pub const ALERTS: &str = "network_alerts";
 
+/// Document key of a port of `ip` (an IPv4 address's octets zero-padded, so that key order
+/// is address order; another address as it is).
+pub fn port_key(ip: &str, port: u16, protocol: &str) -> String {
+    let padded = match ip.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(v4)) => v4.octets().map(|o| format!("{o:03}")).join("."),
+        _ => ip.to_owned(),
+    };
+    format!("{padded}:{port:05}/{protocol}")
+}
+
 /// Document key of a numeric id: zero-padded so that key order is numeric order.
 pub fn key(id: i64) -> String {
     format!("{id:012}")
@@ -222,4 +232,16 @@ pub struct PortsQuery {
     /// Port state.
     #[param(inline)]
     pub state: Option<PortState>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_keys_sort_by_address_then_port() {
+        assert!(port_key("10.10.2.9", 443, "tcp") < port_key("10.10.10.1", 22, "tcp"));
+        assert_eq!(port_key("10.1.0.1", 22, "tcp"), "010.001.000.001:00022/tcp");
+        assert_eq!(port_key("fd00::1", 53, "udp"), "fd00::1:00053/udp");
+    }
 }
