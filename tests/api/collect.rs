@@ -413,7 +413,14 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
             "account-lockout",
             "account-change",
             "file-access",
-            "job-ping"
+            "job-ping",
+            "database-metrics",
+            "database-session",
+            "database-slow-query",
+            "database-query-stats",
+            "database-blocking",
+            "database-check",
+            "network-port"
         ])
     );
     assert!(
