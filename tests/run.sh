@@ -120,24 +120,10 @@ echo "   (geolocation tables: $(( $(date +%s) - started )) s)"
 cargo test --workspace --quiet
 no_pending_snapshots
 
-# The same tests of every storage port (tests/store/) on every adapter that serves it: the
-# embedded store and the local process's counters here, DynamoDB on moto (tables of their own
-# per test) below, beside the packages' build.
-step "port conformance suite on the embedded store and the in-process counters"
-cargo test -p netops --test store --quiet -- sqlite:: process::
-
-step "reliability suite: the real netops serve under floods, faults and bad input"
-rel_log="$logs/reliability.log"
-if ! cargo test -p netops --test reliability --quiet -- --test-threads=1 --nocapture >"$rel_log" 2>&1; then
-  cat "$rel_log"
-  exit 1
-fi
-grep -oE '(reliability: .*|test result: .*)' "$rel_log"
-
 # The packages' release build links with fat LTO in one codegen unit: long, and mostly on one
-# core. It runs from here in the background at the lowest priority, beside the steps that wait on
-# moto (one Python process): they keep their core, the build takes what they leave, and the
-# command waits for it before the Python tests.
+# core. It runs from here in the background at the lowest priority, beside the port suites, the
+# reliability suite and the steps that wait on moto (one Python process): they keep their
+# cores, the build takes what they leave, and the command waits for it before the Python tests.
 # Functions through `sam build`, exactly as infra/README.md tells a user (15 of them took 18
 # minutes on 2 cores, bench/lambda-results.md; tests/api/infra.rs keeps every function's build
 # settings the same as these): fleet, the smallest module, and mcp, the biggest package (it
@@ -172,6 +158,20 @@ sam_log="$logs/sam.log"
 ) >"$sam_log" 2>&1 &
 sam_pid=$!
 pids+=("$sam_pid")
+
+# The same tests of every storage port (tests/store/) on every adapter that serves it: the
+# embedded store and the local process's counters here, DynamoDB on moto (tables of their own
+# per test) below, beside the packages' build.
+step "port conformance suite on the embedded store and the in-process counters"
+cargo test -p netops --test store --quiet -- sqlite:: process::
+
+step "reliability suite: the real netops serve under floods, faults and bad input"
+rel_log="$logs/reliability.log"
+if ! cargo test -p netops --test reliability --quiet -- --test-threads=1 --nocapture >"$rel_log" 2>&1; then
+  cat "$rel_log"
+  exit 1
+fi
+grep -oE '(reliability: .*|test result: .*)' "$rel_log"
 
 step "port conformance suite on DynamoDB (moto)"
 cargo test -p netops --test store --quiet -- dynamodb::
@@ -220,7 +220,7 @@ step "SAM template"
 .venv/bin/cfn-lint infra/template.yaml --parameters DomainName=api.example.com \
   CertificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b
 
-step "the packages' build (started in the background before the DynamoDB steps)"
+step "the packages' build (started in the background after the Rust tests)"
 if ! wait "$sam_pid"; then
   cat "$sam_log"
   exit 1
