@@ -32,8 +32,10 @@ pub fn app(state: AppState) -> Router {
     netops_shared::http::app(router, state)
 }
 
-/// The scheduled pass's tasks beside the staleness check: the actions' expiry.
-pub static PASS_TASKS: &[netops_shared::pass::Task] = &[netops_netdiag::EXPIRY];
+/// The scheduled pass's tasks beside the staleness check: the actions' expiry, and the
+/// machines whose heartbeats stopped going offline.
+pub static PASS_TASKS: &[netops_shared::pass::Task] =
+    &[netops_netdiag::EXPIRY, netops_fleet::OFFLINE];
 
 /// Starts the background worker of the local process: the scheduled pass.
 pub fn spawn_workers(state: &AppState) {

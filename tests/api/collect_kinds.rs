@@ -176,6 +176,80 @@ async fn machine_heartbeats_update_their_machine_and_create_new_ones_once() {
     );
 }
 
+/// The scheduled pass (docs/collect.md#the-scheduled-pass) marks `offline` a machine whose
+/// heartbeats stopped more than 10 minutes before, keeping its last sighting, and its next
+/// heartbeat brings it back.
+#[tokio::test]
+async fn a_machine_whose_heartbeats_stop_goes_offline_at_the_pass_and_back_online() {
+    let app = TestApp::with_modules(&[]).await;
+    let read = app.token("acme", &[Scope::ReadMachines]).await;
+    let collect = app.token("acme", &[Scope::CollectFleet]).await;
+    // To the millisecond, as the heartbeats send it.
+    let now = time(&json!(stamp(Utc::now())));
+    let (silent_at, recent_at) = (now - Duration::minutes(15), now - Duration::minutes(2));
+    let lines = [
+        heartbeat("SILENT-LT-0001", silent_at, "9.9.0", "online"),
+        heartbeat("RECENT-LT-0001", recent_at, "9.9.0", "online"),
+    ];
+    assert_taken(
+        &post_lines(&app, "machine-heartbeat", &collect, &lines).await,
+        2,
+        &[],
+    );
+    let silence = Duration::minutes(netops_fleet::SILENT_MINUTES);
+    let pass = |at: DateTime<Utc>| {
+        netops_shared::pass::run(
+            &app.stores,
+            at,
+            Duration::hours(1),
+            &[netops_fleet::OFFLINE],
+        )
+    };
+    let status = |host: &'static str| {
+        let (app, read) = (&app, &read);
+        async move {
+            let m = machine(app, read, host).await.body["data"].clone();
+            (
+                m["status"].as_str().unwrap_or_default().to_owned(),
+                time(&m["last_seen_at"]),
+            )
+        }
+    };
+    // Ten minutes of silence exactly: still online.
+    pass(silent_at + silence).await.expect("pass");
+    assert_eq!(status("SILENT-LT-0001").await.0, "online");
+    // A second more: offline, its last sighting kept; the other one stays online.
+    let report = pass(silent_at + silence + Duration::seconds(1))
+        .await
+        .expect("pass");
+    assert!(report.failures.is_empty(), "{report:?}");
+    let marked = report
+        .tasks
+        .iter()
+        .find(|(name, _)| name == "machines_offline");
+    assert!(marked.is_some_and(|(_, n)| *n >= 1), "{report:?}");
+    let (state, seen) = status("SILENT-LT-0001").await;
+    assert_eq!(state, "offline");
+    assert_eq!(stamp(seen), stamp(silent_at));
+    assert_eq!(status("RECENT-LT-0001").await.0, "online");
+    let offline = walk(&app, "/machines?status=offline&limit=500", &read).await;
+    assert!(offline.iter().any(|m| m["hostname"] == "SILENT-LT-0001"));
+    // Its next heartbeat brings it back online; a later pass leaves it so.
+    let back = [heartbeat("SILENT-LT-0001", now, "9.9.1", "online")];
+    assert_taken(
+        &post_lines(&app, "machine-heartbeat", &collect, &back).await,
+        1,
+        &[],
+    );
+    pass(now).await.expect("pass");
+    assert_eq!(status("SILENT-LT-0001").await.0, "online");
+    // The other one goes too once silent for as long.
+    pass(recent_at + silence + Duration::seconds(1))
+        .await
+        .expect("pass");
+    assert_eq!(status("RECENT-LT-0001").await.0, "offline");
+}
+
 /// An agent's event of `host`, `secs` seconds ago.
 fn netdiag_event(host: &str, now: DateTime<Utc>, secs: i64, source: &str, message: &str) -> String {
     json!({"at": stamp(now - Duration::seconds(secs)), "machine": host, "source": source,

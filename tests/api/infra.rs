@@ -187,8 +187,9 @@ fn the_sam_template_has_one_function_per_crate_each_with_least_privilege() {
 }
 
 /// The scheduled pass reads the tenants (a scan of the tokens' tenant index, keys only),
-/// their collection activity and their diagnostic actions, and writes only the actions it
-/// expires and their events (docs/agent.md#actions).
+/// their collection activity, their diagnostic actions and their machines, and writes only
+/// the actions it expires and their events (docs/agent.md#actions) and the machines it marks
+/// offline (docs/collect.md#the-scheduled-pass).
 #[test]
 fn the_scheduled_pass_reads_the_tenant_index_and_the_activity_only() {
     let t = template();
@@ -209,13 +210,17 @@ fn the_scheduled_pass_reads_the_tenant_index_and_the_activity_only() {
             )
         })
         .collect();
-    assert_eq!(granted.len(), 4, "{granted:?}");
+    assert_eq!(granted.len(), 5, "{granted:?}");
     assert_eq!(granted[0].0, "dynamodb:Scan");
     assert!(granted[0].1.contains("ControlTable.Arn}/index/by_tenant"));
     assert_eq!(granted[1].0, "dynamodb:Query");
     assert_eq!(
         strings(&statements[1]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
-        ["*|D|collect_activity", "*|S|netdiag_action_requests|*"]
+        [
+            "*|D|collect_activity",
+            "*|S|netdiag_action_requests|*",
+            "*|D|machines"
+        ]
     );
     assert_eq!(
         strings(&statements[2]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
@@ -228,6 +233,11 @@ fn the_scheduled_pass_reads_the_tenant_index_and_the_activity_only() {
             "*|S|netdiag_events|*",
             "*|E|netdiag_events"
         ]
+    );
+    assert_eq!(granted[4].0, "dynamodb:UpdateItem");
+    assert_eq!(
+        strings(&statements[4]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
+        ["*|D|machines"]
     );
 }
 

@@ -8,6 +8,7 @@ import pathlib
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -313,7 +314,7 @@ def test_cargo_lambda_watch_serves_an_edited_handler_after_the_rebuild():
             watch.close()
 
 
-def test_the_pass_function_counts_the_tenants_whose_collected_data_stopped_arriving(server):
+def test_the_pass_function_counts_the_tenants_whose_collected_data_stopped_arriving(server, tmp_path):
     """The scheduled pass's binary under the Runtime API, invoked with EventBridge's event: its
     EMF line counts the stale tenants by function only and names them apart; two hours later
     (faketime) a tenant that collected now is stale."""
@@ -327,8 +328,8 @@ def test_the_pass_function_counts_the_tenants_whose_collected_data_stopped_arriv
         headers={"Authorization": f"Bearer {collect}", "Content-Type": "application/x-ndjson"}, timeout=30)
     assert res.status_code == 200, res.text
 
-    def run_pass(prefix=()):
-        _, api = run_function(PASS, [SCHEDULED_EVENT], {"NETOPS_DB": server.db, "AWS_LAMBDA_FUNCTION_NAME": "netops-pass"},
+    def run_pass(prefix=(), db=server.db):
+        _, api = run_function(PASS, [SCHEDULED_EVENT], {"NETOPS_DB": db, "AWS_LAMBDA_FUNCTION_NAME": "netops-pass"},
                               prefix=prefix)
         assert not api.errors, api.errors
         lines = [json.loads(line) for line in api.stdout.splitlines() if line.startswith("{")]
@@ -340,5 +341,12 @@ def test_the_pass_function_counts_the_tenants_whose_collected_data_stopped_arriv
     assert now["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Function"]]
     assert now["Function"] == "netops-pass" and now["Tenants"] >= 1 and now["PassFailures"] == 0
     assert "acme" not in now["stale_tenants"]
-    later = run_pass(prefix=("faketime", "-f", "+2h"))
+    # Two hours on, over a copy of the store: the pass also marks the machines silent since
+    # offline, which the session's server must not see.
+    copy = str(tmp_path / "later.db")
+    with sqlite3.connect(server.db) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    later = run_pass(prefix=("faketime", "-f", "+2h"), db=copy)
     assert "acme" in later["stale_tenants"] and later["StaleTenants"] == len(later["stale_tenants"])
+    # No heartbeat for two hours: every online machine of the demo goes offline.
+    assert later["tasks"]["machines_offline"] > 0, later

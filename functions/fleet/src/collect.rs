@@ -40,8 +40,9 @@ const HOSTNAME_MAX: usize = 253;
 /// module vide (`invalid_observation`) ; une date de plus de 5 minutes dans le futur ou
 /// antérieure à la rétention (`time_out_of_range`). Alimente `/machines` et
 /// `/machines/{hostname}` (`status`, `last_seen_at`, `ip`, `os`, `agent_version`, `modules`).
-/// Une machine dont les battements cessent sans annonce reste `online` tant que la passe
-/// planifiée des dérivations n'existe pas.
+/// Une machine dont les battements cessent sans annonce passe `offline` à la passe planifiée
+/// qui suit 10 minutes de silence (elle garde son `last_seen_at`) ; son battement suivant la
+/// remet `online`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CollectMachineHeartbeat)]

@@ -3,11 +3,13 @@
 pub mod collect;
 mod handlers;
 pub mod model;
+mod silence;
 
 use netops_shared::Module;
 use netops_shared::routes::Function;
 
 pub use model::{Identity, Machine};
+pub use silence::{OFFLINE, SILENT_MINUTES};
 
 pub const MODULE: Module = Module {
     function: Function::Fleet,

@@ -3,5 +3,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), netops_lambda::Error> {
-    netops_lambda::run_pass(&[netops_netdiag::EXPIRY]).await
+    netops_lambda::run_pass(&[netops_netdiag::EXPIRY, netops_fleet::OFFLINE]).await
 }
