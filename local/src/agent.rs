@@ -3,7 +3,9 @@
 //! enrolls its machine with the tenant's enrollment token, then syncs every `poll_seconds`
 //! (with `If-None-Match`), reads and applies its settings when their version changes and
 //! reports it, claims its queued actions and posts their results after the action's delay:
-//! a random 60 to 180 s, the contract's, or the `--action-delay-secs` given.
+//! a random 60 to 180 s, the contract's, or the `--action-delay-secs` given. It sends its
+//! machine's heartbeat to the collection API every minute, as a real agent does, so that the
+//! scheduled pass does not take its machine for a silent one.
 //!
 //! `netops serve` runs the same agents for the demo tenants' online machines under
 //! diagnosis ([`run_demo`]), against its own base URL.
@@ -33,20 +35,29 @@ pub struct Options {
     pub action_delay_secs: Option<u32>,
 }
 
-/// A machine of a simulated agent, as its enrollment reports it.
+/// Seconds between two heartbeats of an agent (docs/collect.md#machine-heartbeat).
+const HEARTBEAT_SECS: u64 = 60;
+
+/// A machine of a simulated agent, as its enrollment and heartbeats report it.
+#[derive(Clone)]
 pub struct Machine {
     pub hostname: String,
     pub ip: String,
     pub os: String,
+    pub agent_version: String,
+    /// The modules its heartbeats report active.
+    pub modules: Vec<String>,
 }
 
 impl Machine {
-    /// A new machine: a made-up address from its name.
+    /// A new machine: a made-up address from its name, NetDiag its one module.
     pub fn named(hostname: String) -> Self {
         Self {
             ip: ip_of(&hostname),
             hostname,
             os: "Windows 11 Pro 24H2".into(),
+            agent_version: AGENT_VERSION.into(),
+            modules: vec!["netdiag".into()],
         }
     }
 }
@@ -60,12 +71,19 @@ pub async fn run(options: Options) -> Result<(), String> {
         .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
     let base = options.base.trim_end_matches('/').to_owned();
     let mut agents = tokio::task::JoinSet::new();
-    for Machine { hostname, ip, os } in &options.machines {
+    for machine in &options.machines {
+        let Machine {
+            hostname,
+            ip,
+            os,
+            agent_version,
+            ..
+        } = machine;
         let res = client
             .post(format!("{base}/agent/enroll"))
             .bearer_auth(&options.enroll_token)
             .json(
-                &json!({"hostname": hostname, "ip": ip, "os": os, "agent_version": AGENT_VERSION}),
+                &json!({"hostname": hostname, "ip": ip, "os": os, "agent_version": agent_version}),
             )
             .send()
             .await
@@ -81,8 +99,7 @@ pub async fn run(options: Options) -> Result<(), String> {
         let agent = Agent {
             client: client.clone(),
             base: base.clone(),
-            hostname: hostname.clone(),
-            ip: ip.clone(),
+            machine: machine.clone(),
             credential: credential.to_owned(),
             delay: options.action_delay_secs,
         };
@@ -113,8 +130,7 @@ fn ip_of(hostname: &str) -> String {
 struct Agent {
     client: Client,
     base: String,
-    hostname: String,
-    ip: String,
+    machine: Machine,
     credential: String,
     delay: Option<u32>,
 }
@@ -124,7 +140,14 @@ impl Agent {
         let mut etag: Option<String> = None;
         let mut applied: Option<u64> = None;
         let mut poll = 30;
+        let mut beat: Option<std::time::Instant> = None;
         loop {
+            if beat.is_none_or(|at| at.elapsed() >= Duration::from_secs(HEARTBEAT_SECS)) {
+                match self.heartbeat().await {
+                    Ok(()) => beat = Some(std::time::Instant::now()),
+                    Err(e) => self.warn("heartbeat", &e),
+                }
+            }
             match self.sync(etag.as_deref()).await {
                 Ok(Some((tag, sync))) => {
                     etag = tag;
@@ -150,7 +173,20 @@ impl Agent {
     }
 
     fn warn(&self, what: &str, e: &str) {
-        tracing::warn!(hostname = %self.hostname, what, cause = %e, "simulated agent");
+        tracing::warn!(hostname = %self.machine.hostname, what, cause = %e, "simulated agent");
+    }
+
+    /// Posts the machine's heartbeat, now, to the collection API.
+    async fn heartbeat(&self) -> Result<(), String> {
+        let m = &self.machine;
+        let line = json!({"at": Utc::now(), "hostname": m.hostname, "ip": m.ip, "os": m.os,
+            "agent_version": m.agent_version, "status": "online", "modules": m.modules});
+        let req = self
+            .client
+            .post(format!("{}/collect/machine-heartbeat", self.base))
+            .header(reqwest::header::CONTENT_TYPE, "application/x-ndjson")
+            .body(line.to_string());
+        self.send(req, "/collect/machine-heartbeat").await.map(drop)
     }
 
     async fn call(
@@ -160,17 +196,28 @@ impl Agent {
         body: Option<Value>,
         etag: Option<&str>,
     ) -> Result<(StatusCode, Option<String>, Value), String> {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.credential);
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
         if let Some(b) = body {
             req = req.json(&b);
         }
         if let Some(tag) = etag {
             req = req.header(reqwest::header::IF_NONE_MATCH, tag);
         }
-        let res = req.send().await.map_err(|e| e.to_string())?;
+        self.send(req, path).await
+    }
+
+    /// Sends `req` with the agent's credential: the answer's status, `ETag` and body, or why
+    /// it failed.
+    async fn send(
+        &self,
+        req: reqwest::RequestBuilder,
+        path: &str,
+    ) -> Result<(StatusCode, Option<String>, Value), String> {
+        let res = req
+            .bearer_auth(&self.credential)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
         let status = res.status();
         let tag = res
             .headers()
@@ -204,7 +251,7 @@ impl Agent {
         self.call(
             reqwest::Method::POST,
             "/agent/settings/applied",
-            Some(json!({"settings_version": version, "agent_version": AGENT_VERSION})),
+            Some(json!({"settings_version": version, "agent_version": self.machine.agent_version})),
             None,
         )
         .await?;
@@ -231,7 +278,7 @@ impl Agent {
                 tokio::time::sleep(Duration::from_secs(u64::from(secs))).await;
                 let id = action["action_id"].as_str().unwrap_or_default();
                 let path = format!("/agent/actions/{id}/result");
-                let result = result_of(&agent.hostname, &agent.ip, &action);
+                let result = result_of(&agent.machine.hostname, &agent.machine.ip, &action);
                 // A result lost on the way is posted again: the server keeps it once.
                 for _ in 0..3 {
                     match agent
@@ -364,10 +411,15 @@ async fn online_diagnosed(stores: &Stores, tenant: &str) -> Result<Vec<Machine>,
         .await?
         .into_iter()
         .filter(|d| wanted.matches(&d.body))
-        .map(|d| Machine {
-            ip: d.body["ip"].as_str().unwrap_or_default().to_owned(),
-            os: d.body["os"].as_str().unwrap_or_default().to_owned(),
-            hostname: d.key,
+        .filter_map(|d| {
+            let m: netops_fleet::Machine = serde_json::from_value(d.body).ok()?;
+            Some(Machine {
+                hostname: m.hostname,
+                ip: m.ip,
+                os: m.os,
+                agent_version: m.agent_version,
+                modules: m.modules,
+            })
         })
         .collect();
     machines.sort_by(|a, b| a.hostname.cmp(&b.hostname));

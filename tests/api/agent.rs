@@ -411,7 +411,15 @@ async fn serve_runs_the_agents_of_the_demo_machines_online_only() {
     };
     let (online, offline) = (host_where("online"), host_where("offline"));
     let agent = agent_of(&call, &online, |a| a["settings_applied_version"].is_u64()).await;
-    assert_eq!(agent["agent_version"], "5.0.0-sim", "{agent}");
+    // The demo agent reports the machine's own version, as its heartbeats do.
+    let (_, machine) = call
+        .get(&format!("/machines/{online}"), &served.token)
+        .await;
+    assert_eq!(
+        agent["agent_version"], machine["data"]["agent_version"],
+        "{agent}"
+    );
+    assert!(agent["agent_version"].is_string(), "{agent}");
     assert!(agent_of(&call, &offline, |_| true).await.is_null());
 
     let mut ids = Vec::new();
@@ -528,7 +536,6 @@ async fn the_real_server_and_agent_close_the_loop_on_the_suites_store() {
         )
         .await
         .expect("state");
-    drop(stores);
     let served = serve.start();
     let call = Call {
         http: Client::new(),
@@ -577,4 +584,13 @@ async fn the_real_server_and_agent_close_the_loop_on_the_suites_store() {
     assert!(events[0]["details"]["down_mbps"].as_f64() > Some(0.0));
     assert_eq!(expired.len(), 1, "{expired:?}");
     assert_eq!(expired[0]["details"]["outcome"], "unclaimed", "{expired:?}");
+    // The agent sent its machine's heartbeat through the collection API, with its credential.
+    let beat = stores
+        .docs
+        .get("acme", netops_shared::pass::ACTIVITY, "machine-heartbeat")
+        .await
+        .expect("read")
+        .unwrap_or_else(|| panic!("no heartbeat batch from the agent"));
+    let at = beat.body["last_batch_at"].as_str().expect("last_batch_at");
+    assert!(crate::helpers::time(&json!(at)) >= now, "{at}");
 }
