@@ -26,6 +26,7 @@ conformance! {
     ]
     [dynamodb] [
         dynamodb_counts_no_tenants_items,
+        dynamodb_paces_the_items_its_scan_reads_for_a_deletion,
     ]
 }
 
@@ -456,4 +457,36 @@ async fn the_embedded_store_counts_a_tenants_items(s: Stores) {
 async fn dynamodb_counts_no_tenants_items(s: Stores) {
     fill_all(&s, ACME).await;
     assert_eq!(s.deployment.tenant_items(ACME).await.expect("count"), None);
+}
+
+/// The Scan that finds a tenant's items reads every tenant's: the pace holds those reads too,
+/// not only the deletes (docs/cli.md#tenant-delete).
+async fn dynamodb_paces_the_items_its_scan_reads_for_a_deletion(s: Stores) {
+    let docs = |n: usize| {
+        (0..n)
+            .map(|i| (format!("d{i:03}"), json!({"i": i})))
+            .collect::<Vec<_>>()
+    };
+    s.docs.put(ACME, "devices", docs(5)).await.expect("put");
+    s.docs.put(GLOBEX, "devices", docs(150)).await.expect("put");
+    let started = std::time::Instant::now();
+    let pace = Pace::new(100, None, |_, _| {});
+    s.deployment
+        .delete_tenant(ACME, &pace)
+        .await
+        .expect("delete");
+    assert_eq!(pace.done(), 5, "what it deleted");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1_500),
+        "155 items read and 5 deleted at 100 a second took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        s.docs
+            .list(GLOBEX, "devices", &Filter::all(), None, 500)
+            .await
+            .expect("list")
+            .len(),
+        150
+    );
 }

@@ -30,7 +30,12 @@ impl DynamoStore {
             .into_paginator()
             .send();
         while let Some(page) = pages.next().await {
-            let keys = page.map_err(backend)?.items.unwrap_or_default();
+            let page = page.map_err(backend)?;
+            // The page's reads are paced as its deletes are: on a table shared with other
+            // tenants, a Scan reads far more than it deletes.
+            pace.examined(usize::try_from(page.scanned_count()).unwrap_or(0))
+                .await;
+            let keys = page.items.unwrap_or_default();
             let keys: Vec<Item> = keys
                 .into_iter()
                 .filter(|k| !matches!(k.get("pk"), Some(AttributeValue::S(pk)) if pk == keep))

@@ -87,8 +87,9 @@ impl ExportPage {
 type Report = Box<dyn Fn(&str, u64) + Send + Sync>;
 
 /// The pace of a long administrative removal or export: at most `per_sec` items a second on
-/// average, at most `max_items` in one run (then the run stops, to be run again), and a
-/// progress line through `report` every [`Pace::REPORT_EVERY`] items.
+/// average, the items a store examines to find them included ([`Pace::examined`]), at most
+/// `max_items` removed in one run (then the run stops, to be run again), and a progress line
+/// through `report` every [`Pace::REPORT_EVERY`] items.
 pub struct Pace {
     per_sec: u32,
     max_items: Option<u64>,
@@ -99,6 +100,8 @@ pub struct Pace {
 struct PaceState {
     started: Instant,
     done: u64,
+    /// Items read only to find those to remove (other tenants' items a Scan reads).
+    examined: u64,
     reported: u64,
 }
 
@@ -120,6 +123,7 @@ impl Pace {
             state: Mutex::new(PaceState {
                 started: Instant::now(),
                 done: 0,
+                examined: 0,
                 reported: 0,
             }),
         }
@@ -154,16 +158,28 @@ impl Pace {
     /// Counts `n` items of `what` removed, reports progress, then waits as long as the
     /// average rate is above `per_sec`.
     pub async fn removed(&self, what: &str, n: usize) {
+        self.count(n as u64, 0, what).await;
+    }
+
+    /// Counts `n` items read to find the ones to remove (on DynamoDB, the items of every
+    /// tenant a Scan page reads), which the rate holds too, then waits as [`Pace::removed`].
+    pub async fn examined(&self, n: usize) {
+        self.count(0, n as u64, "").await;
+    }
+
+    async fn count(&self, removed: u64, examined: u64, what: &str) {
         let wait = {
             let Ok(mut s) = self.state.lock() else {
                 return;
             };
-            s.done += n as u64;
+            s.done += removed;
+            s.examined += examined;
             if s.done >= s.reported + Self::REPORT_EVERY {
                 s.reported = s.done;
                 (self.report)(what, s.done);
             }
-            let due = Duration::from_secs_f64(s.done as f64 / f64::from(self.per_sec));
+            let items = (s.done + s.examined) as f64;
+            let due = Duration::from_secs_f64(items / f64::from(self.per_sec));
             due.saturating_sub(s.started.elapsed())
         };
         if !wait.is_zero() {
@@ -202,6 +218,20 @@ mod tests {
         fast.removed("docs", 999).await;
         fast.removed("docs", 2).await;
         assert_eq!(last.load(Ordering::Relaxed), 1_001);
+    }
+
+    #[tokio::test]
+    async fn items_examined_are_paced_without_counting_as_removed() {
+        let pace = Pace::new(100, Some(10), |_, _| {});
+        let started = Instant::now();
+        pace.examined(40).await;
+        pace.removed("docs", 10).await;
+        assert!(
+            started.elapsed() >= Duration::from_millis(450),
+            "40 read and 10 removed at 100/s"
+        );
+        assert_eq!(pace.done(), 10);
+        assert!(pace.stopped());
     }
 
     #[test]
