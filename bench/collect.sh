@@ -7,14 +7,19 @@
 # another (SENDERS=1) or SENDERS at a time. Also: the server's CPU time (user + system, from
 # /proc) per batch, and the rows each batch adds, read from the store afterwards
 # (bench/collect-results.md turns them into DynamoDB write units).
+# OTHER_KINDS=1 also posts every other kind: for each, batches of about 4 MB made from its
+# sample line in events/collect/ (the API Gateway events the tests route), each line dated
+# anew over the last 6 hours (a distinct observation a line), OTHER_BATCHES (2) per kind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BATCHES=${BATCHES:-8}
 SENDERS=${SENDERS:-1}
+OTHER_KINDS=${OTHER_KINDS:-0}
+OTHER_BATCHES=${OTHER_BATCHES:-2}
 cargo build --release -q -p netops --bin netops
 # shellcheck source=bench/_demo_server.sh
 source bench/_demo_server.sh
-collect=$("$bin" token create --db "$dir/netops.db" --tenant acme --name bench-collect --scopes collect:flows | tail -1)
+collect=$("$bin" token create --db "$dir/netops.db" --tenant acme --name bench-collect --scopes collect | tail -1)
 curl -fsS -H "Authorization: Bearer $token" "$base/machines?limit=500" -o "$dir/machines.json"
 curl -fsS -H "Authorization: Bearer $token" "$base/firewall/devices" -o "$dir/devices.json"
 
@@ -57,26 +62,71 @@ for kind, make in (("flow", flow), ("gateway-flow", gateway)):
         open(f"{d}/{kind}-{b}.ndjson", "w").write("\n".join(out) + "\n")
         open(f"{d}/{kind}-{b}.lines", "w").write(str(len(out)))
 PY
+kinds="flow gateway-flow"
+if [ "$OTHER_KINDS" = 1 ]; then
+  kinds="$kinds $(python3 - "$dir" "$OTHER_BATCHES" <<'PY'
+import base64, datetime as dt, glob, json, sys
+d, batches = sys.argv[1], int(sys.argv[2])
+now = dt.datetime.now(dt.timezone.utc)
+TIMES = ("at", "detected_at", "login_at", "last_request_at", "start", "end")
+def stamp(t): return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+kinds = []
+for path in sorted(glob.glob("events/collect/collect_*.json")):
+    event = json.load(open(path))
+    kind = event["rawPath"].rsplit("/", 1)[1]
+    if kind in ("flow", "gateway-flow"):
+        continue
+    body = event["body"]
+    if event.get("isBase64Encoded"):
+        body = base64.b64decode(body).decode()
+    sample = json.loads(body.splitlines()[0])
+    n = 0
+    for b in range(batches):
+        out, size = [], 0
+        while True:
+            # A distinct time a line, a millisecond apart, over the last 6 hours.
+            t = now - dt.timedelta(seconds=60) - dt.timedelta(milliseconds=n * 7 % (6 * 3600 * 1000))
+            line = dict(sample)
+            for k in TIMES:
+                if k in line:
+                    line[k] = stamp(t)
+            text = json.dumps(line, separators=(",", ":"))
+            if size + len(text) + 1 > 4_000_000: break
+            out.append(text); size += len(text) + 1; n += 1
+        open(f"{d}/{kind}-{b}.ndjson", "w").write("\n".join(out) + "\n")
+        open(f"{d}/{kind}-{b}.lines", "w").write(str(len(out)))
+    kinds.append(kind)
+print(" ".join(kinds))
+PY
+)"
+fi
 
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 tck=$(getconf CLK_TCK)
-for kind in flow gateway-flow; do
+for kind in $kinds; do
   lines=0
   for f in "$dir/$kind"-*.lines; do lines=$((lines + $(cat "$f"))); done
   c0=$(cpu)
   t0=$(date +%s.%N)
   ls "$dir/$kind"-*.ndjson | xargs -P "$SENDERS" -I{} sh -c \
-    "curl -fsS -o /dev/null -w '%{http_code}\n' -H 'Authorization: Bearer $collect' -H 'Content-Type: application/x-ndjson' --data-binary @{} '$base/collect/$kind'" \
+    "curl -sS -o {}.answer -w '%{http_code}\n' -H 'Authorization: Bearer $collect' -H 'Content-Type: application/x-ndjson' --data-binary @{} '$base/collect/$kind'" \
     >"$dir/$kind.codes"
   t1=$(date +%s.%N)
   c1=$(cpu)
   bad=$(grep -vc '^200$' "$dir/$kind.codes" || true)
-  python3 - "$kind" "$lines" "$t0" "$t1" "$c0" "$c1" "$tck" "$BATCHES" "$SENDERS" "$bad" <<'PY'
-import sys
-kind, lines, t0, t1, c0, c1, tck, batches, senders, bad = sys.argv[1:]
+  batches=$(ls "$dir/$kind"-*.ndjson | wc -l)
+  python3 - "$kind" "$lines" "$t0" "$t1" "$c0" "$c1" "$tck" "$batches" "$SENDERS" "$bad" "$dir" <<'PY'
+import glob, json, sys
+kind, lines, t0, t1, c0, c1, tck, batches, senders, bad, d = sys.argv[1:]
 lines, secs, cpu = int(lines), float(t1) - float(t0), (int(c1) - int(c0)) / int(tck)
-print(f"{kind}: {batches} batches of ~4 MB, {lines} records, {senders} sender(s): {secs:.2f} s, "
-      f"{lines / secs:,.0f} records/s; server CPU {cpu:.2f} s, {cpu / int(batches):.2f} s a batch; "
+accepted = 0
+for answer in glob.glob(f"{d}/{kind}-*.ndjson.answer"):
+    try:
+        accepted += json.load(open(answer))["data"]["accepted"]
+    except (ValueError, KeyError, TypeError):
+        pass
+print(f"{kind}: {batches} batches of ~4 MB, {lines} lines ({accepted} accepted), {senders} sender(s): "
+      f"{secs:.2f} s, {lines / secs:,.0f} lines/s; server CPU {cpu:.2f} s, {cpu / int(batches):.2f} s a batch; "
       f"non-200 answers: {bad}")
 PY
 done
