@@ -105,22 +105,22 @@ cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 tck=$(getconf CLK_TCK)
 for kind in $kinds; do
   lines=0
-  for f in "$dir/$kind"-*.lines; do lines=$((lines + $(cat "$f"))); done
+  for f in "$dir/$kind"-[0-9]*.lines; do lines=$((lines + $(cat "$f"))); done
   c0=$(cpu)
   t0=$(date +%s.%N)
-  ls "$dir/$kind"-*.ndjson | xargs -P "$SENDERS" -I{} sh -c \
+  ls "$dir/$kind"-[0-9]*.ndjson | xargs -P "$SENDERS" -I{} sh -c \
     "curl -sS -o {}.answer -w '%{http_code}\n' -H 'Authorization: Bearer $collect' -H 'Content-Type: application/x-ndjson' --data-binary @{} '$base/collect/$kind'" \
     >"$dir/$kind.codes"
   t1=$(date +%s.%N)
   c1=$(cpu)
   bad=$(grep -vc '^200$' "$dir/$kind.codes" || true)
-  batches=$(ls "$dir/$kind"-*.ndjson | wc -l)
+  batches=$(ls "$dir/$kind"-[0-9]*.ndjson | wc -l)
   python3 - "$kind" "$lines" "$t0" "$t1" "$c0" "$c1" "$tck" "$batches" "$SENDERS" "$bad" "$dir" <<'PY'
 import glob, json, sys
 kind, lines, t0, t1, c0, c1, tck, batches, senders, bad, d = sys.argv[1:]
 lines, secs, cpu = int(lines), float(t1) - float(t0), (int(c1) - int(c0)) / int(tck)
 accepted = 0
-for answer in glob.glob(f"{d}/{kind}-*.ndjson.answer"):
+for answer in glob.glob(f"{d}/{kind}-[0-9]*.ndjson.answer"):
     try:
         accepted += json.load(open(answer))["data"]["accepted"]
     except (ValueError, KeyError, TypeError):
