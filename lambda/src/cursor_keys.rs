@@ -36,19 +36,21 @@ pub struct KeySource {
 
 impl KeySource {
     /// The secret the configuration names, if any.
-    pub async fn of(config: &Config) -> Option<Self> {
-        let arn = config.cursor_secret_arn.clone()?;
+    pub async fn of(config: &Config) -> StoreResult<Option<Self>> {
+        let Some(arn) = config.cursor_secret_arn.clone() else {
+            return Ok(None);
+        };
         let sdk = netops_store_dynamodb::sdk_config(
             config.dynamodb.region.as_deref(),
             config.secrets_endpoint.as_deref(),
             Duration::from_secs(config.dynamodb.timeout_secs),
         )
-        .await;
-        Some(Self {
+        .await?;
+        Ok(Some(Self {
             client: Client::new(&sdk),
             arn,
             every: Duration::from_secs(config.cursor_refresh_secs),
-        })
+        }))
     }
 
     /// The ring: every stage's key (its value's bytes), the signing one first, each once.

@@ -110,7 +110,7 @@ async fn serve(
     netops_shared::telemetry::init(config.json_logs);
     let geo = geo(&config)?;
     let stores = open(&config).await?;
-    let (state, ring) = match cursor_keys::KeySource::of(&config).await {
+    let (state, ring) = match cursor_keys::KeySource::of(&config).await? {
         Some(source) => {
             let keys = source.read().await?;
             let state = AppState::with_cursor_keys(&stores, config, keys)
