@@ -10,7 +10,6 @@ import asyncio
 import datetime
 import ipaddress
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
+from lambda_watch import free_port
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -75,14 +75,6 @@ def make_certificates(directory):
     }
 
 
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def _wait_up(proc, endpoint, context):
     for _ in range(400):
         try:
@@ -105,7 +97,7 @@ def start_moto(log, certificates=None, front="moto"):
     DynamoDB does: HTTPS is served by a proxy (`python local_tls.py proxy`, its own process)
     that keeps each client's connection and passes every request to moto on a fresh local
     one."""
-    port = _free_port()
+    port = free_port()
     args = [sys.executable, os.path.join(ROOT, "tests", "moto_server.py"), "-H", "127.0.0.1", "-p", str(port)]
     if certificates and front == "moto":
         args += ["--ssl-cert", certificates["cert"], "--ssl-key", certificates["key"]]
@@ -115,7 +107,7 @@ def start_moto(log, certificates=None, front="moto"):
         endpoint = f"{'https' if certificates and front == 'moto' else 'http'}://127.0.0.1:{port}"
         _wait_up(procs[0], endpoint, context)
         if certificates and front == "proxy":
-            listen = _free_port()
+            listen = free_port()
             procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "proxy", str(listen), str(port),
                                            certificates["cert"], certificates["key"]],
                                           stdout=log, stderr=subprocess.STDOUT))
