@@ -2,8 +2,9 @@
 # The Lambda packages, measured (bench/lambda-results.md):
 #  - every function through `sam build`, as deployed (arm64): the build's time, each
 #    bootstrap's architecture and its size zipped as SAM uploads it (deflate);
-#  - the same functions and the hello-world baseline (bench/hello) built for x86_64 with the
-#    same profile, then their cold starts side by side (bench/cold_start.py, 20 each).
+#  - the same functions and the hello-world baseline (bench/hello, which makes the functions'
+#    token read) built for x86_64 with the same profile, then their cold starts side by side
+#    over HTTPS with a local CA (bench/cold_start.py, 20 each; TLS=0 for plain HTTP).
 # Needs what infra/README.md lists for `sam build` (aws-sam-cli, cargo-lambda, ziglang, the
 # aarch64-unknown-linux-gnu Rust target) and the test command's .venv (moto). BUILD_DIR
 # measures an existing `sam build` output instead of building.
@@ -35,5 +36,6 @@ PY
 echo "== x86_64 builds of the functions and the baseline, then cold starts"
 cargo lambda build --release --workspace --exclude netops >/dev/null 2>&1
 cargo build -q -p netops
-# moto (the DynamoDB-protocol server of the cold starts) is in the test command's venv.
+# moto (the DynamoDB-protocol server of the cold starts) and cryptography (its local CA) are in
+# the test command's venv.
 .venv/bin/python bench/cold_start.py target/lambda 20

@@ -4,6 +4,12 @@
 //! so that a rotation (infra/README.md, "Rotating the cursor key") reaches every instance
 //! without a deployment.
 //!
+//! The read at start is begun, not awaited ([`Ring::first_read`]): it runs beside the first
+//! request, and only a page, which may sign or verify a cursor, waits for it, after its
+//! token read (netops_shared::paging). Awaited at start, its three calls and their TLS
+//! handshake made every cold start's init about 1.5 times longer (bench/lambda-results.md,
+//! "Cold starts over TLS").
+//!
 //! Secrets Manager rather than Parameter Store: its versions carry the staging labels a
 //! rotation moves (`AWSPENDING`, `AWSCURRENT`, `AWSPREVIOUS`), so the ring is the secret's
 //! own history, with no format of ours inside the value; the value never appears in the
@@ -36,19 +42,21 @@ pub struct KeySource {
 
 impl KeySource {
     /// The secret the configuration names, if any.
-    pub async fn of(config: &Config) -> Option<Self> {
-        let arn = config.cursor_secret_arn.clone()?;
+    pub async fn of(config: &Config) -> StoreResult<Option<Self>> {
+        let Some(arn) = config.cursor_secret_arn.clone() else {
+            return Ok(None);
+        };
         let sdk = netops_store_dynamodb::sdk_config(
             config.dynamodb.region.as_deref(),
             config.secrets_endpoint.as_deref(),
             Duration::from_secs(config.dynamodb.timeout_secs),
         )
-        .await;
-        Some(Self {
+        .await?;
+        Ok(Some(Self {
             client: Client::new(&sdk),
             arn,
             every: Duration::from_secs(config.cursor_refresh_secs),
-        })
+        }))
     }
 
     /// The ring: every stage's key (its value's bytes), the signing one first, each once.
@@ -109,6 +117,29 @@ impl Ring {
             source,
             codec,
             read_at: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// The first read of the ring, begun at start: until it succeeds, pages wait (at most a
+    /// store operation's time, then 503) and it is tried again, at once and then after 1 s,
+    /// doubling up to a minute. Lambda freezes the instance between invocations, this task
+    /// with it: a read still in flight when the first answer is sent resumes at the next
+    /// invocation, where its call has likely timed out; hence the retry at once.
+    pub async fn first_read(self: Arc<Self>) {
+        let mut pause = Duration::ZERO;
+        loop {
+            match self.source.read().await {
+                Ok(keys) => {
+                    self.codec.replace_keys(keys);
+                    *self.read_at.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                    return;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cursor key ring not read; pages wait for it")
+                }
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
         }
     }
 }

@@ -110,14 +110,15 @@ async fn serve(
     netops_shared::telemetry::init(config.json_logs);
     let geo = geo(&config)?;
     let stores = open(&config).await?;
-    let (state, ring) = match cursor_keys::KeySource::of(&config).await {
+    let (state, ring) = match cursor_keys::KeySource::of(&config).await? {
+        // The ring is read beside the first request, not before it (cursor_keys::Ring::first_read).
         Some(source) => {
-            let keys = source.read().await?;
-            let state = AppState::with_cursor_keys(&stores, config, keys)
+            let state = AppState::with_cursor_keys(&stores, config, Vec::new())
                 .accepting(access_tokens)
                 .geolocating(geo);
-            let ring = cursor_keys::Ring::new(source, state.cursors.clone());
-            (state, Some(Arc::new(ring)))
+            let ring = Arc::new(cursor_keys::Ring::new(source, state.cursors.clone()));
+            tokio::spawn(ring.clone().first_read());
+            (state, Some(ring))
         }
         None => (
             AppState::new(&stores, config)

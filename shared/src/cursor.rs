@@ -6,9 +6,12 @@
 //! time ([`DEFAULT_VALID_HOURS`], `NETOPS_CURSOR_VALID_HOURS`), so a key retired from signing
 //! and kept in the ring for that long breaks no cursor still valid: that is the rotation of
 //! infra/README.md ("Rotating the cursor key"). A warm instance takes a new ring with
-//! [`CursorCodec::replace_keys`] without restarting.
+//! [`CursorCodec::replace_keys`] without restarting; a function that reads its ring at start
+//! beside its first request makes its codec without keys, and pages wait for them
+//! ([`CursorCodec::ready`]).
 
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -31,6 +34,9 @@ pub struct CursorCodec {
     /// The keys, the signing one first.
     keys: RwLock<Arc<[Vec<u8>]>>,
     valid_secs: i64,
+    /// Whether there are keys: false from [`CursorCodec::new`] without any (a ring still
+    /// being read) until [`CursorCodec::replace_keys`] brings some.
+    ready: tokio::sync::watch::Sender<bool>,
 }
 
 /// Why a cursor is refused.
@@ -71,10 +77,12 @@ fn mac(key: &[u8]) -> Hmac<Sha256> {
 }
 
 impl CursorCodec {
-    /// A ring of `keys` (the signing one first; at least one) whose cursors are valid for
-    /// `valid_hours`.
+    /// A ring of `keys` (the signing one first) whose cursors are valid for `valid_hours`.
+    /// Without keys, a ring still being read: nothing may sign or verify before
+    /// [`CursorCodec::ready`] says it is in.
     pub fn new(keys: Vec<Vec<u8>>, valid_hours: u32) -> Self {
         Self {
+            ready: tokio::sync::watch::Sender::new(!keys.is_empty()),
             keys: RwLock::new(keys.into()),
             valid_secs: i64::from(valid_hours) * 3600,
         }
@@ -91,6 +99,20 @@ impl CursorCodec {
             return;
         }
         *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys.into();
+        self.ready.send_replace(true);
+    }
+
+    /// Whether the codec has its keys, waiting for them for at most `wait` when it has none
+    /// yet (at once when it has).
+    pub async fn ready(&self, wait: Duration) -> bool {
+        if *self.ready.borrow() {
+            return true;
+        }
+        let mut ready = self.ready.subscribe();
+        matches!(
+            tokio::time::timeout(wait, ready.wait_for(|ready| *ready)).await,
+            Ok(Ok(_))
+        )
     }
 
     fn ring(&self) -> Arc<[Vec<u8>]> {
@@ -277,6 +299,27 @@ mod tests {
             c.decode::<String>(&after, "list_alerts", "acme", "f")
                 .is_ok()
         );
+    }
+
+    #[tokio::test]
+    async fn a_codec_made_without_keys_is_ready_once_they_come_and_not_before() {
+        let wait = std::time::Duration::from_millis(20);
+        assert!(CursorCodec::new(vec![b"k".to_vec()], 24).ready(wait).await);
+        let c = Arc::new(CursorCodec::new(Vec::new(), 24));
+        assert!(!c.ready(wait).await, "no keys yet");
+        c.replace_keys(Vec::new());
+        assert!(!c.ready(wait).await, "an empty ring brings none");
+        let waiting = tokio::spawn({
+            let c = c.clone();
+            async move { c.ready(std::time::Duration::from_secs(30)).await }
+        });
+        tokio::time::sleep(wait).await;
+        c.replace_keys(vec![b"k".to_vec()]);
+        assert!(
+            waiting.await.unwrap_or(false),
+            "a waiter is woken by the keys"
+        );
+        assert!(c.ready(std::time::Duration::ZERO).await);
     }
 
     #[test]

@@ -73,6 +73,16 @@ impl FromRequestParts<AppState> for Page {
             Some(_) => Some(window_params(&params)?),
             None => None,
         };
+        // A function reads its cursor key ring at start beside its first request
+        // (netops-lambda): a page that may sign or verify a cursor waits for it, after the
+        // caller's token read it overlapped and the checks of its parameters, as long as a
+        // store operation may take.
+        let wait = std::time::Duration::from_secs(state.config.dynamodb.timeout_secs);
+        if rule.cursor && !state.cursors.ready(wait).await {
+            return Err(ApiError::unavailable(
+                &"the cursor key ring is not read yet",
+            ));
+        }
         Ok(Page {
             limit,
             cursor,

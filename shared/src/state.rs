@@ -40,7 +40,8 @@ impl AppState {
     }
 
     /// State over opened stores with a cursor key ring read elsewhere (a function reads its
-    /// ring from Secrets Manager), the signing key first.
+    /// ring from Secrets Manager), the signing key first; without keys, a ring still being
+    /// read, which pages wait for ([`CursorCodec::ready`]).
     pub fn with_cursor_keys(stores: &Stores, config: Config, keys: Vec<Vec<u8>>) -> Self {
         let cursors = CursorCodec::new(keys, config.cursor_valid_hours);
         Self {

@@ -8,10 +8,11 @@ import hashlib
 import hmac
 import json
 import os
+import subprocess
 import tempfile
 import time
 
-from conftest import aws_endpoint
+from conftest import BINARY, aws_endpoint
 from lambda_runtime import Started, apigw_event
 from test_lambda_runtime import FLEET, seeded_db
 
@@ -96,3 +97,34 @@ def test_a_rotation_of_the_cursor_key_breaks_no_cursor_still_valid():
         finally:
             stderr = fleet.close()
     assert "panicked" not in stderr, stderr
+
+
+def test_a_ring_not_read_yet_holds_back_the_pages_alone():
+    """The ring is read beside the first requests, not before them: while it cannot be read
+    (here a secret that does not exist), a request without a cursor to sign or verify is
+    answered, and a page waits for the ring as long as a store operation may take, then
+    answers 503, the function still running."""
+    endpoint = aws_endpoint()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "netops.db")
+        token = subprocess.run(
+            [str(BINARY), "token", "create", "--tenant", "acme", "--name", "ring", "--scopes", "all", "--db", db],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+        fleet = Started(FLEET, {
+            "NETOPS_STORE": "embedded", "NETOPS_DB": db, "NETOPS_DYNAMODB_TIMEOUT_SECS": "1",
+            "NETOPS_CURSOR_SECRET_ARN": f"arn:aws:secretsmanager:us-east-1:123456789012:secret:none-{time.time_ns()}",
+            "NETOPS_SECRETS_ENDPOINT": endpoint,
+        })
+        try:
+            assert fleet.call(apigw_event("/api/v1/me", token))["statusCode"] == 200
+            started = time.perf_counter()
+            answer = fleet.call(apigw_event("/api/v1/machines", token, "limit=2"))
+            waited = time.perf_counter() - started
+            assert answer["statusCode"] == 503, answer
+            assert json.loads(answer["body"])["error"] == "service_unavailable", answer
+            assert 1 <= waited < 5, waited
+            assert fleet.call(apigw_event("/api/v1/me", token))["statusCode"] == 200
+        finally:
+            stderr = fleet.close()
+    assert "cursor key ring not read" in stderr, stderr

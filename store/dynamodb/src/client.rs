@@ -26,8 +26,8 @@ use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
-use netops_store::StoreError;
 use netops_store::usage::{TracedCall, Usage};
+use netops_store::{StoreError, StoreResult};
 
 /// When the attempt in flight was sent, for the trace of a traced request.
 #[derive(Debug, Clone, Copy)]
@@ -189,6 +189,42 @@ pub fn http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
         .build_https()
 }
 
+/// The variable naming a PEM file of certificates the AWS clients trust besides their usual
+/// roots (docs/configuration.md): the tests' local CA, or a company's TLS proxy. Unset, nothing
+/// is read.
+const EXTRA_CA_VAR: &str = "NETOPS_EXTRA_CA_FILE";
+
+/// The certificates of [`EXTRA_CA_VAR`]'s file, if it names one, checked as the TLS client
+/// will load them (it would panic at its first connection on a file it cannot parse, and
+/// trust nothing more from a file without a certificate): a missing, unreadable or bad file
+/// is an error naming the variable, never a silent fallback to the usual roots.
+fn extra_roots(path: Option<std::ffi::OsString>) -> StoreResult<Option<Vec<u8>>> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let bad = |reason: String| {
+        StoreError::Backend(format!(
+            "{EXTRA_CA_VAR}={}: {reason}",
+            std::path::Path::new(&path).display()
+        ))
+    };
+    let pem = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("not a PEM file ({e})")))?;
+    if certs.is_empty() {
+        return Err(bad("no PEM certificate in the file".to_owned()));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for (i, cert) in certs.into_iter().enumerate() {
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("certificate {}: {e}", i + 1)))?;
+    }
+    Ok(Some(pem))
+}
+
 /// The SDK configuration: region, credentials and endpoint from the usual sources, with
 /// static test credentials when an endpoint override is given without any.
 ///
@@ -200,13 +236,16 @@ pub fn http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
 /// SDK's standard mode, 3 attempts, backing off from 50 ms up to 1 s (AWS SDKs have long
 /// used a base delay of tens of milliseconds for DynamoDB; the standard 1 s would use up the
 /// request's budget on the first retry).
+///
+/// Fails only on a bad [`EXTRA_CA_VAR`] file.
 pub async fn sdk_config(
     region: Option<&str>,
     endpoint: Option<&str>,
     timeout: Duration,
-) -> aws_config::SdkConfig {
+) -> StoreResult<aws_config::SdkConfig> {
     use aws_config::retry::RetryConfig;
     use aws_config::timeout::TimeoutConfig;
+    use aws_smithy_http_client::tls;
     let timeouts = TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(1))
         .operation_attempt_timeout(timeout / 2)
@@ -220,12 +259,20 @@ pub async fn sdk_config(
     // trusting those five roots alone is the least trust, and spares every cold start the
     // reading and parsing of the system's whole bundle (1.7 ms of a 4 ms init with Debian's
     // 146 files). Elsewhere (the local process) the system's roots, which a company's own CA
-    // may have joined.
-    let http = if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
-        use aws_smithy_http_client::tls;
-        let roots = tls::TrustStore::empty()
-            .with_native_roots(false)
-            .with_pem_certificate(include_bytes!("amazon-roots.pem").as_slice());
+    // may have joined. Either way, the extra file's certificates besides.
+    let lambda = std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some();
+    let extra = extra_roots(std::env::var_os(EXTRA_CA_VAR))?;
+    let http = if lambda || extra.is_some() {
+        let mut roots = if lambda {
+            tls::TrustStore::empty()
+                .with_native_roots(false)
+                .with_pem_certificate(include_bytes!("amazon-roots.pem").as_slice())
+        } else {
+            tls::TrustStore::default()
+        };
+        if let Some(pem) = extra {
+            roots = roots.with_pem_certificate(pem);
+        }
         // (The builder cannot fail today; were it to, the default context is the system's.)
         let context = tls::TlsContext::builder()
             .with_trust_store(roots)
@@ -262,7 +309,7 @@ pub async fn sdk_config(
             loader = loader.region(aws_config::Region::new("us-east-1"));
         }
     }
-    loader.load().await
+    Ok(loader.load().await)
 }
 
 pub(super) fn backend<E: std::fmt::Debug + ProvideErrorMetadata>(e: SdkError<E>) -> StoreError {
@@ -285,5 +332,66 @@ pub(super) fn wrote<T, E: std::fmt::Debug + ProvideErrorMetadata>(
         Ok(_) => Ok(true),
         Err(e) if is_condition_failed(&e) => Ok(false),
         Err(e) => Err(backend(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().expect("temporary file");
+        f.write_all(bytes).expect("written");
+        f
+    }
+
+    fn refused(bytes: &[u8]) -> String {
+        let f = file(bytes);
+        match extra_roots(Some(f.path().into())) {
+            Err(StoreError::Backend(message)) => message,
+            other => panic!("accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_extra_ca_file_adds_its_certificates_and_nothing_is_read_without_one() {
+        assert_eq!(extra_roots(None).ok(), Some(None));
+        let pem = include_bytes!("amazon-roots.pem");
+        let f = file(pem);
+        let read = extra_roots(Some(f.path().into())).expect("a PEM of five roots");
+        assert_eq!(read.as_deref(), Some(pem.as_slice()));
+    }
+
+    #[test]
+    fn a_missing_or_bad_extra_ca_file_is_an_error_naming_the_variable() {
+        let missing = std::env::temp_dir().join("netops-no-such-ca.pem");
+        let Err(StoreError::Backend(message)) = extra_roots(Some(missing.clone().into())) else {
+            panic!("a missing file was accepted");
+        };
+        assert!(
+            message.starts_with(&format!("NETOPS_EXTRA_CA_FILE={}: ", missing.display())),
+            "{message}"
+        );
+        // Not PEM at all, PEM without a certificate, a certificate whose body is not one.
+        assert!(refused(b"not a certificate").contains("no PEM certificate"));
+        let key =
+            b"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n";
+        assert!(refused(key).contains("no PEM certificate"));
+        let broken = b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+        assert!(
+            refused(broken).contains("not a PEM file"),
+            "{}",
+            refused(broken)
+        );
+        let not_der = b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        assert!(
+            refused(not_der).contains("certificate 1: "),
+            "{}",
+            refused(not_der)
+        );
+        for message in [refused(b""), refused(key)] {
+            assert!(message.starts_with("NETOPS_EXTRA_CA_FILE="), "{message}");
+        }
     }
 }

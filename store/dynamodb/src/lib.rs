@@ -72,7 +72,7 @@ impl DynamoStore {
             config.endpoint.as_deref(),
             Duration::from_secs(config.timeout_secs),
         )
-        .await;
+        .await?;
         let calls = Arc::new(CallCounter::default());
         let conf = aws_sdk_dynamodb::config::Builder::from(&sdk)
             .interceptor(Counting(calls.clone()))

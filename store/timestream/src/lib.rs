@@ -65,7 +65,7 @@ impl TimestreamSeries {
             config.endpoint.as_deref(),
             std::time::Duration::from_secs(netops_store::config::STORE_TIMEOUT_SECS),
         )
-        .await;
+        .await?;
         Ok(Self::with_client(others, Client::new(&sdk), config))
     }
 
