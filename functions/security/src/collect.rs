@@ -211,24 +211,11 @@ pub struct SiemEventLine {
 }
 
 fn write_siem_events<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
-    Box::pin(async move {
-        let mut refused = Vec::new();
-        let mut events = Vec::new();
-        for (line, l) in batch.read::<SiemEventLine>(&mut refused) {
-            match siem_event(l) {
-                Err(why) => refused.push(LineError::InvalidObservation.refuse(line, why)),
-                Ok(e) => match batch.check_time(line, e.at) {
-                    Err(r) => refused.push(r),
-                    Ok(()) => events.push(e),
-                },
-            }
-        }
-        correlate(batch, &events).await?;
-        Ok(refused)
-    })
+    // Nothing of its own is kept: no series.
+    Box::pin(write(batch, "", "", siem_event))
 }
 
-fn siem_event(l: SiemEventLine) -> Result<SiemEvent, Msg> {
+fn siem_event(l: SiemEventLine) -> Stored {
     if !(1..=65535).contains(&l.event_id) {
         return Err(invalid("event_id", "de 1 à 65535", "1 to 65535"));
     }
@@ -251,7 +238,7 @@ fn siem_event(l: SiemEventLine) -> Result<SiemEvent, Msg> {
     let service_account = l
         .service_account
         .unwrap_or_else(|| l.account.as_deref().is_some_and(service_name));
-    Ok(SiemEvent {
+    let event = SiemEvent {
         at: l.at,
         event_id: l.event_id,
         account: l.account,
@@ -263,7 +250,8 @@ fn siem_event(l: SiemEventLine) -> Result<SiemEvent, Msg> {
         group: l.group,
         privileged: l.privileged,
         service_account,
-    })
+    };
+    Ok((None, event))
 }
 
 fn source_ip_ok(ip: &str) -> Result<(), Msg> {
@@ -289,9 +277,9 @@ fn write_changes<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<Line
     Box::pin(write(batch, CHANGES, "ch", change))
 }
 
-/// What a line becomes: its time, its partition, its stored body and the event the rules
-/// read, or why it is refused.
-type Stored = Result<(DateTime<Utc>, String, Value, SiemEvent), Msg>;
+/// What a line becomes: its partition and stored body (none for a `siem-event`) and the
+/// event the rules read (its time the line's), or why it is refused.
+type Stored = Result<(Option<(String, Value)>, SiemEvent), Msg>;
 
 fn invalid(field: &str, fr: &str, en: &str) -> Msg {
     Msg::new(format!("{field} : {fr}"), format!("{field}: {en}"))
@@ -364,7 +352,7 @@ fn logon(l: LogonLine) -> Stored {
         failure_reason: l.failure_reason,
         dc: l.dc,
     };
-    Ok((l.at, partition, body(logon)?, event))
+    Ok((Some((partition, body(logon)?)), event))
 }
 
 fn lockout(l: LockoutLine) -> Stored {
@@ -414,7 +402,7 @@ fn lockout(l: LockoutLine) -> Stored {
         author: l.author,
         dc: l.dc,
     };
-    Ok((l.at, partition, body(lockout)?, event))
+    Ok((Some((partition, body(lockout)?)), event))
 }
 
 fn change(l: ChangeLine) -> Stored {
@@ -467,11 +455,12 @@ fn change(l: ChangeLine) -> Stored {
         details: l.details,
         dc: l.dc,
     };
-    Ok((l.at, l.kind.as_str().to_owned(), body(change)?, event))
+    Ok((Some((l.kind.as_str().to_owned(), body(change)?)), event))
 }
 
 /// Reads the batch's lines as `T`, makes each the body `stored` says (or refuses it), checks
-/// its time, stores the accepted ones in `series`, once, and runs the rules over them.
+/// its time, stores the accepted ones that keep a body in `series`, once, and runs the rules
+/// over them all.
 async fn write<T: serde::de::DeserializeOwned>(
     batch: &Batch<'_>,
     series: &str,
@@ -484,10 +473,12 @@ async fn write<T: serde::de::DeserializeOwned>(
     for (line, l) in batch.read::<T>(&mut refused) {
         match stored(l) {
             Err(why) => refused.push(LineError::InvalidObservation.refuse(line, why)),
-            Ok((at, partition, body, event)) => match batch.check_time(line, at) {
+            Ok((kept, event)) => match batch.check_time(line, event.at) {
                 Err(r) => refused.push(r),
                 Ok(()) => {
-                    events.push((partition, at, body));
+                    if let Some((partition, body)) = kept {
+                        events.push((partition, event.at, body));
+                    }
                     siem.push(event);
                 }
             },
@@ -512,13 +503,18 @@ mod tests {
                 "dc": "DC1", "failure_reason": reason}))
             .expect("line")
         };
-        let (_, partition, b, _) = logon(logon_line(4625, Some("0xC000006A"))).expect("stored");
+        let (kept, _) = logon(logon_line(4625, Some("0xC000006A"))).expect("stored");
+        let (partition, b) = kept.expect("kept");
         assert_eq!(
             (partition.as_str(), b["result"].as_str()),
             ("SRV", Some("failure"))
         );
         assert_eq!(
-            logon(logon_line(4624, None)).expect("stored").2["result"],
+            logon(logon_line(4624, None))
+                .expect("stored")
+                .0
+                .expect("kept")
+                .1["result"],
             "success"
         );
         for bad in [logon_line(4624, Some("x")), logon_line(4634, None)] {
@@ -527,6 +523,9 @@ mod tests {
         let unlock = serde_json::from_value::<LockoutLine>(json!({"at": "2026-01-01T00:00:00Z",
             "event_id": 4767, "user": "j.m", "author": "admin", "dc": "DC1"}))
         .expect("line");
-        assert_eq!(lockout(unlock).expect("stored").2["action"], "unlocked");
+        assert_eq!(
+            lockout(unlock).expect("stored").0.expect("kept").1["action"],
+            "unlocked"
+        );
     }
 }
