@@ -19,6 +19,7 @@ pub static KINDS: &[&CollectKind] = &[
     &netops_security::collect::LOGON,
     &netops_security::collect::LOCKOUT,
     &netops_security::collect::CHANGE,
+    &netops_security::collect::SIEM_EVENT,
     &netops_files::collect::FILE_ACCESS,
     &netops_operations::collect::JOB_PING,
     &netops_databases::collect::METRICS_KIND,

@@ -18,6 +18,7 @@ use netops_alerts::model::{
     SIEM_INCIDENTS, Severity, SiemAction, SiemIncident, SiemSeverity, SiemStatus, num_key,
 };
 use netops_alerts::monitors::{floor_day, floor_hour};
+use netops_security::derive::{SiemEvent, correlated};
 
 mod live;
 pub use live::produce;
@@ -837,7 +838,8 @@ fn correlated_events(ctx: &SeedCtx, inc: &SiemIncident) -> Vec<Record> {
 }
 
 /// The `e`th event correlated by incident `incident`: event `event_id` of the Windows
-/// security log, of an account on a host from an address.
+/// security log, of an account on a host from an address, as the rules' correlation writes
+/// it ([`netops_security::derive::correlated`]).
 fn siem_event(
     incident: &str,
     e: u64,
@@ -845,25 +847,18 @@ fn siem_event(
     event_id: u32,
     [account, host, ip]: [&str; 3],
 ) -> Record {
-    let message = match event_id {
-        4625 => format!("Échec d'ouverture de session pour {account} depuis {ip}"),
-        4740 => format!("Compte {account} verrouillé"),
-        4728 => format!("Membre {account} ajouté au groupe Admins du domaine"),
-        4624 => format!("Ouverture de session de {account} sur {host}"),
-        1102 => "Le journal d'audit a été effacé".to_owned(),
-        _ => format!("Compte {account} créé"),
+    let event = SiemEvent {
+        at: ts,
+        event_id,
+        account: Some(account.to_owned()),
+        subject: None,
+        host: Some(host.to_owned()),
+        source_ip: Some(ip.to_owned()),
+        source_host: None,
+        logon_type: None,
+        group: None,
+        privileged: false,
+        service_account: false,
     };
-    Record {
-        partition: incident.to_owned(),
-        ts: ts.timestamp_millis(),
-        id: format!("{incident}-{e:05}"),
-        body: json!({
-            "ts": ts,
-            "event_id": event_id,
-            "account": account,
-            "host": host,
-            "source_ip": ip,
-            "message": message,
-        }),
-    }
+    correlated(incident, format!("{incident}-{e:05}"), &event)
 }

@@ -412,6 +412,7 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
             "directory-logon",
             "account-lockout",
             "account-change",
+            "siem-event",
             "file-access",
             "job-ping",
             "database-metrics",

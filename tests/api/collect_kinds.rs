@@ -875,6 +875,195 @@ async fn directory_events_collected_appear_in_their_routes_once() {
     assert_eq!(res.status, StatusCode::FORBIDDEN);
 }
 
+/// A failed logon (4625) of `account` from `ip`, `secs` seconds before `now`, as a SIEM sends it.
+fn failure(now: DateTime<Utc>, secs: i64, account: &str, ip: &str) -> String {
+    json!({"at": stamp(now - Duration::seconds(secs)), "event_id": 4625, "host": "PAR-DC-01",
+        "account": account, "source_ip": ip, "logon_type": 3})
+    .to_string()
+}
+
+/// The incidents in progress of rule `rule` naming `name` among their accounts or addresses.
+async fn incidents_of(app: &TestApp, read: &str, rule: &str, name: &str) -> Vec<serde_json::Value> {
+    let res = app
+        .get("/security/incidents?status=open&limit=500", read)
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    res.items()
+        .iter()
+        .filter(|i| i["rule_id"] == rule)
+        .filter(|i| {
+            [&i["accounts"], &i["source_ips"]]
+                .iter()
+                .any(|l| l.as_array().is_some_and(|l| l.iter().any(|n| n == name)))
+        })
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn siem_events_collected_open_incidents_once_and_keep_their_ack() {
+    let app = TestApp::with_modules(&[Function::Security, Function::Alerts]).await;
+    let read = app
+        .token("acme", &[Scope::ReadSecurity, Scope::ReadAlerts])
+        .await;
+    let collect = app.token("acme", &[Scope::CollectSecurity]).await;
+    let now = Utc::now();
+    let victim = "siem.collecte";
+    let ip = "203.0.113.77";
+    // Nine failures in two minutes (and two bad lines): under the threshold of 10 in 5 minutes.
+    let mut nine: Vec<String> = (0..9)
+        .map(|i| failure(now, 600 - i * 15, victim, ip))
+        .collect();
+    nine.push(json!({"at": stamp(now), "event_id": 0, "host": "DC"}).to_string());
+    nine.push(
+        json!({"at": stamp(now), "event_id": 4625, "host": "DC", "source_ip": "nulle part"})
+            .to_string(),
+    );
+    assert_taken(
+        &post_lines(&app, "siem-event", &collect, &nine).await,
+        9,
+        &[(10, "invalid_observation"), (11, "invalid_observation")],
+    );
+    assert!(incidents_of(&app, &read, "gl-001", victim).await.is_empty());
+    // The tenth arrives late, dated before the others (its window is evaluated again), with
+    // two more, one of them twice: one incident of the twelve events.
+    let more = [
+        failure(now, 630, victim, ip),
+        failure(now, 400, victim, ip),
+        failure(now, 390, victim, ip),
+        failure(now, 390, victim, ip),
+    ];
+    assert_taken(
+        &post_lines(&app, "siem-event", &collect, &more).await,
+        4,
+        &[],
+    );
+    let found = incidents_of(&app, &read, "gl-001", victim).await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    let incident = &found[0];
+    assert_eq!(
+        (
+            incident["status"].as_str(),
+            incident["severity"].as_str(),
+            incident["event_count"].as_u64()
+        ),
+        (Some("OPEN"), Some("HIGH"), Some(12)),
+        "{incident}"
+    );
+    assert_eq!(incident["source_ips"], json!([ip]));
+    let id = incident["id"].as_str().expect("id").to_owned();
+    let detail = app
+        .get(&format!("/security/incidents/siem-{id}"), &read)
+        .await;
+    assert_eq!(detail.status, StatusCode::OK, "{}", detail.body);
+    let events = detail.body["data"]["events"].as_array().expect("events");
+    assert_eq!(events.len(), 12);
+    assert!(
+        events
+            .iter()
+            .all(|e| e["event_id"] == 4625 && e["account"] == victim)
+    );
+    assert!(
+        time(&events[0]["ts"]) > time(&events[11]["ts"]),
+        "newest first"
+    );
+    // The same lines again, in one batch of another identity (a shipper's retry cut
+    // otherwise), open nothing and count nothing twice.
+    let retry: Vec<String> = nine.iter().chain(&more).cloned().collect();
+    assert_taken(
+        &post_lines(&app, "siem-event", &collect, &retry).await,
+        13,
+        &[(10, "invalid_observation"), (11, "invalid_observation")],
+    );
+    let again = incidents_of(&app, &read, "gl-001", victim).await;
+    assert_eq!(again, found);
+    // In the alert feed as siem-<id>; acknowledged there, it keeps its status when more
+    // events of the episode arrive, which it counts.
+    let feed = app
+        .get("/alerts?kind=siem&status=open&limit=500", &read)
+        .await;
+    assert!(
+        feed.items().iter().any(|a| a["id"] == format!("siem-{id}")),
+        "{}",
+        feed.body
+    );
+    let ack = app.token("acme", &[Scope::WriteAlerts]).await;
+    let res = app
+        .send(
+            http::Method::POST,
+            &format!("/alerts/siem-{id}/ack"),
+            &ack,
+            json!({"note": "Vu"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let later = [failure(now, 300, victim, ip), failure(now, 200, victim, ip)];
+    assert_taken(
+        &post_lines(&app, "siem-event", &collect, &later).await,
+        2,
+        &[],
+    );
+    let acked = incidents_of(&app, &read, "gl-001", victim).await;
+    assert_eq!(acked.len(), 1, "{acked:?}");
+    assert_eq!(
+        (
+            acked[0]["status"].as_str(),
+            acked[0]["event_count"].as_u64()
+        ),
+        (Some("ACKNOWLEDGED"), Some(14))
+    );
+    let actions: Vec<&str> = acked[0]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect();
+    assert_eq!(actions, ["open", "ack"]);
+
+    // The directory's logons feed the rules too: 15 accounts failing from one address in
+    // 10 minutes is a password spray (one failure each: no brute force); 14 from another
+    // address is not.
+    let logon = |i: i64, source: &str| {
+        json!({"at": stamp(now - Duration::seconds(500 - i * 20)), "event_id": 4625,
+            "user": format!("spray.{i}"), "domain": "ACME", "logon_type": 3, "source_ip": source,
+            "target_host": "PAR-DC-01", "auth_package": "NTLM", "dc": "PAR-DC-01"})
+        .to_string()
+    };
+    let mut logons: Vec<String> = (0..15).map(|i| logon(i, "198.51.100.77")).collect();
+    logons.extend((0..14).map(|i| logon(i, "198.51.100.78")));
+    assert_taken(
+        &post_lines(&app, "directory-logon", &collect, &logons).await,
+        29,
+        &[],
+    );
+    let spray = incidents_of(&app, &read, "gl-002", "198.51.100.77").await;
+    assert_eq!(spray.len(), 1, "{spray:?}");
+    assert_eq!(
+        (
+            spray[0]["severity"].as_str(),
+            spray[0]["accounts"].as_array().map(Vec::len)
+        ),
+        (Some("CRITICAL"), Some(15))
+    );
+    assert!(
+        incidents_of(&app, &read, "gl-002", "198.51.100.78")
+            .await
+            .is_empty()
+    );
+    assert!(
+        incidents_of(&app, &read, "gl-001", "spray.0")
+            .await
+            .is_empty()
+    );
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadSecurity]).await;
+    assert!(
+        incidents_of(&app, &globex, "gl-001", victim)
+            .await
+            .is_empty()
+    );
+}
+
 #[tokio::test]
 async fn file_accesses_collected_are_listed_and_summed_once() {
     let app = TestApp::with_modules(&[Function::Files]).await;
@@ -1567,5 +1756,64 @@ async fn ports_collected_are_created_then_follow_their_latest_scan() {
             .await
             .as_array()
             .is_some_and(Vec::is_empty)
+    );
+}
+
+#[tokio::test]
+async fn netops_collect_sends_siem_events_whose_incident_the_real_server_opens_once() {
+    use crate::serve::get_json;
+    use crate::serve::served::{Serve, create_token};
+
+    let served = Serve::seeded().env("NETOPS_NO_LIVE", "1").start();
+    let token = create_token(
+        &served.db,
+        &["--name", "siem", "--scopes", "collect:security"],
+    );
+    let now = Utc::now();
+    let victim = "cli.collecte";
+    let text: String = (0..10)
+        .map(|i| failure(now, 200 - i * 10, victim, "203.0.113.78") + "\n")
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("siem.ndjson");
+    std::fs::write(&file, text).expect("file");
+    // The import twice (a cron job run again): one incident of the ten events.
+    for _ in 0..2 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_netops"))
+            .args(["collect", "--kind", "siem-event", "--url", &served.base])
+            .arg(&file)
+            .env("NETOPS_TOKEN", &token)
+            .output()
+            .expect("netops collect");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("10 lines accepted, 0 refused"), "{stderr}");
+    }
+    let (status, listed) = get_json(&served, "/security/incidents?status=open&limit=500").await;
+    assert_eq!(status, 200, "{listed}");
+    let mine: Vec<&serde_json::Value> = listed["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter(|i| i["rule_id"] == "gl-001" && i["accounts"] == json!([victim]))
+        .collect();
+    assert_eq!(mine.len(), 1, "{listed}");
+    assert_eq!(mine[0]["event_count"], 10);
+    let id = mine[0]["id"].as_str().expect("id");
+    let (status, detail) = get_json(&served, &format!("/security/incidents/{id}")).await;
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(detail["data"]["events"].as_array().map(Vec::len), Some(10));
+    let (_, feed) = get_json(&served, "/alerts?kind=siem&status=open&limit=500").await;
+    let alert = feed["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .find(|a| a["id"] == format!("siem-{id}"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (alert["severity"].as_str(), alert["status"].as_str()),
+        (Some("high"), Some("open")),
+        "{feed}"
     );
 }

@@ -331,6 +331,9 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|D|netdiag_alerts|*",
             "*|D|netdiag_state",
             "*|D|network_ports",
+            "*|D|siem_episodes",
+            "*|D|siem_incidents",
+            "*|D|siem_incidents|*",
             "*|E|db_blocking",
             "*|E|db_check_results",
             "*|E|db_metrics",
@@ -351,6 +354,8 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|E|security_account_changes",
             "*|E|security_lockouts",
             "*|E|security_logons",
+            "*|E|siem_events",
+            "*|E|siem_rule_events",
             "*|G",
             "*|R|db_metrics/*",
             "*|R|db_query_stats/*",
@@ -401,6 +406,8 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|S|security_account_changes|*",
             "*|S|security_lockouts|*",
             "*|S|security_logons|*",
+            "*|S|siem_events|*",
+            "*|S|siem_rule_events|*",
         ])
     );
     // The agent API (docs/agent.md) writes the machines it enrolls, its agents, the actions

@@ -2,6 +2,7 @@
 //! accounts ranked by risk from the logon graph, anomalies, SIEM incidents and detection rules.
 
 pub mod collect;
+pub mod derive;
 mod handlers;
 pub mod model;
 pub mod risk;

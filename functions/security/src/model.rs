@@ -21,7 +21,8 @@ pub const GRAPH: &str = "security_logon_graph";
 pub const RANKING: &str = "security_risk_ranking";
 /// Tenant detection rules.
 pub const RULES: &str = "security_rules";
-/// SIEM incidents (written by the alerts module's collector), keyed by incident id.
+/// SIEM incidents, keyed by incident id: opened by the detection rules over the security
+/// events collected ([`crate::derive`]), acknowledged through the alerts module.
 pub const INCIDENTS: &str = "siem_incidents";
 /// Events correlated to each incident, partition = incident id.
 pub const INCIDENT_EVENTS: &str = "siem_events";

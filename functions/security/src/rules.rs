@@ -3,20 +3,67 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::derive::SiemEvent;
 use crate::model::{Rule, RuleScope, SiemSeverity};
 
-struct Def {
-    id: &'static str,
-    name: &'static str,
-    description: &'static str,
-    severity: SiemSeverity,
-    event_ids: &'static [u32],
-    threshold: u32,
-    window_minutes: u32,
-    mitre: &'static str,
+/// What a rule counts its threshold over: the events of one account, of one source (its
+/// distinct accounts), of one author, or of one machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum By {
+    Account,
+    SourceAccounts,
+    Subject,
+    Host,
 }
 
-const GLOBAL: &[Def] = &[
+pub(crate) struct Def {
+    pub(crate) id: &'static str,
+    pub(crate) name: &'static str,
+    description: &'static str,
+    pub(crate) severity: SiemSeverity,
+    pub(crate) event_ids: &'static [u32],
+    pub(crate) threshold: u32,
+    pub(crate) window_minutes: u32,
+    mitre: &'static str,
+    pub(crate) by: By,
+    /// Whether an event of one of `event_ids` counts (its group, logon type, time...).
+    pub(crate) admits: fn(&SiemEvent) -> bool,
+}
+
+fn any(_: &SiemEvent) -> bool {
+    true
+}
+
+/// The administrators groups (French and English names), without case.
+const PRIVILEGED_GROUPS: &[&str] = &[
+    "admins du domaine",
+    "domain admins",
+    "administrateurs de l'entreprise",
+    "enterprise admins",
+    "administrateurs",
+    "administrators",
+];
+
+fn privileged_group(e: &SiemEvent) -> bool {
+    e.group.as_deref().is_some_and(|g| {
+        // A distinguished name's first part (`CN=Admins du domaine,CN=Users,...`) or a name.
+        let name = g.split(',').next().unwrap_or(g);
+        let name = name.strip_prefix("CN=").unwrap_or(name).trim();
+        PRIVILEGED_GROUPS.contains(&name.to_lowercase().as_str())
+    })
+}
+
+fn service_interactive(e: &SiemEvent) -> bool {
+    e.service_account && matches!(e.logon_type, Some(2 | 10))
+}
+
+/// From 20:00 to 6:00 UTC, or on a Saturday or Sunday (UTC).
+pub(crate) fn off_hours(e: &SiemEvent) -> bool {
+    use chrono::{Datelike, Timelike};
+    e.at.weekday().num_days_from_monday() >= 5 || e.at.hour() >= 20 || e.at.hour() < 6
+}
+
+pub(crate) const GLOBAL: &[Def] = &[
     Def {
         id: "gl-001",
         name: "Force brute sur un compte",
@@ -26,6 +73,8 @@ const GLOBAL: &[Def] = &[
         threshold: 10,
         window_minutes: 5,
         mitre: "T1110.001",
+        by: By::Account,
+        admits: any,
     },
     Def {
         id: "gl-002",
@@ -36,6 +85,8 @@ const GLOBAL: &[Def] = &[
         threshold: 15,
         window_minutes: 10,
         mitre: "T1110.003",
+        by: By::SourceAccounts,
+        admits: any,
     },
     Def {
         id: "gl-003",
@@ -46,6 +97,8 @@ const GLOBAL: &[Def] = &[
         threshold: 1,
         window_minutes: 1,
         mitre: "T1110",
+        by: By::Account,
+        admits: |e| e.privileged,
     },
     Def {
         id: "gl-004",
@@ -56,6 +109,8 @@ const GLOBAL: &[Def] = &[
         threshold: 1,
         window_minutes: 1,
         mitre: "T1098",
+        by: By::Account,
+        admits: privileged_group,
     },
     Def {
         id: "gl-005",
@@ -66,6 +121,8 @@ const GLOBAL: &[Def] = &[
         threshold: 1,
         window_minutes: 1,
         mitre: "T1562.002",
+        by: By::Host,
+        admits: any,
     },
     Def {
         id: "gl-006",
@@ -76,16 +133,20 @@ const GLOBAL: &[Def] = &[
         threshold: 1,
         window_minutes: 1,
         mitre: "T1078.002",
+        by: By::Account,
+        admits: service_interactive,
     },
     Def {
         id: "gl-007",
         name: "Création de compte hors heures ouvrées",
-        description: "Compte utilisateur créé (4720) entre 20 h et 6 h ou le week-end.",
+        description: "Compte utilisateur créé (4720) entre 20 h et 6 h (UTC) ou le week-end.",
         severity: SiemSeverity::Low,
         event_ids: &[4720],
         threshold: 1,
         window_minutes: 1,
         mitre: "T1136.002",
+        by: By::Account,
+        admits: off_hours,
     },
     Def {
         id: "gl-008",
@@ -96,6 +157,8 @@ const GLOBAL: &[Def] = &[
         threshold: 20,
         window_minutes: 15,
         mitre: "T1485",
+        by: By::Subject,
+        admits: any,
     },
 ];
 
