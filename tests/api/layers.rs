@@ -93,6 +93,12 @@ const RULE: &[(Layer, &[Layer])] = &[
         ],
     ),
     (Layer::Tool, &[Layer::Routes]),
+    // The cold-start baseline (bench/hello) makes a function's token read, as the Lambda
+    // entry does: the kit and the DynamoDB adapter, nothing of a module.
+    (
+        Layer::Bench,
+        &[Layer::Routes, Layer::Ports, Layer::Kit, Layer::Adapter],
+    ),
     // The site relay runs on a site alone: no store, no server, no module, not even the kit.
     (Layer::Site, &[]),
 ];
@@ -112,6 +118,7 @@ enum Layer {
     Demo,
     Local,
     Tool,
+    Bench,
     Site,
 }
 
@@ -130,7 +137,8 @@ fn layer(name: &str, manifest: &str) -> Layer {
         "netops-api" => Layer::Api,
         "netops-demo" => Layer::Demo,
         "netops" => Layer::Local,
-        "xtask" | "netops-bench-hello" => Layer::Tool,
+        "xtask" => Layer::Tool,
+        "netops-bench-hello" => Layer::Bench,
         "netops-relay" => Layer::Site,
         "netops-agent" | "netops-pass" => Layer::Entry,
         _ if manifest.contains("/functions/") => Layer::Module,
