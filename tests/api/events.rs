@@ -20,11 +20,14 @@ async fn every_event_routes_to_its_function_and_succeeds() {
     // The collect function's events post observations: over a store of their own, so that
     // the shared demo data stays as the other tests read it, with a collect credential. The
     // job pings name the operations module's heartbeats, the databases' observations its
-    // instances and checks, which are seeded for them.
+    // instances and checks, the network's its devices, the checks their monitors, which are
+    // seeded for them.
     let collecting = TestApp::with_modules(&[
         Function::Firewall,
         Function::Operations,
         Function::Databases,
+        Function::Network,
+        Function::Alerts,
     ])
     .await;
     let collector = collecting.token("acme", Scope::COLLECT).await;
