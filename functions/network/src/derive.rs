@@ -100,4 +100,42 @@ mod tests {
         assert_eq!((p.cpu_pct, p.errors, p.out_bps), (15.5, 5.0, 501.0));
         assert_eq!(metric_record(7, &p).id, format!("7-{}", hour.timestamp()));
     }
+
+    #[test]
+    fn a_device_is_degraded_by_a_degraded_interface_or_primary_link_and_down_unreachable() {
+        let interface = |status| Interface {
+            name: "port1".into(),
+            status,
+            speed_mbps: 1000,
+            vlan: None,
+            description: String::new(),
+            in_bps: 0,
+            out_bps: 0,
+            errors_24h: 0,
+        };
+        let link = |role, status| WanLink {
+            name: "wan1".into(),
+            provider: "p".into(),
+            medium: netops_domain::network::WanMedium::Fiber,
+            role,
+            bandwidth_down_mbps: 1,
+            bandwidth_up_mbps: 1,
+            public_ip: "192.0.2.1".into(),
+            status,
+            latency_ms: None,
+            loss_pct: None,
+        };
+        let (up, down, degraded) = (LinkStatus::Up, LinkStatus::Down, LinkStatus::Degraded);
+        // An unused port down, a backup link down: up.
+        let ok = device_status(true, &[interface(down)], &[link(WanRole::Backup, down)]);
+        assert_eq!(ok, up);
+        assert_eq!(device_status(true, &[interface(degraded)], &[]), degraded);
+        assert_eq!(
+            device_status(true, &[], &[link(WanRole::Primary, down)]),
+            degraded
+        );
+        assert_eq!(device_status(false, &[interface(up)], &[]), down);
+        assert_eq!(site_status([up, up]), SiteStatus::Up);
+        assert_eq!(site_status([up, down]), SiteStatus::Degraded);
+    }
 }
