@@ -29,4 +29,9 @@ pub static KINDS: &[&CollectKind] = &[
     &netops_databases::collect::BLOCKING_KIND,
     &netops_databases::collect::CHECK,
     &netops_network::collect::PORT,
+    &netops_network::collect::DEVICE_METRICS,
+    &netops_network::collect::DEVICE_STATE,
+    &netops_network::collect::TUNNEL,
+    &netops_alerts::collect::CHECK,
+    &netops_operations::collect::DEPLOYMENT,
 ];

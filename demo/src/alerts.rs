@@ -7,15 +7,16 @@ use std::collections::BTreeMap;
 use crate::{MachineKind, SeedCtx};
 use chrono::{DateTime, Datelike, Duration, Utc};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{Record, Rollup, StoreResult};
+use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
+use netops_alerts::derive::{incident_severity, wide};
 use netops_alerts::model::{
     CHECKS_DAILY, CHECKS_HOURLY, LastCheck, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorDoc,
     MonitorIncident, MonitorIncidentKind, MonitorIncidentStatus, MonitorType, SIEM_EVENTS,
-    SIEM_INCIDENTS, Severity, SiemAction, SiemIncident, SiemSeverity, SiemStatus, num_key,
+    SIEM_INCIDENTS, SiemAction, SiemIncident, SiemSeverity, SiemStatus, num_key,
 };
 use netops_alerts::monitors::{floor_day, floor_hour};
 use netops_security::derive::{SiemEvent, correlated};
@@ -203,6 +204,7 @@ fn monitors(ctx: &SeedCtx) -> Vec<(usize, Gen)> {
                 interval_s: interval,
                 created_at: ctx.start(),
                 last_check: None,
+                failing: None,
             };
             let g = Gen {
                 doc,
@@ -239,16 +241,6 @@ fn error_of(kind: MonitorType, down: bool) -> &'static str {
         (MonitorType::Tcp, false) => "connexion lente (> 1 s)",
         (MonitorType::Dns, true) => "SERVFAIL",
         (MonitorType::Dns, false) => "réponse lente (> 800 ms)",
-    }
-}
-
-fn severity_of(kind: MonitorType, critical: bool, down: bool) -> Severity {
-    match (down, kind) {
-        (true, _) if critical => Severity::Critical,
-        (true, _) => Severity::High,
-        (false, MonitorType::Dns) => Severity::Low,
-        (false, MonitorType::Ping) => Severity::Info,
-        _ => Severity::Medium,
     }
 }
 
@@ -468,19 +460,6 @@ async fn seed_monitors(ctx: &SeedCtx) -> StoreResult<()> {
     ctx.stores.rollups.load(tenant, CHECKS_DAILY, daily).await
 }
 
-/// Check counts as stored: one wide row per hour (or day) with the measures
-/// `<monitor id>:checks|degraded|down` of every monitor.
-fn wide(rows: BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Rollup> {
-    rows.into_iter()
-        .map(|(hour, measures)| Rollup {
-            hour,
-            key: "all".into(),
-            dims: json!({}).into(),
-            measures,
-        })
-        .collect()
-}
-
 /// The check of `doc` at `at`, in the monitor's status.
 fn last_check(rng: &mut StdRng, ctx: &SeedCtx, doc: &MonitorDoc, at: DateTime<Utc>) -> LastCheck {
     let status = doc.status;
@@ -530,7 +509,7 @@ fn incident(
         } else {
             MonitorIncidentKind::Degraded
         },
-        severity: severity_of(g.doc.kind, g.critical, down),
+        severity: incident_severity(g.doc.kind, g.critical, down),
         status,
         started_at,
         resolved_at,

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::devices::{devices, site_id, tunnels};
 
+use netops_network::derive::{metric_record, site_status};
 use netops_network::model::*;
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -28,7 +29,6 @@ pub fn sites(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Site> {
             let id = site_id(ctx, i);
             let mine: Vec<&DeviceDetail> =
                 devices.iter().filter(|d| d.device.site_id == id).collect();
-            let degraded = mine.iter().any(|d| d.device.status != LinkStatus::Up);
             Site {
                 id,
                 code: s.code.to_owned(),
@@ -41,11 +41,7 @@ pub fn sites(ctx: &SeedCtx, devices: &[DeviceDetail]) -> Vec<Site> {
                     .iter()
                     .filter(|m| m.site.code == s.code)
                     .count() as u32,
-                status: if degraded {
-                    SiteStatus::Degraded
-                } else {
-                    SiteStatus::Up
-                },
+                status: site_status(mine.iter().map(|d| d.device.status)),
             }
         })
         .collect()
@@ -94,12 +90,7 @@ fn point(
             rng.random_range(0.0..3.0_f64).round()
         },
     };
-    Record {
-        partition: d.device.id.to_string(),
-        ts: at.timestamp_millis(),
-        id: format!("{}-{}", d.device.id, at.timestamp()),
-        body: to_value(&point),
-    }
+    metric_record(d.device.id, &point)
 }
 
 fn metrics(ctx: &SeedCtx, devices: &[DeviceDetail], rng: &mut StdRng) -> Vec<Record> {

@@ -71,6 +71,7 @@ scopes! {
     CollectOperations => "collect:operations",
     CollectDatabases => "collect:databases",
     CollectNetwork => "collect:network",
+    CollectAlerts => "collect:alerts",
     ; agent:
     Agent => "agent",
     AgentEnroll => "agent:enroll",

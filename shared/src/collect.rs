@@ -144,6 +144,10 @@ impl LineError {
     }
 }
 
+/// How [`Batch::read_valid`] checks an observation: its time, and why its fields cannot be
+/// kept, if they cannot.
+pub type Checks<T> = (fn(&T) -> DateTime<Utc>, fn(&T) -> Option<Msg>);
+
 /// An observation about one of the tenant's machines, read by [`Batch::read_on_machines`].
 pub trait OnMachine {
     /// The host name of its machine.
@@ -375,6 +379,37 @@ impl Batch<'_> {
             .into_iter()
             .map(|d| (d.key, d.body))
             .collect())
+    }
+
+    /// The observations read as `T`, valid and in time ([`Self::read_valid`]), whose thing
+    /// (its key in `collection`, by `key`) the tenant knows, with the documents of those
+    /// things by key; a line naming one the tenant does not know is refused
+    /// (`unknown_reference`, `unknown` naming it). For the kinds whose things are the tenant's
+    /// configuration (instances, devices, monitors, profiles), never created by a collector.
+    pub async fn read_known<T: serde::de::DeserializeOwned>(
+        &self,
+        refused: &mut Vec<LineRefusal>,
+        collection: &str,
+        (at, invalid): Checks<T>,
+        key: impl Fn(&T) -> String,
+        unknown: impl Fn(&T) -> Msg,
+    ) -> StoreResult<(Vec<(u64, T)>, HashMap<String, Value>)> {
+        let lines = self.read_valid(refused, at, invalid);
+        let known = self
+            .known_docs(
+                collection,
+                lines.iter().map(|(_, l)| key(l)).collect::<Vec<_>>(),
+            )
+            .await?;
+        let mut out = Vec::with_capacity(lines.len());
+        for (line, l) in lines {
+            if known.contains_key(&key(&l)) {
+                out.push((line, l));
+            } else {
+                refused.push(LineError::UnknownReference.refuse(line, unknown(&l)));
+            }
+        }
+        Ok((out, known))
     }
 
     /// The refusal of line `line`, which names machine `host` that the batch does not know

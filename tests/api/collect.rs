@@ -421,7 +421,12 @@ async fn collect_credentials_send_batches_only_and_only_their_tenants() {
             "database-query-stats",
             "database-blocking",
             "database-check",
-            "network-port"
+            "network-port",
+            "network-device-metrics",
+            "network-device-state",
+            "network-tunnel",
+            "monitor-check",
+            "profile-deployment"
         ])
     );
     assert!(

@@ -4,7 +4,7 @@
 //! another tenant.
 
 use chrono::{DateTime, Duration, Utc};
-use http::StatusCode;
+use http::{Method, StatusCode};
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
 use serde_json::json;
@@ -1815,5 +1815,633 @@ async fn netops_collect_sends_siem_events_whose_incident_the_real_server_opens_o
         (alert["severity"].as_str(), alert["status"].as_str()),
         (Some("high"), Some("open")),
         "{feed}"
+    );
+}
+
+#[tokio::test]
+async fn device_metrics_collected_make_the_hours_of_their_device() {
+    let app = TestApp::with_modules(&[Function::Network]).await;
+    let read = app.token("acme", &[Scope::ReadNetwork]).await;
+    let collect = app.token("acme", &[Scope::CollectNetwork]).await;
+    let devices = data_of(&app, "/network/devices?type=router", &read).await;
+    let id = devices[0]["id"].as_i64().expect("a router");
+    // The hour of two minutes ago, whatever the time: its samples are all in the past.
+    let now = Utc::now();
+    let ms = (now - Duration::minutes(2)).timestamp_millis();
+    let hour = DateTime::from_timestamp_millis(ms - ms.rem_euclid(3_600_000)).expect("hour");
+    let sample = |secs: i64, device: i64, cpu: f64, errors: f64| {
+        json!({"at": stamp(hour + Duration::seconds(secs)), "device": device, "cpu_pct": cpu,
+            "memory_pct": 50.0, "in_bps": 1000.0, "out_bps": 400.0, "latency_ms": 2.0,
+            "errors": errors})
+        .to_string()
+    };
+    let lines = [
+        sample(0, id, 10.0, 2.0),
+        sample(1, id, 21.0, 3.0),
+        sample(1, 999_999, 21.0, 3.0),
+        sample(2, id, 150.0, 0.0),
+        json!({"at": stamp(now + Duration::hours(1)), "device": id, "cpu_pct": 1.0,
+            "memory_pct": 1.0, "in_bps": 1.0, "out_bps": 1.0, "latency_ms": 1.0, "errors": 0.0})
+        .to_string(),
+    ];
+    assert_taken(
+        &post_lines(&app, "network-device-metrics", &collect, &lines).await,
+        2,
+        &[
+            (3, "unknown_reference"),
+            (4, "invalid_observation"),
+            (5, "time_out_of_range"),
+        ],
+    );
+    let point = async || {
+        let metrics = data_of(&app, &format!("/network/devices/{id}/metrics"), &read).await;
+        metrics["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .find(|p| {
+                // The points are aligned on the window's start: the hour's is the one it
+                // starts in.
+                let at = time(&p["at"]);
+                at <= hour && hour < at + Duration::hours(1)
+            })
+            .cloned()
+            .expect("the hour's point")
+    };
+    let p = point().await;
+    assert_eq!(
+        (&p["cpu_pct"], &p["errors"]),
+        (&json!(15.5), &json!(5.0)),
+        "{p}"
+    );
+    // A late sample of the hour derives it again; sent again, nothing changes.
+    let late = [sample(2, id, 30.0, 1.0)];
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "network-device-metrics", &collect, &late).await,
+            1,
+            &[],
+        );
+        assert_taken(
+            &post_lines(&app, "network-device-metrics", &collect, &lines[..2]).await,
+            2,
+            &[],
+        );
+        let p = point().await;
+        assert_eq!(
+            (&p["cpu_pct"], &p["errors"]),
+            (&json!(20.3), &json!(6.0)),
+            "{p}"
+        );
+    }
+    // Another tenant's collector does not know the device.
+    let globex = app.token("globex", &[Scope::CollectNetwork]).await;
+    let res = post_lines(&app, "network-device-metrics", &globex, &lines[..1]).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
+}
+
+#[tokio::test]
+async fn device_states_collected_derive_their_device_and_site_state() {
+    let app = TestApp::with_modules(&[Function::Network]).await;
+    let read = app.token("acme", &[Scope::ReadNetwork]).await;
+    let collect = app.token("acme", &[Scope::CollectNetwork]).await;
+    let firewall =
+        data_of(&app, "/network/devices?type=firewall&status=up", &read).await[0].clone();
+    let id = firewall["id"].as_i64().expect("a firewall that is up");
+    let site = firewall["site_id"].as_i64().expect("site");
+    let seen =
+        data_of(&app, &format!("/network/devices/{id}"), &read).await["last_seen_at"].clone();
+    let now = Utc::now();
+    let state = |min: i64, device: i64, extra: serde_json::Value| {
+        let mut l = json!({"at": stamp(now - Duration::minutes(min)), "device": device,
+            "reachable": true});
+        if let (Some(l), Some(extra)) = (l.as_object_mut(), extra.as_object()) {
+            l.extend(extra.clone());
+        }
+        l.to_string()
+    };
+    let lines = [
+        state(
+            30,
+            id,
+            json!({"uptime_seconds": 100, "firmware": "7.6.0",
+                "wan_links": [{"name": "wan1", "status": "down"}],
+                "interfaces": [{"name": "port2", "status": "up", "in_bps": 5, "out_bps": 6,
+                    "errors_24h": 7}]}),
+        ),
+        state(30, 999_999, json!({})),
+        state(
+            30,
+            id,
+            json!({"interfaces": [{"name": "nope", "status": "up", "in_bps": 0,
+                "out_bps": 0, "errors_24h": 0}]}),
+        ),
+        state(30, id, json!({"reachable": false, "uptime_seconds": 5})),
+        state(
+            30,
+            id,
+            json!({"wan_links": [{"name": "wan1", "status": "up", "loss_pct": 120.0}]}),
+        ),
+    ];
+    assert_taken(
+        &post_lines(&app, "network-device-state", &collect, &lines).await,
+        1,
+        &[
+            (2, "unknown_reference"),
+            (3, "unknown_reference"),
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+        ],
+    );
+    let device = data_of(&app, &format!("/network/devices/{id}"), &read).await;
+    assert_eq!(
+        (
+            &device["status"],
+            &device["uptime_seconds"],
+            &device["firmware"]
+        ),
+        (&json!("degraded"), &json!(100), &json!("7.6.0")),
+        "{device}"
+    );
+    assert_eq!(device["wan_links"][0]["status"], "down");
+    let port2 = device["interfaces"]
+        .as_array()
+        .expect("interfaces")
+        .iter()
+        .find(|i| i["name"] == "port2")
+        .expect("port2");
+    assert_eq!(
+        (&port2["in_bps"], &port2["errors_24h"]),
+        (&json!(5), &json!(7))
+    );
+    let site_status = async || {
+        data_of(&app, "/network/sites", &read)
+            .await
+            .as_array()
+            .expect("sites")
+            .iter()
+            .find(|s| s["id"] == site)
+            .expect("the site")["status"]
+            .clone()
+    };
+    assert_eq!(site_status().await, "degraded");
+    // Unreachable later: down, no uptime, its interfaces down; a state older than that,
+    // sent late, changes nothing.
+    let down = [state(10, id, json!({"reachable": false}))];
+    assert_taken(
+        &post_lines(&app, "network-device-state", &collect, &down).await,
+        1,
+        &[],
+    );
+    let late = [state(
+        20,
+        id,
+        json!({"wan_links": [{"name": "wan1", "status": "up"}]}),
+    )];
+    assert_taken(
+        &post_lines(&app, "network-device-state", &collect, &late).await,
+        1,
+        &[],
+    );
+    let device = data_of(&app, &format!("/network/devices/{id}"), &read).await;
+    assert_eq!(
+        (&device["status"], &device["uptime_seconds"]),
+        (&json!("down"), &json!(0))
+    );
+    assert!(
+        device["interfaces"]
+            .as_array()
+            .expect("interfaces")
+            .iter()
+            .all(|i| i["status"] == "down" && i["in_bps"] == 0)
+    );
+    assert_eq!(device["last_seen_at"], seen);
+    // Back up with its link: up, and the site as its devices say.
+    let up = [state(
+        1,
+        id,
+        json!({"wan_links": [{"name": "wan1", "status": "up"}]}),
+    )];
+    assert_taken(
+        &post_lines(&app, "network-device-state", &collect, &up).await,
+        1,
+        &[],
+    );
+    let device = data_of(&app, &format!("/network/devices/{id}"), &read).await;
+    assert_eq!(device["status"], "up", "{device}");
+    assert!(time(&device["last_seen_at"]) >= time(&json!(stamp(now - Duration::minutes(1)))));
+    let others = data_of(
+        &app,
+        &format!("/network/devices?site_id={site}&limit=500"),
+        &read,
+    )
+    .await;
+    let expected = if others
+        .as_array()
+        .expect("devices")
+        .iter()
+        .all(|d| d["status"] == "up")
+    {
+        "up"
+    } else {
+        "degraded"
+    };
+    assert_eq!(site_status().await, expected);
+}
+
+#[tokio::test]
+async fn tunnels_collected_are_created_between_known_devices_and_sum_their_local_traffic() {
+    let app = TestApp::with_modules(&[Function::Network]).await;
+    let read = app.token("acme", &[Scope::ReadNetwork]).await;
+    let collect = app.token("acme", &[Scope::CollectNetwork]).await;
+    let firewalls = data_of(&app, "/network/devices?type=firewall", &read).await;
+    let ids: Vec<i64> = firewalls
+        .as_array()
+        .expect("firewalls")
+        .iter()
+        .filter_map(|d| d["id"].as_i64())
+        .collect();
+    let tunnels = data_of(&app, "/network/tunnels", &read).await;
+    let linked = |a: i64, b: i64| {
+        tunnels.as_array().expect("tunnels").iter().any(|t| {
+            let ends = (
+                t["local"]["device_id"].as_i64(),
+                t["remote"]["device_id"].as_i64(),
+            );
+            ends == (Some(a), Some(b)) || ends == (Some(b), Some(a))
+        })
+    };
+    let (a, b) = ids
+        .iter()
+        .flat_map(|a| ids.iter().map(move |b| (*a, *b)))
+        .find(|(a, b)| a != b && !linked(*a, *b))
+        .expect("two firewalls without a tunnel");
+    let now = Utc::now();
+    let seen = |min: i64, device: i64, peer: i64, status: &str, bytes: (u64, u64)| {
+        json!({"at": stamp(now - Duration::minutes(min)), "device": device, "peer": peer,
+            "status": status, "latency_ms": 12.0, "bytes_in": bytes.0, "bytes_out": bytes.1,
+            "name": "COLLECT-T"})
+        .to_string()
+    };
+    let lines = [
+        seen(20, a, b, "up", (1000, 500)),
+        seen(15, b, a, "up", (7, 7)),
+        seen(10, a, b, "down", (100, 50)),
+        seen(10, a, 999_999, "up", (1, 1)),
+        seen(10, a, a, "up", (1, 1)),
+    ];
+    assert_taken(
+        &post_lines(&app, "network-tunnel", &collect, &lines).await,
+        3,
+        &[(4, "unknown_reference"), (5, "invalid_observation")],
+    );
+    let tunnel = async || {
+        data_of(&app, "/network/tunnels", &read)
+            .await
+            .as_array()
+            .expect("tunnels")
+            .iter()
+            .find(|t| t["name"] == "COLLECT-T")
+            .cloned()
+            .expect("the tunnel made")
+    };
+    let t = tunnel().await;
+    assert_eq!(
+        (
+            &t["local"]["device_id"],
+            &t["remote"]["device_id"],
+            &t["status"]
+        ),
+        (&json!(a), &json!(b), &json!("down")),
+        "{t}"
+    );
+    assert_eq!(
+        (&t["established_at"], &t["latency_ms"]),
+        (&json!(null), &json!(null))
+    );
+    assert_eq!(
+        time(&t["last_change_at"]),
+        time(&json!(stamp(now - Duration::minutes(10))))
+    );
+    assert_eq!(
+        (&t["bytes_in_24h"], &t["bytes_out_24h"]),
+        (&json!(1100), &json!(550))
+    );
+    // Late: only its traffic counts; sent again, nothing; back up: established then.
+    let late = [seen(30, a, b, "up", (1, 2))];
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "network-tunnel", &collect, &late).await,
+            1,
+            &[],
+        );
+        assert_taken(
+            &post_lines(&app, "network-tunnel", &collect, &lines).await,
+            3,
+            &[(4, "unknown_reference"), (5, "invalid_observation")],
+        );
+    }
+    let t = tunnel().await;
+    assert_eq!(t["status"], "down");
+    assert_eq!(
+        (&t["bytes_in_24h"], &t["bytes_out_24h"]),
+        (&json!(1101), &json!(552))
+    );
+    let up = [seen(2, b, a, "up", (9, 9))];
+    assert_taken(
+        &post_lines(&app, "network-tunnel", &collect, &up).await,
+        1,
+        &[],
+    );
+    let t = tunnel().await;
+    assert_eq!(
+        (&t["status"], &t["latency_ms"]),
+        (&json!("up"), &json!(12.0))
+    );
+    let changed = json!(stamp(now - Duration::minutes(2)));
+    assert_eq!(time(&t["established_at"]), time(&changed));
+    assert_eq!(time(&t["last_change_at"]), time(&changed));
+    assert_eq!(t["bytes_in_24h"], 1101);
+}
+
+#[tokio::test]
+async fn monitor_checks_collected_derive_state_availability_and_incidents() {
+    let app = TestApp::with_modules(&[Function::Alerts]).await;
+    let read = app.token("acme", &[Scope::ReadMonitors]).await;
+    let collect = app.token("acme", &[Scope::CollectAlerts]).await;
+    let monitors = data_of(&app, "/monitors", &read).await;
+    let monitors = monitors.as_array().expect("monitors");
+    let monitor = monitors
+        .iter()
+        .find(|m| m["active"] == true && m["status"] == "up" && m["open_incident"].is_null())
+        .expect("an active monitor without incident");
+    let id = monitor["id"].as_i64().expect("id");
+    let paused = monitors
+        .iter()
+        .find(|m| m["active"] == false)
+        .and_then(|m| m["id"].as_i64())
+        .expect("a paused monitor");
+    // The checks follow the monitor's last one, by the second.
+    let base = time(&monitor["last_check"]["at"]);
+    let at = |secs: i64| time(&json!(stamp(base + Duration::seconds(secs))));
+    let check = |secs: i64, monitor: i64, ok: bool, ms: Option<u32>| {
+        json!({"at": stamp(base + Duration::seconds(secs)), "monitor": monitor, "ok": ok,
+            "response_ms": ms, "message": if ok { "HTTP 200" } else { "timeout" }})
+        .to_string()
+    };
+    let lines = [
+        check(1, id, true, Some(50)),
+        check(2, id, false, None),
+        check(3, id, false, None),
+        check(3, 999_999, false, None),
+        check(3, paused, false, None),
+        check(3600, id, true, Some(5)),
+        json!({"at": stamp(base + Duration::seconds(3)), "monitor": id, "ok": true, "message": ""})
+            .to_string(),
+    ];
+    assert_taken(
+        &post_lines(&app, "monitor-check", &collect, &lines).await,
+        3,
+        &[
+            (4, "unknown_reference"),
+            (5, "invalid_observation"),
+            (6, "time_out_of_range"),
+            (7, "invalid_observation"),
+        ],
+    );
+    let state = async || data_of(&app, &format!("/monitors/{id}"), &read).await;
+    // Two failures in a row: no incident yet.
+    let m = state().await;
+    assert_eq!(
+        (&m["status"], &m["open_incident"]),
+        (&json!("up"), &json!(null)),
+        "{m}"
+    );
+    assert_eq!(m["last_check"]["status"], "down");
+    assert_eq!(time(&m["last_check"]["at"]), at(3));
+    // A third, slow: an incident from the first failure, degraded as the check opening it.
+    let slow = [check(4, id, true, Some(1500))];
+    assert_taken(
+        &post_lines(&app, "monitor-check", &collect, &slow).await,
+        1,
+        &[],
+    );
+    let m = state().await;
+    assert_eq!(m["status"], "degraded", "{m}");
+    let alert = m["open_incident"].as_str().expect("an incident").to_owned();
+    let incidents = data_of(&app, &format!("/monitors/{id}/incidents"), &read).await;
+    let incident = incidents
+        .as_array()
+        .expect("incidents")
+        .iter()
+        .find(|i| i["alert_id"] == alert.as_str())
+        .cloned()
+        .expect("the incident");
+    assert_eq!(
+        (&incident["kind"], &incident["status"]),
+        (&json!("degraded"), &json!("unresolved"))
+    );
+    assert_eq!(time(&incident["started_at"]), at(2));
+    // Acknowledged through the public route, then resolved by a good check: the
+    // acknowledgement stays.
+    let write = app.token("acme", &[Scope::WriteAlerts]).await;
+    let res = app
+        .send(
+            Method::POST,
+            &format!("/alerts/{alert}/ack"),
+            &write,
+            json!({"note": "vu"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let good = [check(5, id, true, Some(40))];
+    assert_taken(
+        &post_lines(&app, "monitor-check", &collect, &good).await,
+        1,
+        &[],
+    );
+    let m = state().await;
+    assert_eq!(
+        (&m["status"], &m["open_incident"]),
+        (&json!("up"), &json!(null)),
+        "{m}"
+    );
+    let incidents = data_of(&app, &format!("/monitors/{id}/incidents"), &read).await;
+    let incident = incidents
+        .as_array()
+        .expect("incidents")
+        .iter()
+        .find(|i| i["alert_id"] == alert.as_str())
+        .cloned()
+        .expect("the incident");
+    assert_eq!(incident["status"], "resolved", "{incident}");
+    assert!(incident["acknowledged_by"].is_string(), "{incident}");
+    assert_eq!(incident["notes"], "vu");
+    assert_eq!(time(&incident["resolved_at"]), at(5));
+    // A late failure counts in the availability only.
+    let before = m["availability"]["24h"].as_f64().expect("availability");
+    let late = [check(-600, id, false, None)];
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "monitor-check", &collect, &late).await,
+            1,
+            &[],
+        );
+    }
+    let m = state().await;
+    assert_eq!(
+        (&m["status"], &m["last_check"]["status"]),
+        (&json!("up"), &json!("up"))
+    );
+    let after = m["availability"]["24h"].as_f64().expect("availability");
+    assert!(after < before, "{before} {after}");
+}
+
+#[tokio::test]
+async fn profile_deployments_collected_take_their_derived_state_and_counts() {
+    let app = TestApp::with_modules(&[Function::Operations]).await;
+    let read = app.token("acme", &[Scope::ReadMonitors]).await;
+    let collect = app.token("acme", &[Scope::CollectOperations]).await;
+    let fleet = app.token("acme", &[Scope::CollectFleet]).await;
+    let now = Utc::now();
+    // A machine of its own, first of the problems by name once failed.
+    let host = "AAA-COLLECT-01";
+    let beat = [heartbeat(
+        host,
+        now - Duration::minutes(30),
+        "2.4.1",
+        "online",
+    )];
+    assert_taken(
+        &post_lines(&app, "machine-heartbeat", &fleet, &beat).await,
+        1,
+        &[],
+    );
+    let profiles = data_of(&app, "/profiles", &read).await;
+    let id = profiles[0]["id"].as_i64().expect("a profile");
+    let profile = data_of(&app, &format!("/profiles/{id}"), &read).await;
+    let version = profile["version"].as_u64().expect("version");
+    let counts = profile["deployment_counts"].clone();
+    // Every item present with its expected values.
+    let conform: serde_json::Map<String, serde_json::Value> = profile["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| {
+            let key = i["key"].as_str().expect("key").to_owned();
+            (key, json!({"present": true, "fields": i["expected"]}))
+        })
+        .collect();
+    let report = |min: i64, machine: &str, v: u64, status: &str, items: serde_json::Value| {
+        json!({"at": stamp(now - Duration::minutes(min)), "profile": id, "machine": machine,
+            "profile_version": v, "status": status, "deployed_by": "collecte",
+            "items": items})
+        .to_string()
+    };
+    let lines = [
+        report(20, host, version, "failed", json!({})),
+        report(20, "NOWHERE-01", version, "deployed", json!({})),
+        json!({"at": stamp(now), "profile": 999_999, "machine": host, "profile_version": 1})
+            .to_string(),
+        report(20, host, version + 1, "deployed", json!({})),
+        report(
+            20,
+            host,
+            version,
+            "deployed",
+            json!({"no-such-item": {"present": true}}),
+        ),
+        report(
+            20,
+            host,
+            version,
+            "deployed",
+            json!({"x": {"present": "yes"}}),
+        ),
+    ];
+    assert_taken(
+        &post_lines(&app, "profile-deployment", &collect, &lines).await,
+        1,
+        &[
+            (2, "unknown_reference"),
+            (3, "unknown_reference"),
+            (4, "invalid_observation"),
+            (5, "invalid_observation"),
+            (6, "invalid_observation"),
+        ],
+    );
+    let count = |c: &serde_json::Value, k: &str| c[k].as_i64().unwrap_or(0);
+    let detail = data_of(&app, &format!("/profiles/{id}"), &read).await;
+    let c = &detail["deployment_counts"];
+    assert_eq!(count(c, "total"), count(&counts, "total") + 1, "{c}");
+    assert_eq!(count(c, "failed"), count(&counts, "failed") + 1, "{c}");
+    let first = &detail["deployments"][0];
+    assert_eq!(
+        (&first["hostname"], &first["state"]),
+        (&json!(host), &json!("failed")),
+        "{first}"
+    );
+    let deployment = first["id"].as_i64().expect("id");
+    // Deployed since, every item conform: compliant, moved out of the problems; a report
+    // older than that, sent late, changes nothing.
+    let fixed = [report(
+        10,
+        host,
+        version,
+        "deployed",
+        serde_json::Value::Object(conform),
+    )];
+    assert_taken(
+        &post_lines(&app, "profile-deployment", &collect, &fixed).await,
+        1,
+        &[],
+    );
+    let late = [report(15, host, version, "failed", json!({}))];
+    assert_taken(
+        &post_lines(&app, "profile-deployment", &collect, &late).await,
+        1,
+        &[],
+    );
+    let detail = data_of(&app, &format!("/profiles/{id}"), &read).await;
+    let c = &detail["deployment_counts"];
+    assert_eq!(count(c, "total"), count(&counts, "total") + 1, "{c}");
+    assert_eq!(count(c, "failed"), count(&counts, "failed"), "{c}");
+    assert_eq!(
+        count(c, "compliant"),
+        count(&counts, "compliant") + 1,
+        "{c}"
+    );
+    let shown = detail["deployments"].as_array().expect("deployments");
+    assert!(
+        shown
+            .iter()
+            .all(|d| d["id"] != deployment || d["state"] == "compliant"),
+        "{shown:?}"
+    );
+    let compared = data_of(
+        &app,
+        &format!("/profiles/deployments/{deployment}/compare"),
+        &read,
+    )
+    .await;
+    assert_eq!(compared["hostname"], host);
+    assert_eq!(
+        compared["summary"]["conforme"].as_u64(),
+        profile["items"].as_array().map(|i| i.len() as u64)
+    );
+    assert_eq!(
+        time(&compared["observed_at"]),
+        time(&json!(stamp(now - Duration::minutes(10))))
+    );
+    let listed = data_of(&app, "/profiles", &read).await;
+    let listed = listed
+        .as_array()
+        .expect("profiles")
+        .iter()
+        .find(|p| p["id"] == id)
+        .cloned();
+    assert_eq!(
+        listed.map(|p| p["deployment_counts"].clone()),
+        Some(c.clone())
     );
 }

@@ -13,6 +13,45 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::helpers::{TestApp, into_test_response};
 
+/// The two devices (1001 with `port1` and `wan1`, and 1002) and the monitor (1001) that the
+/// collect function's network and monitor events name.
+async fn put_devices_and_monitor(app: &TestApp) {
+    use serde_json::json;
+    let now = chrono::Utc::now();
+    let device = |id: i64| {
+        json!({"id": id, "name": format!("PAR-FW-{id}"), "type": "firewall",
+            "vendor": "Fortinet", "model": "FortiGate 100F", "ip": "10.10.0.1", "site_id": 1001,
+            "site": "PAR", "status": "up", "firmware": "7.4.4", "serial": "FG0001",
+            "last_seen_at": now, "uptime_seconds": 3600,
+            "wan_links": [{"name": "wan1", "provider": "Orange Business", "medium": "fiber",
+                "role": "primary", "bandwidth_down_mbps": 1000, "bandwidth_up_mbps": 1000,
+                "public_ip": "198.51.100.1", "status": "up", "latency_ms": 5.0, "loss_pct": 0.0}],
+            "interfaces": [{"name": "port1", "status": "up", "speed_mbps": 1000, "vlan": null,
+                "description": "WAN", "in_bps": 0, "out_bps": 0, "errors_24h": 0}]})
+    };
+    let docs = app.stores.docs.as_ref();
+    docs.put(
+        "acme",
+        netops_network::model::DEVICES,
+        [1001, 1002]
+            .into_iter()
+            .map(|id| (netops_network::model::key(id), device(id)))
+            .collect(),
+    )
+    .await
+    .expect("devices");
+    let monitor = json!({"id": 1001, "name": "Intranet", "type": "http",
+        "target": "https://intranet.acme.local/health", "site": "PAR", "active": true,
+        "status": "up", "interval_s": 60, "created_at": now, "last_check": null});
+    docs.put(
+        "acme",
+        netops_alerts::model::MONITORS,
+        vec![(netops_alerts::model::num_key(1001), monitor)],
+    )
+    .await
+    .expect("monitor");
+}
+
 #[tokio::test]
 async fn every_event_routes_to_its_function_and_succeeds() {
     let shared = TestApp::shared();
@@ -20,13 +59,16 @@ async fn every_event_routes_to_its_function_and_succeeds() {
     // The collect function's events post observations: over a store of their own, so that
     // the shared demo data stays as the other tests read it, with a collect credential. The
     // job pings name the operations module's heartbeats, the databases' observations its
-    // instances and checks, which are seeded for them.
+    // instances and checks, which are seeded for them; the network's name two devices and
+    // the checks a monitor, written alone (seeding those modules would cost a minute on
+    // moto).
     let collecting = TestApp::with_modules(&[
         Function::Firewall,
         Function::Operations,
         Function::Databases,
     ])
     .await;
+    put_devices_and_monitor(&collecting).await;
     let collector = collecting.token("acme", Scope::COLLECT).await;
     // The agent function's events: an enrollment token enrolls `PAR-LT-0042`, whose agent
     // credential calls the other routes, one of them posting the result of an action it

@@ -7,8 +7,6 @@
 //! that API writes change too (acknowledgements): the batch opens and resolves it by
 //! [`DocChange`], never overwriting what a write did.
 
-use std::collections::BTreeMap;
-
 use crate::{DocChange, MachineKind, Produced, SeedCtx, hours_of};
 use chrono::{DateTime, Datelike, Duration, Utc};
 use netops_shared::store::Rollup;
@@ -18,14 +16,15 @@ use serde_json::{Value, json};
 
 use super::{
     EXTERNAL_IPS, Gen, RULES, generate, incident, last_check, pick, siem_event, siem_generate,
-    to_value, wide,
+    to_value,
 };
+use netops_alerts::derive::{WideRows, count_check, resolve, wide};
 use netops_alerts::model::{
     CHECKS_DAILY, CHECKS_HOURLY, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorIncident,
     MonitorIncidentKind, MonitorIncidentStatus, SIEM_EVENTS, SIEM_INCIDENTS, SiemAction,
     SiemIncident, SiemStatus, num_key,
 };
-use netops_alerts::monitors::{floor_day, floor_hour};
+use netops_alerts::monitors::floor_hour;
 
 /// A monitor may fail in one hour out of this many (shifted by monitor), for less than this
 /// many hours less one: its incidents never overlap.
@@ -211,11 +210,9 @@ fn resolve_monitor_incident(body: &mut Value, end: &Value) -> bool {
     let Ok(end) = serde_json::from_value::<DateTime<Utc>>(end.clone()) else {
         return false;
     };
-    if inc.status == MonitorIncidentStatus::Resolved {
+    if !resolve(&mut inc, end) {
         return false;
     }
-    inc.status = MonitorIncidentStatus::Resolved;
-    inc.resolved_at = Some(end);
     *body = to_value(&inc);
     true
 }
@@ -229,26 +226,15 @@ fn check_counts(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Vec<(String, Vec<Rollup>)> {
-    let mut hourly: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
-    let mut daily: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
+    let (mut hourly, mut daily) = (WideRows::new(), WideRows::new());
     for (i, Gen { doc, .. }) in monitors.iter().enumerate().filter(|(_, g)| g.doc.active) {
         for at in check_times(doc.interval_s, from, to) {
-            let failed = match failing(outages, i, at) {
-                Some(true) => "down",
-                Some(false) => "degraded",
-                None => "checks",
+            let status = match failing(outages, i, at) {
+                Some(true) => LinkStatus::Down,
+                Some(false) => LinkStatus::Degraded,
+                None => LinkStatus::Up,
             };
-            for row in [
-                hourly.entry(floor_hour(at).timestamp_millis()).or_default(),
-                daily.entry(floor_day(at).timestamp_millis()).or_default(),
-            ] {
-                for m in ["checks", "degraded", "down"] {
-                    let n = row.entry(format!("{}:{m}", doc.id)).or_default();
-                    if m == "checks" || m == failed {
-                        *n += 1.0;
-                    }
-                }
-            }
+            count_check((&mut hourly, &mut daily), doc.id, at, status, 1.0);
         }
     }
     vec![

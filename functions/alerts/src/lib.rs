@@ -2,6 +2,8 @@
 //! docs/data.md#shared-states): the unified alert feed, acknowledgement, monitors and their
 //! incidents.
 
+pub mod collect;
+pub mod derive;
 mod feed;
 mod handlers;
 pub mod model;

@@ -58,6 +58,10 @@ pub struct MonitorDoc {
     pub interval_s: u32,
     pub created_at: DateTime<Utc>,
     pub last_check: Option<LastCheck>,
+    /// The failed checks in a row since the last good one, of the collected checks
+    /// (docs/collect.md#monitor-check); never returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing: Option<crate::derive::Failing>,
 }
 
 /// What a monitor checks with.

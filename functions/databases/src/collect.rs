@@ -293,32 +293,22 @@ async fn on_instances<T: serde::de::DeserializeOwned>(
     instance: fn(&T) -> i64,
     bad: fn(&T) -> Option<Msg>,
 ) -> StoreResult<Vec<(u64, T)>> {
-    let lines = batch.read_valid(refused, at, bad);
-    let known = batch
-        .known_docs(
+    let (lines, _) = batch
+        .read_known(
+            refused,
             INSTANCES,
-            lines
-                .iter()
-                .map(|(_, l)| key(instance(l)))
-                .collect::<Vec<_>>(),
-        )
-        .await?;
-    let mut out = Vec::with_capacity(lines.len());
-    for (line, l) in lines {
-        let id = instance(&l);
-        if known.contains_key(&key(id)) {
-            out.push((line, l));
-        } else {
-            refused.push(LineError::UnknownReference.refuse(
-                line,
+            (at, bad),
+            |l| key(instance(l)),
+            |l| {
+                let id = instance(l);
                 Msg::new(
                     format!("aucune instance {id} dans ce compte"),
                     format!("no instance {id} in this account"),
-                ),
-            ));
-        }
-    }
-    Ok(out)
+                )
+            },
+        )
+        .await?;
+    Ok(lines)
 }
 
 impl MetricsLine {

@@ -2,6 +2,7 @@
 //! WAN links and interfaces, device metrics, inter-site VPN tunnels, network alerts and ports.
 
 pub mod collect;
+pub mod derive;
 mod handlers;
 pub mod model;
 

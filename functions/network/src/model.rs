@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 // Devices and tunnels, which the firewall module reads too, are shared.
 pub use netops_domain::network::{
     DEVICES, Device, DeviceDetail, DeviceType, Interface, LinkStatus, TUNNELS, Tunnel, TunnelEnd,
-    WanLink,
+    WanLink, WanRole,
 };
 pub use netops_domain::states::{AlertState, Severity};
 
@@ -17,6 +17,12 @@ pub const SITES: &str = "network_sites";
 pub const PORTS: &str = "network_ports";
 /// Hourly device metrics, one partition per device id.
 pub const METRICS: &str = "network_metrics";
+/// The collected metric samples, one partition per device id: the hours of
+/// [`METRICS`] are derived from them.
+pub const METRIC_SAMPLES: &str = "network_metric_samples";
+/// The collected traffic of the tunnels as their local end reports it, one partition per
+/// tunnel id: a tunnel's traffic over 24 h is derived from them.
+pub const TUNNEL_SAMPLES: &str = "network_tunnel_samples";
 /// Network alerts, time of opening, one partition.
 pub const ALERTS: &str = "network_alerts";
 

@@ -1,18 +1,20 @@
-//! The writer of profile deployments, and of what is kept with them so that no answer reads
+//! The writers of profile deployments, and of what is kept with them so that no answer reads
 //! them all: each profile's deployments as the answers show them, in the order they are shown
 //! ([`ranked_collection`]), and their count per state ([`DEPLOYMENT_COUNTS`]). The demo seed
-//! is the only writer of deployments; anything else that comes to write them must do it here.
+//! writes a profile's deployments all at once ([`put`]); the collection writes what the
+//! agents report of them ([`record`]).
 //!
 //! A deployment's state is its comparison with its profile when it is written: a new version
 //! of a profile changes its deployments' states, so writing one means writing them again.
-//! And it writes a profile's deployments all at once, into a tenant without any: a deployment
-//! whose state changes moves in its ranked collection, and the document port has no delete
-//! to take its old place away.
+//! A deployment whose state changes moves in its ranked collection: the document port has no
+//! delete, so its old entry is marked [`MOVED`] and the reads skip it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use netops_shared::store::{Documents, StoreError, StoreResult};
-use serde_json::Value;
+use netops_shared::auth::sha256_hex;
+use netops_shared::collect::Batch;
+use netops_shared::store::{Documents, Filter, StoreError, StoreResult};
+use serde_json::{Value, json};
 
 use crate::compare::compare;
 use crate::model::*;
@@ -111,6 +113,103 @@ pub async fn put(
         .map(|(id, c)| Ok((num_key(*id), json(c)?)))
         .collect::<StoreResult<Vec<_>>>()?;
     docs.put(tenant, DEPLOYMENT_COUNTS, counts).await
+}
+
+/// The id of the deployment of profile `profile` on machine `hostname` that a report makes:
+/// made of both, so that the same report sent again finds it (53 bits, a JSON number).
+fn new_id(profile: i64, hostname: &str) -> i64 {
+    let digest = sha256_hex(format!("{profile}/{hostname}").as_bytes());
+    i64::from_str_radix(&digest[..13], 16).unwrap_or(0)
+}
+
+/// Records the deployments of `profile` as the agents report them (`reports`, one a machine,
+/// each with what was observed: `id` is ignored): a machine's deployment is the one the
+/// profile's ranked collection shows for it, or one made (id [`new_id`]). A report not newer
+/// than the deployment's last observation leaves it as it is. Then each reported deployment
+/// takes its place in the ranked collection (its old one [`MOVED`]) and the profile's counts
+/// are those of the collection: written again from what is stored, so that a batch stopped
+/// half-way writes them when sent again.
+pub async fn record(
+    batch: &Batch<'_>,
+    profile: &ProfileDoc,
+    reports: Vec<DeploymentDoc>,
+) -> StoreResult<()> {
+    let docs = batch.stores.docs.as_ref();
+    let ranked = ranked_collection(profile.id);
+    // The collection as stored: each entry's state, each machine's deployment, each
+    // deployment's keys.
+    let mut states: BTreeMap<String, DeploymentState> = BTreeMap::new();
+    let mut by_host: HashMap<String, i64> = HashMap::new();
+    let mut keys_of: HashMap<i64, Vec<String>> = HashMap::new();
+    for e in docs
+        .read_all(batch.tenant, &ranked, &Filter::all())
+        .await?
+        .items
+    {
+        if e.body.get(MOVED).is_some() {
+            continue;
+        }
+        let d: Deployment =
+            serde_json::from_value(e.body).map_err(|e| StoreError::Data(e.to_string()))?;
+        states.insert(e.key.clone(), d.state);
+        by_host.insert(d.hostname, d.id);
+        keys_of.entry(d.id).or_default().push(e.key);
+    }
+    let mut entries = Vec::with_capacity(reports.len());
+    for mut report in reports {
+        report.id = by_host
+            .get(&report.hostname)
+            .copied()
+            .unwrap_or_else(|| new_id(profile.id, &report.hostname));
+        let key = num_key(report.id);
+        let written = batch
+            .update_doc(DEPLOYMENTS, &key, |stored| {
+                let stored: Option<DeploymentDoc> = stored
+                    .map(|v| serde_json::from_value(v.clone()))
+                    .transpose()
+                    .map_err(|e| StoreError::Data(e.to_string()))?;
+                if stored
+                    .as_ref()
+                    .is_some_and(|s| s.observed_at >= report.observed_at)
+                {
+                    return Ok(None);
+                }
+                json(&report).map(Some)
+            })
+            .await?;
+        let current = match written {
+            Some(body) => body,
+            None => docs
+                .get(batch.tenant, DEPLOYMENTS, &key)
+                .await?
+                .map(|d| d.body)
+                .ok_or_else(|| StoreError::Data(format!("deployment {key} read, then absent")))?,
+        };
+        let current: DeploymentDoc =
+            serde_json::from_value(current).map_err(|e| StoreError::Data(e.to_string()))?;
+        let state = state_of(profile, &current);
+        let entry = shown(&current, state);
+        let place = ranked_key(&entry);
+        for old in keys_of.remove(&current.id).unwrap_or_default() {
+            if old != place {
+                states.remove(&old);
+                entries.push((old, json!({ MOVED: true })));
+            }
+        }
+        states.insert(place.clone(), state);
+        entries.push((place, json(&entry)?));
+    }
+    docs.put(batch.tenant, &ranked, entries).await?;
+    let mut counts = DeploymentCounts::default();
+    for state in states.into_values() {
+        counts.add(state);
+    }
+    docs.put(
+        batch.tenant,
+        DEPLOYMENT_COUNTS,
+        vec![(num_key(profile.id), json(&counts)?)],
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use netops_shared::error::ErrorBody;
 use netops_shared::lookup::Lookup;
 use netops_shared::lookup::{MACHINES, decode};
 use netops_shared::route;
-use netops_shared::store::{Documents, Filter};
+use netops_shared::store::{Documents, Filter, Pred};
 use netops_shared::{ApiError, ApiResult, AppState, Caller, Envelope, Meta, Path, Query, ok};
 use serde_json::Value;
 
@@ -195,7 +195,7 @@ async fn first_deployments(
         .list(
             tenant,
             &ranked_collection(profile_id),
-            &Filter::all(),
+            &Filter::all().and(Pred::Ne(MOVED, serde_json::json!(true))),
             None,
             cap + 1,
         )

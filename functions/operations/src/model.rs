@@ -23,6 +23,11 @@ pub fn num_key(n: i64) -> String {
     format!("{n:010}")
 }
 
+/// The field of an entry of a ranked collection that a deployment has left for another key
+/// (its state changed): such an entry is no deployment, and the reads skip it (the document
+/// port has no delete).
+pub const MOVED: &str = "moved";
+
 /// The collection of one profile's deployments as the answers show them (without what the
 /// agent observed), keyed in the order they are shown (`deployments::ranked_key`): a read of its first
 /// keys is the answer's first deployments, whatever the size of the fleet.
