@@ -10,7 +10,6 @@ use netops_shared::module::BoxFuture;
 use netops_shared::store::{Record, StoreResult};
 use rand::Rng;
 use rand::rngs::StdRng;
-use serde_json::json;
 
 use netops_alerts::derive::{incident_severity, wide};
 use netops_alerts::model::{
