@@ -24,6 +24,12 @@ pub fn decode<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
     serde_json::from_value(body).map_err(|e| ApiError::internal(&e))
 }
 
+/// A stored body, as the store holds its text, as its type: decoded once, with no generic
+/// tree in between (the pages of list routes).
+pub fn decode_text<T: DeserializeOwned>(body: &str) -> Result<T, ApiError> {
+    serde_json::from_str(body).map_err(|e| ApiError::internal(&e))
+}
+
 /// A stored document as its type, with the version a conditional change of it expects.
 #[derive(Debug)]
 pub struct Versioned<T> {

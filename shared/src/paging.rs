@@ -13,9 +13,10 @@ use crate::cursor::{CursorCodec, Refused, fingerprint};
 use crate::envelope::Meta;
 use crate::error::ApiError;
 use crate::extract::Params;
+use crate::lookup::decode_text;
 use crate::request::RequestCtx;
 use crate::state::AppState;
-use crate::store::{Doc, Filter, Position, Record, SeriesQuery};
+use crate::store::{Filter, Position, Record, SeriesQuery};
 use crate::window::{Window, window_params};
 
 /// The page asked for: `limit` validated and clamped, `cursor` not yet decoded (it is bound
@@ -246,15 +247,15 @@ pub async fn series_list(
     Ok((records, meta.window(window)))
 }
 
-/// One page of documents in key order.
-pub async fn docs_page(
+/// One page of documents in key order, each decoded from its stored text into its type.
+pub async fn docs_page<T: DeserializeOwned>(
     state: &AppState,
     caller: &Caller,
     page: &Page,
     collection: &str,
     filter: &Filter,
     filters: &impl Serialize,
-) -> Result<(Vec<Doc>, Meta), ApiError> {
+) -> Result<(Vec<T>, Meta), ApiError> {
     let after: Option<String> = page.resume(filters)?;
     let (mut docs, stopped) = state
         .stores
@@ -275,7 +276,11 @@ pub async fn docs_page(
         // which the next page goes on from the last key examined.
         stopped
     };
-    Ok((docs, page.meta(filters, next.as_ref())))
+    let data = docs
+        .iter()
+        .map(|d| decode_text(&d.body))
+        .collect::<Result<_, _>>()?;
+    Ok((data, page.meta(filters, next.as_ref())))
 }
 
 #[cfg(test)]

@@ -173,28 +173,36 @@ async fn walking_a_filtered_collection_page_by_page_repeats_and_skips_nothing(s:
             let mut walked = Vec::new();
             let mut after: Option<String> = None;
             loop {
-                let (page, resume) = if bounded {
-                    s.docs
+                // The keys of the page (the bounded read's as their stored text, which
+                // parses back to the body put), and where a bounded read stopped.
+                let (page, resume): (Vec<String>, _) = if bounded {
+                    let (page, resume) = s
+                        .docs
                         .list_bounded(ACME, "machines", &odd, after.as_deref(), size)
                         .await
-                        .expect("list")
+                        .expect("list");
+                    for d in &page {
+                        let body: Value = serde_json::from_str(&d.body).expect("stored text");
+                        assert_eq!(body["odd"], json!(true), "{}", d.key);
+                    }
+                    (page.into_iter().map(|d| d.key).collect(), resume)
                 } else {
                     let page = s
                         .docs
                         .list(ACME, "machines", &odd, after.as_deref(), size)
                         .await
                         .expect("list");
-                    (page, None)
+                    (page.into_iter().map(|d| d.key).collect(), None)
                 };
                 assert!(page.len() <= size);
                 // A full page goes on after its last document, a bounded read stopped short
                 // where it stopped; any other page is the last.
                 let next = match resume {
                     Some(stopped) => Some(stopped),
-                    None if page.len() == size => page.last().map(|d| d.key.clone()),
+                    None if page.len() == size => page.last().cloned(),
                     None => None,
                 };
-                walked.extend(page.into_iter().map(|d| d.key));
+                walked.extend(page);
                 match next {
                     Some(k) => after = Some(k),
                     None => break,

@@ -47,11 +47,7 @@ pub async fn list_machines(
     Query(q): Query<MachinesQuery>,
 ) -> ApiResult<Vec<Machine>> {
     let filter = Filter::all().and_some(q.status.clone(), |s| Pred::Eq("status", json!(s)));
-    let (docs, meta) = docs_page(&state, &caller, &page, MACHINES, &filter, &q).await?;
-    let data = docs
-        .into_iter()
-        .map(|d| machine(d.body))
-        .collect::<Result<_, _>>()?;
+    let (data, meta) = docs_page(&state, &caller, &page, MACHINES, &filter, &q).await?;
     Ok(Envelope::new(data, meta))
 }
 

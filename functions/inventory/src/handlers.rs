@@ -2,7 +2,6 @@
 
 use axum::extract::State;
 use netops_shared::lookup::Lookup;
-use netops_shared::lookup::decode;
 use netops_shared::paging::docs_page;
 use netops_shared::route;
 use netops_shared::store::{Filter, Pred};
@@ -42,11 +41,7 @@ pub async fn list_assets(
     let filter = Filter::all().and_some(q.q.clone(), |s| {
         Pred::Contains(vec!["hostname", "fqdn", "search_ips", "os"], s)
     });
-    let (docs, meta) = docs_page(&state, &caller, &page, ASSETS, &filter, &q).await?;
-    let data = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
+    let (data, meta) = docs_page(&state, &caller, &page, ASSETS, &filter, &q).await?;
     Ok(Envelope::new(data, meta))
 }
 
@@ -122,11 +117,7 @@ pub async fn list_software(
                 vec![json!(EolStatus::Eol), json!(EolStatus::Warning)],
             )
         });
-    let (docs, meta) = docs_page(&state, &caller, &page, SOFTWARE, &filter, &q).await?;
-    let data = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
+    let (data, meta) = docs_page(&state, &caller, &page, SOFTWARE, &filter, &q).await?;
     Ok(Envelope::new(data, meta))
 }
 
@@ -158,10 +149,6 @@ pub async fn list_cves(
         .and(Pred::Gte("affected_assets", 1.0))
         .and_some(q.min_cvss, |m| Pred::Gte("cvss", m))
         .and_some(q.status, |s| Pred::Eq("status", json!(s.as_str())));
-    let (docs, meta) = docs_page(&state, &caller, &page, CVE_RECORDS, &filter, &q).await?;
-    let data = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
+    let (data, meta) = docs_page(&state, &caller, &page, CVE_RECORDS, &filter, &q).await?;
     Ok(Envelope::new(data, meta))
 }

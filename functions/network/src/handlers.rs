@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use netops_shared::lookup::Lookup;
-use netops_shared::lookup::decode;
+use netops_shared::lookup::{decode, decode_text};
 use netops_shared::paging::docs_page;
 use netops_shared::route;
 use netops_shared::store::{Filter, Pred, SeriesQuery};
@@ -60,11 +60,7 @@ pub async fn list_devices(
         .and_some(q.q.clone(), |t| {
             Pred::Contains(vec!["name", "ip", "model"], t)
         });
-    let (docs, meta) = docs_page(&state, &caller, &page, DEVICES, &filter, &q).await?;
-    let data = docs
-        .into_iter()
-        .map(|d| decode(d.body))
-        .collect::<Result<_, _>>()?;
+    let (data, meta) = docs_page(&state, &caller, &page, DEVICES, &filter, &q).await?;
     Ok(Envelope::new(data, meta))
 }
 
@@ -283,8 +279,8 @@ pub async fn list_ports(
         )
         .await?;
     let data = docs
-        .into_iter()
-        .map(|d| decode(d.body))
+        .iter()
+        .map(|d| decode_text(&d.body))
         .collect::<Result<_, _>>()?;
     let (data, meta) = page.limited(data, stopped.is_some());
     Ok(Envelope::new(data, meta))

@@ -18,7 +18,7 @@ use super::client::backend;
 use super::item::{Item, doc_pk, get_json, get_n, get_s, n, s, ts_key};
 use super::requests::{each_item, take_in_order};
 use netops_store::ports::docs::{aging, aging_or_refused, distinct, ended_at};
-use netops_store::{All, Doc, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
+use netops_store::{All, Doc, DocText, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
 
 impl DynamoStore {
     /// The TTL (s) of a document of a collection that ages out, once it has ended.
@@ -200,10 +200,16 @@ impl Documents for DynamoStore {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Doc>> {
-        Ok(self
-            .read_docs(tenant, collection, filter, after, limit, usize::MAX)
-            .await?
-            .0)
+        let of_item = |item: &Item, body: Option<Value>| match body {
+            Some(body) => Ok(Doc {
+                key: get_s(item, "sk")?.to_owned(),
+                version: get_n(item, "v")?,
+                body,
+            }),
+            None => doc_of(item),
+        };
+        let read = self.read_docs(tenant, collection, filter, after, limit, usize::MAX, of_item);
+        Ok(read.await?.0)
     }
 
     async fn list_bounded(
@@ -213,8 +219,14 @@ impl Documents for DynamoStore {
         filter: &Filter,
         after: Option<&str>,
         limit: usize,
-    ) -> StoreResult<(Vec<Doc>, Option<String>)> {
-        self.read_docs(tenant, collection, filter, after, limit, self.scan_budget)
+    ) -> StoreResult<(Vec<DocText>, Option<String>)> {
+        let text_of = |item: &Item, _: Option<Value>| {
+            Ok(DocText {
+                key: get_s(item, "sk")?.to_owned(),
+                body: get_s(item, "b")?.to_owned(),
+            })
+        };
+        self.read_docs(tenant, collection, filter, after, limit, self.scan_budget, text_of)
             .await
     }
 
@@ -326,7 +338,7 @@ impl Documents for DynamoStore {
 impl DynamoStore {
     /// Documents in key order after `after` matching `filter`, at most `limit`, from at most
     /// `budget` items read; with the last key examined when the budget stopped the read short.
-    async fn read_docs(
+    async fn read_docs<T>(
         &self,
         tenant: &str,
         collection: &str,
@@ -334,7 +346,8 @@ impl DynamoStore {
         after: Option<&str>,
         limit: usize,
         budget: usize,
-    ) -> StoreResult<(Vec<Doc>, Option<String>)> {
+        of_item: impl Fn(&Item, Option<Value>) -> StoreResult<T> + Send,
+    ) -> StoreResult<(Vec<T>, Option<String>)> {
         let mut out = Vec::new();
         if limit == 0 {
             return Ok((out, None));
@@ -347,12 +360,17 @@ impl DynamoStore {
         // Each Query asks for about what the page still needs (a filtered one more, by the
         // rate of matches so far), not for 1 MB.
         let mut examined = None;
-        let short = take_in_order([query], limit, filter.0.is_empty(), budget, |item| {
-            let doc = doc_of(&item)?;
-            let matches = filter.matches(&doc.body);
-            examined = Some(doc.key.clone());
+        let everything = filter.0.is_empty();
+        let short = take_in_order([query], limit, everything, budget, |item| {
+            // Only a filter needs the body parsed here; it is handed on, not parsed twice.
+            let body = match everything {
+                true => None,
+                false => Some(get_json(&item, "b")?),
+            };
+            let matches = body.as_ref().is_none_or(|b| filter.matches(b));
+            examined = Some(get_s(&item, "sk")?.to_owned());
             if matches {
-                out.push(doc);
+                out.push(of_item(&item, body)?);
             }
             Ok(matches)
         })

@@ -40,7 +40,7 @@ pub use filter::{Filter, Pred};
 pub use ports::all::{All, READ_ALL};
 pub use ports::counters::{COUNTER_GRACE_SECS, Counters};
 pub use ports::deployment::{Deployment, ExportPage, Pace};
-pub use ports::docs::{Doc, Documents, doc_time};
+pub use ports::docs::{Doc, DocText, Documents, doc_time};
 pub use ports::ingest::{IngestEntry, IngestLog, KEPT_REFUSALS, LineRefusal};
 pub use ports::rollups::{BATCHES, KeepMeasure, Rollup, RollupGroup, Rollups};
 pub use ports::series::{Position, Record, SeriesPage, SeriesQuery, SeriesRead, SeriesWrite};

@@ -11,30 +11,61 @@ use super::conn::backend;
 use super::sql::{filter_sql, json_path, json_text, parse_json, sql_limit};
 
 use netops_store::ports::docs::{aging_or_refused, distinct};
-use netops_store::{All, Doc, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
+use netops_store::{All, Doc, DocText, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
 
 /// Runs `sql`, which selects `key, version, body` from `docs`, into documents.
 fn read_docs(c: &Connection, sql: &str, args: Vec<SqlValue>) -> StoreResult<Vec<Doc>> {
-    let mut s = c.prepare_cached(sql).map_err(backend)?;
-    let rows = s
-        .query_map(params_from_iter(args), |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, u64>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })
-        .map_err(backend)?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (key, version, body) = row.map_err(backend)?;
-        out.push(Doc {
+    read_rows(c, sql, args, |key, version, body| {
+        Ok(Doc {
             key,
             version,
             body: parse_json(&body)?,
-        });
+        })
+    })
+}
+
+/// Runs `sql`, which selects `key, version, body` from `docs`, each row through `row`.
+fn read_rows<T>(
+    c: &Connection,
+    sql: &str,
+    args: Vec<SqlValue>,
+    row: impl Fn(String, u64, String) -> StoreResult<T>,
+) -> StoreResult<Vec<T>> {
+    let mut s = c.prepare_cached(sql).map_err(backend)?;
+    let mut rows = s.query(params_from_iter(args)).map_err(backend)?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(backend)? {
+        out.push(row(
+            r.get(0).map_err(backend)?,
+            r.get(1).map_err(backend)?,
+            r.get(2).map_err(backend)?,
+        )?);
     }
     Ok(out)
+}
+
+/// The statement and arguments of a page of a collection: documents in key order after
+/// `after`, matching `filter`, at most `limit`.
+fn list_sql(
+    tenant: &str,
+    collection: &str,
+    filter: &Filter,
+    after: Option<&str>,
+    limit: usize,
+) -> StoreResult<(String, Vec<SqlValue>)> {
+    let mut args = vec![
+        SqlValue::Text(tenant.to_owned()),
+        SqlValue::Text(collection.to_owned()),
+    ];
+    let mut sql = String::from("SELECT key, version, body FROM docs WHERE tenant = ? AND coll = ?");
+    if let Some(a) = after {
+        sql.push_str(" AND key > ?");
+        args.push(SqlValue::Text(a.to_owned()));
+    }
+    sql.push_str(&filter_sql(filter, "body", &mut args)?);
+    sql.push_str(" ORDER BY key LIMIT ?");
+    args.push(sql_limit(limit));
+    Ok((sql, args))
 }
 
 /// The document `key` of a collection, if any.
@@ -126,20 +157,24 @@ impl Documents for SqliteStore {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Doc>> {
-        let mut args = vec![
-            SqlValue::Text(tenant.to_owned()),
-            SqlValue::Text(collection.to_owned()),
-        ];
-        let mut sql =
-            String::from("SELECT key, version, body FROM docs WHERE tenant = ? AND coll = ?");
-        if let Some(a) = after {
-            sql.push_str(" AND key > ?");
-            args.push(SqlValue::Text(a.to_owned()));
-        }
-        sql.push_str(&filter_sql(filter, "body", &mut args)?);
-        sql.push_str(" ORDER BY key LIMIT ?");
-        args.push(sql_limit(limit));
+        let (sql, args) = list_sql(tenant, collection, filter, after, limit)?;
         self.with(move |c| read_docs(c, &sql, args)).await
+    }
+
+    /// The page's bodies as SQLite holds them: never parsed here.
+    async fn list_bounded(
+        &self,
+        tenant: &str,
+        collection: &str,
+        filter: &Filter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<(Vec<DocText>, Option<String>)> {
+        let (sql, args) = list_sql(tenant, collection, filter, after, limit)?;
+        let texts = self
+            .with(move |c| read_rows(c, &sql, args, |key, _, body| Ok(DocText { key, body })))
+            .await?;
+        Ok((texts, None))
     }
 
     /// Selected by SQLite, the end date compared as the sweep compares it.

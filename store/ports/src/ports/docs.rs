@@ -14,6 +14,14 @@ pub struct Doc {
     pub body: Value,
 }
 
+/// A document as its stored JSON text, for a reader that decodes it straight into its type
+/// (the pages of a list route), without the generic [`Value`] tree in between.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocText {
+    pub key: String,
+    pub body: String,
+}
+
 /// Documents, each in one collection of one tenant, keyed by text.
 #[async_trait]
 pub trait Documents: Send + Sync + 'static {
@@ -50,7 +58,8 @@ pub trait Documents: Send + Sync + 'static {
     /// and answers the documents it found, fewer than `limit`, with the last key it examined,
     /// after which the next page goes on. A filter few documents match then costs a bounded
     /// read per page instead of the whole collection. The embedded store examines documents
-    /// locally, without a bill, and does not stop (`None`).
+    /// locally, without a bill, and does not stop (`None`). The documents come as their
+    /// stored text: a list route decodes each one once, into its type.
     async fn list_bounded(
         &self,
         tenant: &str,
@@ -58,12 +67,7 @@ pub trait Documents: Send + Sync + 'static {
         filter: &Filter,
         after: Option<&str>,
         limit: usize,
-    ) -> StoreResult<(Vec<Doc>, Option<String>)> {
-        Ok((
-            self.list(tenant, collection, filter, after, limit).await?,
-            None,
-        ))
-    }
+    ) -> StoreResult<(Vec<DocText>, Option<String>)>;
 
     /// The documents of a collection that ages out ([`AGING`]) that were in progress at
     /// some time since `since`: those still in progress (no end date), and those that ended
