@@ -1549,6 +1549,191 @@ async fn data_of(app: &TestApp, path: &str, read: &str) -> serde_json::Value {
     res.body["data"].clone()
 }
 
+/// The alerts of `/databases/alerts` (`query`) of instance `id` and `kind`: (id, status,
+/// opened, resolved).
+async fn db_alerts_of(
+    app: &TestApp,
+    read: &str,
+    query: &str,
+    id: i64,
+    kind: &str,
+) -> Vec<(String, String, DateTime<Utc>, serde_json::Value)> {
+    let data = data_of(app, &format!("/databases/alerts?{query}"), read).await;
+    data.as_array()
+        .expect("alerts")
+        .iter()
+        .filter(|a| a["instance_id"] == id && a["kind"] == kind)
+        .map(|a| {
+            (
+                a["id"].as_str().unwrap_or_default().to_owned(),
+                a["status"].as_str().unwrap_or_default().to_owned(),
+                time(&a["opened_at"]),
+                a["resolved_at"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The state of instance `id` in `/databases/instances`.
+async fn db_state(app: &TestApp, read: &str, id: i64) -> serde_json::Value {
+    let instances = data_of(app, "/databases/instances", read).await;
+    instances
+        .as_array()
+        .expect("instances")
+        .iter()
+        .find(|i| i["id"] == id)
+        .map(|i| i["state"].clone())
+        .expect("instance")
+}
+
+#[tokio::test]
+async fn database_alerts_and_states_are_derived_from_collected_samples_and_checks() {
+    let app = TestApp::with_modules(&[Function::Databases]).await;
+    let read = app.token("acme", &[Scope::ReadDatabases]).await;
+    let collect = app.token("acme", &[Scope::CollectDatabases]).await;
+    let instances = data_of(&app, "/databases/instances", &read).await;
+    let online = instances
+        .as_array()
+        .expect("instances")
+        .iter()
+        .find(|i| i["state"] == "online")
+        .expect("an online instance");
+    let id = online["id"].as_i64().expect("id");
+    // After the demo's latest sample and result (20 seconds before its seed at the latest),
+    // two seconds apart, all past (whole seconds, as sent).
+    let now = time(&json!(stamp(Utc::now())));
+    let t = |i: i64| now - Duration::seconds(18 - 2 * i);
+    let sample = |i: i64, cpu: f64| {
+        json!({"at": stamp(t(i)), "instance": id, "cpu_pct": cpu,
+            "memory_pct": 50.0, "connections": 10.0, "read_latency_ms": 2.0, "write_latency_ms": 1.0,
+            "batch_requests_per_s": 30.0,
+            "waits": {"cpu": 1.0, "io": 2.0, "lock": 0.0, "network": 3.0, "other": 4.0}})
+        .to_string()
+    };
+    // Two samples at the bound or above: nothing yet, the same batch again neither.
+    let two = [sample(0, 95.0), sample(1, 90.0)];
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "database-metrics", &collect, &two).await,
+            2,
+            &[],
+        );
+        assert!(
+            db_alerts_of(&app, &read, "status=all", id, "cpu_high")
+                .await
+                .is_empty()
+        );
+        assert_eq!(db_state(&app, &read, id).await, "online");
+    }
+    // The third opens one, from the first; sent again, nothing more.
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "database-metrics", &collect, &[sample(2, 99.0)]).await,
+            1,
+            &[],
+        );
+        let open = db_alerts_of(&app, &read, "status=open", id, "cpu_high").await;
+        assert_eq!(open.len(), 1, "{open:?}");
+        assert_eq!((open[0].1.as_str(), open[0].2), ("open", t(0)));
+        assert_eq!(
+            db_alerts_of(&app, &read, "status=all", id, "cpu_high").await,
+            open
+        );
+        assert_eq!(db_state(&app, &read, id).await, "degraded");
+    }
+    let opened = db_alerts_of(&app, &read, "status=open", id, "cpu_high").await;
+    // A sample below resolves it; an older one sent late changes nothing.
+    let below = [sample(4, 40.0), sample(3, 97.0)];
+    assert_taken(
+        &post_lines(&app, "database-metrics", &collect, &below).await,
+        2,
+        &[],
+    );
+    assert_taken(
+        &post_lines(&app, "database-metrics", &collect, &[sample(3, 97.0)]).await,
+        1,
+        &[],
+    );
+    assert!(
+        db_alerts_of(&app, &read, "status=open", id, "cpu_high")
+            .await
+            .is_empty()
+    );
+    let all = db_alerts_of(&app, &read, "status=all", id, "cpu_high").await;
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!((&all[0].0, all[0].1.as_str()), (&opened[0].0, "resolved"));
+    assert_eq!(time(&all[0].3), t(4));
+    assert_eq!(db_state(&app, &read, id).await, "online");
+
+    // A check's failed run opens its alert on the instance, once; a good one resolves it.
+    let checks = data_of(&app, "/databases/checks", &read).await;
+    let check = checks
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["instance_id"] == id)
+        .expect("a check of the instance");
+    let expectation = check["expectation"].as_str().expect("expectation");
+    let (op, bound) = expectation.split_at(
+        expectation
+            .find(|c: char| c == '-' || c.is_ascii_digit())
+            .expect("bound"),
+    );
+    let bound: f64 = bound.trim().parse().expect("bound");
+    let good = match op.trim() {
+        "<" | "<=" => bound - 1000.0,
+        ">" | ">=" => bound + 1000.0,
+        "!=" => bound + 1.0,
+        _ => bound,
+    };
+    let result = |i: i64, outcome: serde_json::Value| {
+        let mut line = json!({"at": stamp(t(i)), "check": check["id"], "duration_ms": 12});
+        line.as_object_mut()
+            .expect("line")
+            .extend(outcome.as_object().expect("outcome").clone());
+        line.to_string()
+    };
+    let failed = [result(5, json!({"error": "délai dépassé"}))];
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "database-check", &collect, &failed).await,
+            1,
+            &[],
+        );
+        let open = db_alerts_of(&app, &read, "status=open", id, "check_failed").await;
+        let ours: Vec<_> = open.iter().filter(|a| a.2 == t(5)).collect();
+        assert_eq!(ours.len(), 1, "{open:?}");
+    }
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-check",
+            &collect,
+            &[result(6, json!({"value": good}))],
+        )
+        .await,
+        1,
+        &[],
+    );
+    let open = db_alerts_of(&app, &read, "status=open", id, "check_failed").await;
+    assert!(open.iter().all(|a| a.2 != t(5)), "{open:?}");
+    let all = db_alerts_of(&app, &read, "status=all", id, "check_failed").await;
+    let ours: Vec<_> = all.iter().filter(|a| a.2 == t(5)).collect();
+    assert_eq!(ours.len(), 1, "{all:?}");
+    assert_eq!((ours[0].1.as_str(), time(&ours[0].3)), ("resolved", t(6)));
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadDatabases]).await;
+    let theirs = data_of(&app, "/databases/alerts?status=all", &globex).await;
+    assert!(
+        theirs
+            .as_array()
+            .expect("alerts")
+            .iter()
+            .all(|a| a["instance_id"] != id),
+        "{theirs}"
+    );
+}
+
 #[tokio::test]
 async fn database_observations_collected_feed_their_routes_once() {
     let app = TestApp::with_modules(&[Function::Databases]).await;

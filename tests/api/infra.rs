@@ -316,6 +316,7 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
         writes("collect"),
         expected(&[
             "*|D|collect_activity",
+            "*|D|db_alerts.open",
             "*|D|db_checks",
             "*|D|db_instances",
             "*|D|dns_collection",
@@ -343,6 +344,7 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|D|siem_episodes",
             "*|D|siem_incidents",
             "*|D|siem_incidents|*",
+            "*|E|db_alerts",
             "*|E|db_blocking",
             "*|E|db_check_results",
             "*|E|db_metrics",
@@ -403,6 +405,7 @@ fn every_dynamodb_grant_is_limited_to_the_key_prefixes_of_its_module() {
             "*|R|monitor_checks_daily",
             "*|R|monitor_checks_hourly",
             "*|R|~batches",
+            "*|S|db_alerts|*",
             "*|S|db_blocking|*",
             "*|S|db_check_results|*",
             "*|S|db_metrics|*",
