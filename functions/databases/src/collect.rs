@@ -104,8 +104,15 @@ const COUNT_MAX: f64 = 1e15;
 /// configuration du compte, jamais créées par la collecte. Pourcentages de 0 à 100, autres
 /// mesures positives ou nulles (`invalid_observation` sinon). Un échantillon par instance et
 /// par milliseconde : renvoyé, il est compté une fois. Le produit en dérive les agrégats
-/// horaires (au-delà de 2 jours, `/metrics` les lit) et le `last_collected_at` de l'instance.
-/// Alimente `/databases/instances/{id}/metrics`.
+/// horaires (au-delà de 2 jours, `/metrics` les lit), le `last_collected_at` de l'instance,
+/// ses alertes et son état, jamais envoyés : `cpu_high` (gravité `high`) à 90 % de CPU ou
+/// plus, `memory_pressure` (`medium`) à 95 % de mémoire ou plus, ouverte au troisième
+/// échantillon de suite au seuil (depuis le premier d'entre eux), résolue par un échantillon
+/// sous le seuil ; l'instance est `degraded` tant qu'une de ces alertes est ouverte, sinon
+/// `online`. Les échantillons plus récents que le dernier appliqué le sont dans l'ordre du
+/// temps ; un plus ancien (en retard, ou renvoyé) ne change ni les alertes ni l'état.
+/// Alimente `/databases/instances/{id}/metrics`, `/databases/instances` et
+/// `/databases/alerts`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CollectDatabaseMetrics)]
@@ -235,8 +242,11 @@ pub struct BlockingLine {
 /// jamais envoyés : `error` sans valeur, `failed` quand la valeur ne satisfait pas l'attente,
 /// `warning` quand elle la satisfait à 10 % près de son seuil (`<`, `<=`, `>`, `>=`), `ok`
 /// sinon. Le contrôle prend le dernier résultat ; un plus ancien (en retard, ou renvoyé) est
-/// enregistré et ne change pas le dernier. Alimente `/databases/checks` et
-/// `/databases/checks/{id}/results`.
+/// enregistré et ne change pas le dernier. Un résultat `failed` ou `error` ouvre une alerte
+/// `check_failed` (gravité `medium`) sur l'instance du contrôle, sauf s'il en a une ouverte ;
+/// un résultat `ok` ou `warning` la résout (résultats plus récents que le dernier appliqué,
+/// dans l'ordre du temps). Alimente `/databases/checks`, `/databases/checks/{id}/results` et
+/// `/databases/alerts`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CollectDatabaseCheck)]
