@@ -11,7 +11,7 @@ use netops_shared::collect::{
     Batch, CollectKind, LineError, bad_measure, bad_text, content_id, schema_of,
 };
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{Expect, LineRefusal, Record, StoreError, StoreResult};
+use netops_shared::store::{Doc, Expect, LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::Deserialize;
 use serde_json::Value;
@@ -406,16 +406,10 @@ async fn metrics(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
 /// alerts are written first, so that a batch stopped in between makes the same changes when
 /// sent again.
 async fn derive_instance(batch: &Batch<'_>, id: i64, samples: &[Sample]) -> StoreResult<()> {
-    let docs = &batch.stores.docs;
-    let Some(doc) = docs.get(batch.tenant, INSTANCES, &key(id)).await? else {
+    let Some((doc, mut runs)) = with_run::<MetricRuns>(batch, INSTANCES, id, "metric_runs").await?
+    else {
         return Ok(());
     };
-    let mut runs: MetricRuns = doc
-        .body
-        .get("metric_runs")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
     let before = runs.at;
     let name = doc.body["name"].as_str().unwrap_or_default().to_owned();
     let alerts = apply_samples(&mut runs, id, &name, samples);
@@ -433,14 +427,47 @@ async fn derive_instance(batch: &Batch<'_>, id: i64, samples: &[Sample]) -> Stor
     }
     body["state"] = serde_json::to_value(runs.state()).map_err(data)?;
     body["metric_runs"] = serde_json::to_value(&runs).map_err(data)?;
-    docs.put_if(
-        batch.tenant,
-        INSTANCES,
-        &key(id),
-        body,
-        Expect::Version(doc.version),
-    )
-    .await
+    put_at(batch, INSTANCES, &doc, body).await
+}
+
+/// The document `id` of `collection` (an instance, a check) and the run it keeps in `field`
+/// (never returned; the default when it keeps none yet), if the document exists.
+async fn with_run<R: serde::de::DeserializeOwned + Default>(
+    batch: &Batch<'_>,
+    collection: &str,
+    id: i64,
+    field: &str,
+) -> StoreResult<Option<(Doc, R)>> {
+    let doc = batch
+        .stores
+        .docs
+        .get(batch.tenant, collection, &key(id))
+        .await?;
+    Ok(doc.map(|doc| {
+        let run = doc
+            .body
+            .get(field)
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        (doc, run)
+    }))
+}
+
+/// Puts `body` over `doc` of `collection` at the version read (else the store's
+/// [`StoreError::ConditionFailed`]: the batch answers 503).
+async fn put_at(batch: &Batch<'_>, collection: &str, doc: &Doc, body: Value) -> StoreResult<()> {
+    batch
+        .stores
+        .docs
+        .put_if(
+            batch.tenant,
+            collection,
+            &doc.key,
+            body,
+            Expect::Version(doc.version),
+        )
+        .await
 }
 
 /// Writes alerts opened or resolved: each in the alerts' history, an open one also among the
@@ -877,16 +904,9 @@ async fn checks(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
 /// older one changes nothing) and its alert's run (`alert_run`, never returned), at the
 /// version read (as [`derive_instance`]).
 async fn derive_check(batch: &Batch<'_>, id: i64, results: &[CheckResult]) -> StoreResult<()> {
-    let docs = &batch.stores.docs;
-    let Some(doc) = docs.get(batch.tenant, CHECKS, &key(id)).await? else {
+    let Some((doc, mut run)) = with_run::<CheckRun>(batch, CHECKS, id, "alert_run").await? else {
         return Ok(());
     };
-    let mut run: CheckRun = doc
-        .body
-        .get("alert_run")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
     let body = &doc.body;
     let check = CheckRef {
         id,
@@ -911,12 +931,5 @@ async fn derive_check(batch: &Batch<'_>, id: i64, results: &[CheckResult]) -> St
         body["last_result"] = serde_json::to_value(result).map_err(data)?;
     }
     body["alert_run"] = serde_json::to_value(&run).map_err(data)?;
-    docs.put_if(
-        batch.tenant,
-        CHECKS,
-        &key(id),
-        body,
-        Expect::Version(doc.version),
-    )
-    .await
+    put_at(batch, CHECKS, &doc, body).await
 }
