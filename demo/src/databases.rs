@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use netops_databases::derive::{
-    HourSums, QueryStats, add_sample, check_message, metric_rollups, query_rollup, sample_record,
+    CheckRef, CheckRun, HourSums, MetricRuns, QueryStats, add_sample, alert_record, apply_results,
+    apply_samples, check_message, metric_rollups, query_rollup, sample_record,
 };
 use netops_databases::model::*;
 
@@ -153,8 +154,14 @@ fn sample(
         0.45
     };
     let spike = if rng.random_bool(0.004) { 45.0 } else { 0.0 };
+    let cpu = (inst.cpu * busy * rng.random_range(0.8..1.2) + spike).clamp(1.0, 99.0);
+    // Busy: the CPU above the bound of `cpu_high` (`derive::METRIC_RULES`).
+    let cpu = if degraded {
+        rng.random_range(91.0..99.0)
+    } else {
+        cpu
+    };
     let degraded = if degraded { 30.0 } else { 0.0 };
-    let cpu = (inst.cpu * busy * rng.random_range(0.8..1.2) + spike + degraded).clamp(1.0, 99.0);
     let read_lat = rng.random_range(1.5..7.0) + spike / 5.0 + degraded / 2.0;
     [
         ("cpu_pct", cpu),
@@ -190,18 +197,10 @@ fn sample(
     ]
 }
 
-/// The kinds of alert drawn on an instance: (kind, severity, message).
+/// The kinds of alert drawn on an instance: (kind, severity, message). Those of the samples
+/// (high CPU, memory pressure) and of the checks are derived from them ([`apply_samples`],
+/// [`apply_results`]), never drawn.
 const ALERT_KINDS: &[(DbAlertKind, Criticality, &str)] = &[
-    (
-        DbAlertKind::CpuHigh,
-        Criticality::High,
-        "CPU au-dessus de 90 % pendant 15 minutes",
-    ),
-    (
-        DbAlertKind::MemoryPressure,
-        Criticality::Medium,
-        "Espérance de vie des pages sous 300 s",
-    ),
     (
         DbAlertKind::Blocking,
         Criticality::High,
@@ -232,22 +231,7 @@ const ALERT_KINDS: &[(DbAlertKind, Criticality, &str)] = &[
         Criticality::Medium,
         "Travail SQL Agent en échec : Maintenance - Index",
     ),
-    (
-        DbAlertKind::CheckFailed,
-        Criticality::Medium,
-        "Un contrôle métier a renvoyé un résultat hors seuil",
-    ),
 ];
-
-/// An alert's record in the series (partition: its instance, at its opening).
-fn alert_record(alert: &DbAlert) -> Record {
-    Record {
-        partition: alert.instance_id.to_string(),
-        ts: alert.opened_at.timestamp_millis(),
-        id: alert.id.clone(),
-        body: to_json(alert),
-    }
-}
 
 /// The longest a passing alert stays open: a producer looks this far back for the alerts
 /// that resolve in its interval.
@@ -255,7 +239,7 @@ const LONGEST_MINUTES: i64 = 600;
 
 /// The passing alerts that open in the hour starting at `hour`, each resolved within
 /// [`LONGEST_MINUTES`]: at least six a day of any kind on an instance that is not offline,
-/// and on a degraded instance, slow and busy, a high CPU, memory pressure or a blocking
+/// and on a degraded instance, slow and busy, a blocking
 /// chain one hour in four. Drawn from the hour's own generator, so the seed and the producer
 /// find the same.
 fn passing_alerts(insts: &[Inst], rng: &mut StdRng, hour: DateTime<Utc>) -> Vec<DbAlert> {
@@ -270,7 +254,7 @@ fn passing_alerts(insts: &[Inst], rng: &mut StdRng, hour: DateTime<Utc>) -> Vec<
     }
     for inst in up.iter().filter(|i| i.state == InstanceState::Degraded) {
         if rng.random_bool(0.25) {
-            drawn.push((*inst, *pick(rng, &ALERT_KINDS[..3])));
+            drawn.push((*inst, ALERT_KINDS[0]));
         }
     }
     drawn
@@ -471,13 +455,12 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     Box::pin(async move {
         let mut rng = ctx.rng("databases");
         let now = ctx.now;
-        let Some((insts, docs)) = instances(ctx, &mut rng) else {
+        let Some((insts, mut docs)) = instances(ctx, &mut rng) else {
             return Ok(());
         };
         let (servers, desktops) = hosts(ctx);
         let base = id_base(ctx);
         let tenant = ctx.tenant.id;
-        ctx.stores.docs.put(tenant, INSTANCES, docs).await?;
 
         let logins_people: Vec<String> = ctx.people().take(40).map(|a| a.login.clone()).collect();
         let domain = ctx
@@ -501,6 +484,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             // Metrics: five-minute samples, all into hourly rollups, the last days kept raw.
             // Older hours are generated as one hourly mean weighing twelve samples.
             let mut hours = HourSums::new();
+            let mut samples = Vec::new();
             let start = now - Duration::days(i64::from(ctx.days));
             let first = start.timestamp() - start.timestamp().rem_euclid(3600) + 3600;
             let mut t = first;
@@ -515,9 +499,23 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 add_sample(&mut hours, at, &values, weight);
                 if t >= raw_from {
                     raw.push(sample_record(inst.id, at, &values));
+                    samples.push((at, values));
                 }
                 t += step;
             }
+            // The alerts and state its five-minute samples derive, as collected ones would
+            // (an offline instance stays so: its samples stopped).
+            let mut runs = MetricRuns::default();
+            alerts.extend(
+                apply_samples(&mut runs, inst.id, &inst.name, &samples)
+                    .iter()
+                    .map(alert_record),
+            );
+            let body = &mut docs[n].1;
+            if inst.state != InstanceState::Offline {
+                body["state"] = to_json(runs.state());
+            }
+            body["metric_runs"] = to_json(&runs);
             let rollups = metric_rollups(inst.id, hours);
             ctx.stores
                 .rollups
@@ -789,6 +787,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
                 });
             }
         }
+        ctx.stores.docs.put(tenant, INSTANCES, docs).await?;
         ctx.stores
             .series_writes
             .append(tenant, METRICS, raw)
@@ -892,6 +891,7 @@ async fn seed_checks(
     let now = ctx.now;
     let mut docs = Vec::new();
     let mut results = Vec::new();
+    let mut alerts = Vec::new();
     let mut j = 0usize;
     for inst in insts {
         let defs = if inst.pg { PG_CHECKS } else { SQL_CHECKS };
@@ -902,7 +902,7 @@ async fn seed_checks(
             j += 1;
             // The third check is disabled; its results stop a week ago.
             let enabled = j != 3;
-            let mut last: Option<CheckResult> = None;
+            let mut runs: Vec<CheckResult> = Vec::new();
             let mut h = (now - Duration::days(7)).timestamp();
             h -= h.rem_euclid(3600);
             let stop = if enabled {
@@ -954,28 +954,43 @@ async fn seed_checks(
                     id: format!("r-{id}"),
                     body: to_json(&result),
                 });
-                last = Some(result);
+                runs.push(result);
                 h += 3600;
             }
-            docs.push((
-                key(id),
-                to_json(Check {
-                    id,
-                    name: name.into(),
-                    description: format!("Contrôle planifié sur {} ({db})", inst.name),
-                    instance_id: inst.id,
-                    instance: inst.name.clone(),
-                    database: db.into(),
-                    query: query.into(),
-                    expectation: expectation.into(),
-                    schedule_minutes: 60,
-                    enabled,
-                    last_result: last,
-                }),
-            ));
+            // Its alerts, derived from its results as collected ones are.
+            let mut run = CheckRun::default();
+            let check = CheckRef {
+                id,
+                name,
+                instance_id: inst.id,
+                instance: &inst.name,
+            };
+            alerts.extend(
+                apply_results(&mut run, &check, &runs)
+                    .iter()
+                    .map(alert_record),
+            );
+            let mut body = to_json(Check {
+                id,
+                name: name.into(),
+                description: format!("Contrôle planifié sur {} ({db})", inst.name),
+                instance_id: inst.id,
+                instance: inst.name.clone(),
+                database: db.into(),
+                query: query.into(),
+                expectation: expectation.into(),
+                schedule_minutes: 60,
+                enabled,
+                last_result: runs.pop(),
+            });
+            body["alert_run"] = to_json(&run);
+            docs.push((key(id), body));
         }
     }
     ctx.stores.docs.put(ctx.tenant.id, CHECKS, docs).await?;
+    ctx.stores
+        .append_alerts(ctx.tenant.id, ALERTS, alerts)
+        .await?;
     ctx.stores
         .series_writes
         .append(ctx.tenant.id, CHECK_RESULTS, results)

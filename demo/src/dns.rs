@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use netops_dns::domains::Queries;
 use netops_dns::model::*;
+use netops_dns::threats::{self, LISTED};
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
@@ -36,52 +37,6 @@ const DOMAINS_COMMON: &[(&str, u32, &str)] = &[
     ("time.windows.com", 2, "svchost.exe"),
     ("wpad", 2, "svchost.exe"),
 ];
-/// Threat domains: name, category, severity, feed.
-const THREAT_DOMAINS: &[(&str, ThreatCategory, Criticality, &str)] = &[
-    (
-        "update-check.cdn-securesync.top",
-        ThreatCategory::C2,
-        Criticality::Critical,
-        "abuse.ch ThreatFox",
-    ),
-    (
-        "xk2q9f7z1mvb.info",
-        ThreatCategory::Dga,
-        Criticality::High,
-        "Netlab DGA",
-    ),
-    (
-        "microsoft-login.account-verify.co",
-        ThreatCategory::Phishing,
-        Criticality::High,
-        "OpenPhish",
-    ),
-    (
-        "pool.minexmr-eu.net",
-        ThreatCategory::Cryptomining,
-        Criticality::Medium,
-        "CoinBlockerLists",
-    ),
-    (
-        "fresh-invoices-2026.xyz",
-        ThreatCategory::NewlyRegistered,
-        Criticality::Low,
-        "Newly Registered Domains",
-    ),
-    (
-        "dl.payload-store.ru",
-        ThreatCategory::Malware,
-        Criticality::Critical,
-        "URLhaus",
-    ),
-    (
-        "a3f9.t.exfil-dns.net",
-        ThreatCategory::Tunneling,
-        Criticality::High,
-        "Heuristics",
-    ),
-];
-
 /// The domain name as asked in this tenant (`wpad` is searched in the local domain).
 fn qualified(ctx: &SeedCtx, domain: &str) -> String {
     if domain == "wpad" {
@@ -187,7 +142,7 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
 
         // Threats: some machines resolved listed domains; half are acknowledged.
         let mut threats = Vec::new();
-        for k in 0..THREAT_DOMAINS.len() {
+        for (k, listed) in LISTED.iter().enumerate() {
             let m = &ctx.machines[(k * 7 + 3) % ctx.machines.len()];
             // The first two are still going on; the others are spread over the history.
             let last = if k < 2 {
@@ -197,21 +152,22 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
             };
             let first = last - Duration::minutes(rng.random_range(10..3000));
             let sighting = Sighting {
-                id: format!("dns-thr-{}", ctx.tenant.id_base + k as i64 + 1),
                 k,
                 m,
                 first,
                 last,
                 acknowledged: k % 2 == 1,
             };
-            let (threat, shown) = sighting.draw(ctx, &resolver, &mut rng, &mut seq);
+            let (found, shown) = sighting.draw(ctx, &resolver, &mut rng, &mut seq)?;
             for (at, code, record) in shown {
                 if at >= detail_start {
                     records.push(record);
                 }
-                counts.add(at, &m.hostname, &threat.domain, code, 1.0);
+                counts.add(at, &m.hostname, listed.0, code, 1.0);
             }
-            threats.push(threat_record(&threat));
+            for threat in &found {
+                threats.push(threats::threat_record(threat)?);
+            }
         }
 
         // Server query logs (acme): the last 7 days, about one in four queries suspicious
@@ -257,10 +213,9 @@ pub fn seed(ctx: &SeedCtx) -> BoxFuture<'_, StoreResult<()>> {
     })
 }
 
-/// A machine that resolved listed domain `k` (of [`THREAT_DOMAINS`]) from `first` to
+/// A machine that resolved listed domain `k` (of [`LISTED`]) from `first` to
 /// `last`: the seed's threats and the producer's alike.
 struct Sighting<'a> {
-    id: String,
     k: usize,
     m: &'a MachineSeed,
     first: DateTime<Utc>,
@@ -273,20 +228,23 @@ struct Sighting<'a> {
 type Shown = (DateTime<Utc>, &'static str, Record);
 
 impl Sighting<'_> {
-    /// The threat, and the queries shown among the machine's resolutions (at most six,
-    /// spread from the first to the last), each numbered after `seq`.
+    /// The machine's resolutions of the listed domain (two to six, spread from the first to
+    /// the last, each numbered after `seq`, answered by the sinkhole two times in three), and
+    /// the threats derived from them as from collected ones ([`threats::threats`]): one a
+    /// day they fall in.
     fn draw(
         &self,
         ctx: &SeedCtx,
         resolver: &str,
         rng: &mut StdRng,
         seq: &mut u64,
-    ) -> (DnsThreat, Vec<Shown>) {
-        let (domain, category, severity, feed) = THREAT_DOMAINS[self.k];
+    ) -> StoreResult<(Vec<DnsThreat>, Vec<Shown>)> {
+        let (domain, category, ..) = LISTED[self.k];
         let (m, first, last) = (self.m, self.first, self.last);
         let queries: u32 = rng.random_range(2..60);
         let shown_count = queries.min(6) as i32;
-        let mut shown = Vec::new();
+        let blocked = self.k % 3 != 2;
+        let (mut shown, mut hits) = (Vec::new(), Vec::new());
         for j in 0..shown_count {
             let at = first + (last - first) * j / shown_count;
             let at = if j == 0 { last } else { at };
@@ -296,7 +254,7 @@ impl Sighting<'_> {
                 "NOERROR"
             };
             *seq += 1;
-            let record = resolution(
+            let mut record = resolution(
                 m,
                 at,
                 domain,
@@ -307,37 +265,22 @@ impl Sighting<'_> {
                 rng,
                 *seq,
             );
+            if blocked && code == "NOERROR" {
+                record.body["answers"] = serde_json::json!(["0.0.0.0"]);
+            }
+            let r: Resolution = serde_json::from_value(record.body.clone())
+                .map_err(|e| netops_shared::store::StoreError::Data(e.to_string()))?;
+            hits.extend(threats::hit(&r));
             shown.push((at, code, record));
         }
-        let threat = DnsThreat {
-            id: self.id.clone(),
-            domain: domain.into(),
-            category,
-            severity,
-            machine: m.hostname.clone(),
-            machine_ip: m.ip.clone(),
-            user: m.user.clone(),
-            queries,
-            blocked: self.k % 3 != 2,
-            source: feed.into(),
-            first_seen_at: first,
-            last_seen_at: last,
-            acknowledged: self.acknowledged,
-            acknowledged_at: self
-                .acknowledged
-                .then(|| last + Duration::minutes(20))
-                .filter(|t| *t < ctx.now),
-        };
-        (threat, shown)
-    }
-}
-
-fn threat_record(t: &DnsThreat) -> Record {
-    Record {
-        partition: "all".into(),
-        ts: t.last_seen_at.timestamp_millis(),
-        id: t.id.clone(),
-        body: to_value(t),
+        let mut found = threats::threats(&hits)?;
+        for threat in &mut found {
+            // Acknowledged 20 minutes after its last query (when that is past).
+            let at = threat.last_seen_at + Duration::minutes(20);
+            threat.acknowledged = self.acknowledged;
+            threat.acknowledged_at = self.acknowledged.then_some(at).filter(|t| *t < ctx.now);
+        }
+        Ok((found, shown))
     }
 }
 
@@ -355,11 +298,10 @@ fn live_threat<'a>(ctx: &'a SeedCtx, hour: DateTime<Utc>) -> Option<(Sighting<'a
     }
     let online: Vec<&MachineSeed> = ctx.machines.iter().filter(|m| m.online).collect();
     let m = *online.get(rng.random_range(0..online.len().max(1)))?;
-    let k = rng.random_range(0..THREAT_DOMAINS.len());
+    let k = rng.random_range(0..LISTED.len());
     let first = hour + Duration::seconds(rng.random_range(0..40 * 60));
     let last = first + Duration::seconds(rng.random_range(60..20 * 60));
     let sighting = Sighting {
-        id: format!("dns-thr-{}", first.timestamp_millis()),
         k,
         m,
         first,
@@ -450,7 +392,7 @@ fn server_query(
     let client = clients[rng.random_range(0..clients.len())];
     let suspicious = rng.random_bool(0.06);
     let (domain, reason) = if suspicious {
-        let (d, c, _, _) = THREAT_DOMAINS[rng.random_range(0..THREAT_DOMAINS.len())];
+        let (d, c, _, _) = LISTED[rng.random_range(0..LISTED.len())];
         let reason = match c {
             ThreatCategory::Dga => SuspicionReason::Dga,
             ThreatCategory::Tunneling => SuspicionReason::Tunneling,
@@ -502,16 +444,22 @@ pub fn produce(ctx: &SeedCtx, from: DateTime<Utc>, to: DateTime<Utc>) -> Produce
     let (mut records, mut server_queries) = (Vec::new(), Vec::new());
     let mut threats = Vec::new();
     for hour in hours_of(from, to) {
-        if let Some((sighting, mut rng)) = live_threat(ctx, hour) {
-            let mut seq = THREAT_SEQ;
-            let (threat, shown) = sighting.draw(ctx, &resolver, &mut rng, &mut seq);
+        let mut seq = THREAT_SEQ;
+        // The demo's own resolutions, which always read back.
+        if let Some((sighting, mut rng)) = live_threat(ctx, hour)
+            && let Ok((found, shown)) = sighting.draw(ctx, &resolver, &mut rng, &mut seq)
+        {
+            let domain = LISTED[sighting.k].0;
             for (at, code, record) in shown.into_iter().filter(|(at, ..)| within(at)) {
-                counts.add(at, &sighting.m.hostname, &threat.domain, code, 1.0);
+                counts.add(at, &sighting.m.hostname, domain, code, 1.0);
                 records.push(record);
             }
-            if within(&threat.last_seen_at) {
-                threats.push(threat_record(&threat));
-            }
+            threats.extend(
+                found
+                    .iter()
+                    .filter(|t| within(&t.last_seen_at))
+                    .filter_map(|t| threats::threat_record(t).ok()),
+            );
         }
         let mut rng = ctx.hour_rng("dns", hour);
         let mut seq = LIVE_SEQ;

@@ -1242,6 +1242,213 @@ async fn dns_server_queries_collected_join_their_server_and_are_judged_once() {
     assert_eq!(theirs.body["data"], json!([]));
 }
 
+/// The DNS threats of a machine in a window, by domain: (category, queries, blocked,
+/// first seen, acknowledged).
+async fn dns_threats_of(
+    app: &TestApp,
+    read: &str,
+    host: &str,
+    window: &str,
+) -> Vec<serde_json::Value> {
+    let res = app.get(&format!("/dns/threats?{window}"), read).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let mut mine: Vec<serde_json::Value> = res
+        .items()
+        .iter()
+        .filter(|t| t["machine"] == host)
+        .cloned()
+        .collect();
+    mine.sort_by_key(|t| t["domain"].as_str().unwrap_or_default().to_owned());
+    mine
+}
+
+#[tokio::test]
+async fn dns_threats_are_derived_from_collected_resolutions_once_by_machine_rule_and_day() {
+    let app = TestApp::with_modules(&[Function::Dns]).await;
+    let read = app.token("acme", &[Scope::ReadDns]).await;
+    let collect = app.token("acme", &[Scope::CollectDns]).await;
+    let fleet = app.token("acme", &[Scope::CollectFleet]).await;
+    let host = "COLLECT-THR-01";
+    let now = Utc::now();
+    assert_taken(
+        &post_lines(
+            &app,
+            "machine-heartbeat",
+            &fleet,
+            &[heartbeat(host, now, "4.2.0", "online")],
+        )
+        .await,
+        1,
+        &[],
+    );
+    // Yesterday (UTC), from 02:00: whole in one day whatever the hour the test runs.
+    let day = DateTime::from_timestamp(now.timestamp() - now.timestamp().rem_euclid(86_400), 0)
+        .expect("day")
+        - Duration::days(1);
+    let t0 = day + Duration::hours(2);
+    let window = format!("from={}&to={}", stamp(day), stamp(day + Duration::days(1)));
+    let line = |min: i64, domain: &str, code: &str, answers: &[&str]| {
+        json!({"at": stamp(t0 + Duration::minutes(min)), "machine": host, "domain": domain,
+            "query_type": "A", "response_code": code, "answers": answers,
+            "resolver": "10.10.0.53", "latency_ms": 2.0})
+        .to_string()
+    };
+    let tunnel = |i: i64| {
+        line(
+            i,
+            &format!("{}{i:03}.t.collecte-tunnel.example", "ab12cd34".repeat(5)),
+            "NOERROR",
+            &["10.9.9.9"],
+        )
+    };
+    let dga = |i: i64| {
+        let name = ["xkq7vz3mpw9tb2hr", "qz8rw2lmx5tk7vnp", "hj4wq9zr2xmc7tkb"][(i % 3) as usize];
+        line(100 + i, &format!("{name}.com"), "NXDOMAIN", &[])
+    };
+    // Below their thresholds: 9 tunnelled names, 4 generated ones; a listed domain, sinkholed,
+    // opens one at its first resolution; ordinary names open none.
+    let mut first: Vec<String> = (0..9).map(tunnel).collect();
+    first.extend((0..4).map(dga));
+    first.push(line(50, "a.dl.payload-store.ru", "NOERROR", &["0.0.0.0"]));
+    first.push(line(51, "www.collecte-ordinaire.example", "NXDOMAIN", &[]));
+    assert_taken(
+        &post_lines(&app, "dns-resolution", &collect, &first).await,
+        15,
+        &[],
+    );
+    let threats = dns_threats_of(&app, &read, host, &window).await;
+    assert_eq!(threats.len(), 1, "{threats:?}");
+    let listed = &threats[0];
+    assert_eq!(
+        (
+            &listed["domain"],
+            &listed["category"],
+            &listed["severity"],
+            &listed["queries"],
+            &listed["blocked"],
+            &listed["source"],
+            &listed["machine_ip"]
+        ),
+        (
+            &json!("dl.payload-store.ru"),
+            &json!("malware"),
+            &json!("critical"),
+            &json!(1),
+            &json!(true),
+            &json!("URLhaus"),
+            &json!("10.10.99.7")
+        )
+    );
+    // The same batch again changes nothing.
+    assert_taken(
+        &post_lines(&app, "dns-resolution", &collect, &first).await,
+        15,
+        &[],
+    );
+    assert_eq!(dns_threats_of(&app, &read, host, &window).await, threats);
+    // The thresholds reached: a tunnel under its registered domain, a DGA named by the
+    // generated name asked most.
+    let second = vec![tunnel(9), dga(4)];
+    assert_taken(
+        &post_lines(&app, "dns-resolution", &collect, &second).await,
+        2,
+        &[],
+    );
+    let threats = dns_threats_of(&app, &read, host, &window).await;
+    let summary = |threats: &[serde_json::Value]| {
+        threats
+            .iter()
+            .map(|t| {
+                (
+                    t["domain"].as_str().unwrap_or_default().to_owned(),
+                    t["category"].as_str().unwrap_or_default().to_owned(),
+                    t["queries"].as_u64().unwrap_or_default(),
+                    time(&t["first_seen_at"]),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let at = |min: i64| t0 + Duration::minutes(min);
+    assert_eq!(
+        summary(&threats),
+        [
+            (
+                "collecte-tunnel.example".into(),
+                "tunneling".into(),
+                10,
+                at(0)
+            ),
+            ("dl.payload-store.ru".into(), "malware".into(), 1, at(50)),
+            ("qz8rw2lmx5tk7vnp.com".into(), "dga".into(), 5, at(100)),
+        ]
+    );
+    assert_eq!(threats[2]["severity"], "high");
+    assert_eq!(threats[0]["blocked"], false);
+    // Sent again, nothing changes; a late resolution re-evaluates its day: the same threat,
+    // one query more, first seen earlier. An acknowledgement stays.
+    assert_taken(
+        &post_lines(&app, "dns-resolution", &collect, &second).await,
+        2,
+        &[],
+    );
+    assert_eq!(dns_threats_of(&app, &read, host, &window).await, threats);
+    let mut acked = threats[0].clone();
+    acked["acknowledged"] = json!(true);
+    acked["acknowledged_at"] = json!(stamp(t0 + Duration::minutes(30)));
+    let stored = app
+        .stores
+        .series
+        .read_all(
+            "acme",
+            "dns_threats",
+            Some("all"),
+            0,
+            i64::MAX,
+            &netops_shared::store::Filter::all(),
+        )
+        .await
+        .expect("threats");
+    let record = stored
+        .items
+        .into_iter()
+        .find(|r| r.id == threats[0]["id"])
+        .expect("stored");
+    app.stores
+        .series_writes
+        .append(
+            "acme",
+            "dns_threats",
+            vec![netops_shared::store::Record {
+                body: acked,
+                ..record
+            }],
+        )
+        .await
+        .expect("acknowledged");
+    assert_taken(
+        &post_lines(&app, "dns-resolution", &collect, &[tunnel(-30)]).await,
+        1,
+        &[],
+    );
+    let after = dns_threats_of(&app, &read, host, &window).await;
+    assert_eq!(after.len(), 3, "{after:?}");
+    assert_eq!(after[0]["id"], threats[0]["id"]);
+    assert_eq!(
+        summary(&after)[0],
+        (
+            "collecte-tunnel.example".into(),
+            "tunneling".into(),
+            11,
+            at(-30)
+        )
+    );
+    assert_eq!(after[0]["acknowledged"], true, "{}", after[0]);
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadDns]).await;
+    let theirs = dns_threats_of(&app, &globex, host, &window).await;
+    assert!(theirs.is_empty(), "{theirs:?}");
+}
+
 #[tokio::test]
 async fn job_pings_collected_set_their_heartbeat_once_the_latest_wins() {
     let app = TestApp::with_modules(&[Function::Operations]).await;
@@ -1340,6 +1547,191 @@ async fn data_of(app: &TestApp, path: &str, read: &str) -> serde_json::Value {
     let res = app.get(path, read).await;
     assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
     res.body["data"].clone()
+}
+
+/// The alerts of `/databases/alerts` (`query`) of instance `id` and `kind`: (id, status,
+/// opened, resolved).
+async fn db_alerts_of(
+    app: &TestApp,
+    read: &str,
+    query: &str,
+    id: i64,
+    kind: &str,
+) -> Vec<(String, String, DateTime<Utc>, serde_json::Value)> {
+    let data = data_of(app, &format!("/databases/alerts?{query}"), read).await;
+    data.as_array()
+        .expect("alerts")
+        .iter()
+        .filter(|a| a["instance_id"] == id && a["kind"] == kind)
+        .map(|a| {
+            (
+                a["id"].as_str().unwrap_or_default().to_owned(),
+                a["status"].as_str().unwrap_or_default().to_owned(),
+                time(&a["opened_at"]),
+                a["resolved_at"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The state of instance `id` in `/databases/instances`.
+async fn db_state(app: &TestApp, read: &str, id: i64) -> serde_json::Value {
+    let instances = data_of(app, "/databases/instances", read).await;
+    instances
+        .as_array()
+        .expect("instances")
+        .iter()
+        .find(|i| i["id"] == id)
+        .map(|i| i["state"].clone())
+        .expect("instance")
+}
+
+#[tokio::test]
+async fn database_alerts_and_states_are_derived_from_collected_samples_and_checks() {
+    let app = TestApp::with_modules(&[Function::Databases]).await;
+    let read = app.token("acme", &[Scope::ReadDatabases]).await;
+    let collect = app.token("acme", &[Scope::CollectDatabases]).await;
+    let instances = data_of(&app, "/databases/instances", &read).await;
+    let online = instances
+        .as_array()
+        .expect("instances")
+        .iter()
+        .find(|i| i["state"] == "online")
+        .expect("an online instance");
+    let id = online["id"].as_i64().expect("id");
+    // After the demo's latest sample and result (20 seconds before its seed at the latest),
+    // two seconds apart, all past (whole seconds, as sent).
+    let now = time(&json!(stamp(Utc::now())));
+    let t = |i: i64| now - Duration::seconds(18 - 2 * i);
+    let sample = |i: i64, cpu: f64| {
+        json!({"at": stamp(t(i)), "instance": id, "cpu_pct": cpu,
+            "memory_pct": 50.0, "connections": 10.0, "read_latency_ms": 2.0, "write_latency_ms": 1.0,
+            "batch_requests_per_s": 30.0,
+            "waits": {"cpu": 1.0, "io": 2.0, "lock": 0.0, "network": 3.0, "other": 4.0}})
+        .to_string()
+    };
+    // Two samples at the bound or above: nothing yet, the same batch again neither.
+    let two = [sample(0, 95.0), sample(1, 90.0)];
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "database-metrics", &collect, &two).await,
+            2,
+            &[],
+        );
+        assert!(
+            db_alerts_of(&app, &read, "status=all", id, "cpu_high")
+                .await
+                .is_empty()
+        );
+        assert_eq!(db_state(&app, &read, id).await, "online");
+    }
+    // The third opens one, from the first; sent again, nothing more.
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "database-metrics", &collect, &[sample(2, 99.0)]).await,
+            1,
+            &[],
+        );
+        let open = db_alerts_of(&app, &read, "status=open", id, "cpu_high").await;
+        assert_eq!(open.len(), 1, "{open:?}");
+        assert_eq!((open[0].1.as_str(), open[0].2), ("open", t(0)));
+        assert_eq!(
+            db_alerts_of(&app, &read, "status=all", id, "cpu_high").await,
+            open
+        );
+        assert_eq!(db_state(&app, &read, id).await, "degraded");
+    }
+    let opened = db_alerts_of(&app, &read, "status=open", id, "cpu_high").await;
+    // A sample below resolves it; an older one sent late changes nothing.
+    let below = [sample(4, 40.0), sample(3, 97.0)];
+    assert_taken(
+        &post_lines(&app, "database-metrics", &collect, &below).await,
+        2,
+        &[],
+    );
+    assert_taken(
+        &post_lines(&app, "database-metrics", &collect, &[sample(3, 97.0)]).await,
+        1,
+        &[],
+    );
+    assert!(
+        db_alerts_of(&app, &read, "status=open", id, "cpu_high")
+            .await
+            .is_empty()
+    );
+    let all = db_alerts_of(&app, &read, "status=all", id, "cpu_high").await;
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!((&all[0].0, all[0].1.as_str()), (&opened[0].0, "resolved"));
+    assert_eq!(time(&all[0].3), t(4));
+    assert_eq!(db_state(&app, &read, id).await, "online");
+
+    // A check's failed run opens its alert on the instance, once; a good one resolves it.
+    let checks = data_of(&app, "/databases/checks", &read).await;
+    let check = checks
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["instance_id"] == id)
+        .expect("a check of the instance");
+    let expectation = check["expectation"].as_str().expect("expectation");
+    let (op, bound) = expectation.split_at(
+        expectation
+            .find(|c: char| c == '-' || c.is_ascii_digit())
+            .expect("bound"),
+    );
+    let bound: f64 = bound.trim().parse().expect("bound");
+    let good = match op.trim() {
+        "<" | "<=" => bound - 1000.0,
+        ">" | ">=" => bound + 1000.0,
+        "!=" => bound + 1.0,
+        _ => bound,
+    };
+    let result = |i: i64, outcome: serde_json::Value| {
+        let mut line = json!({"at": stamp(t(i)), "check": check["id"], "duration_ms": 12});
+        line.as_object_mut()
+            .expect("line")
+            .extend(outcome.as_object().expect("outcome").clone());
+        line.to_string()
+    };
+    let failed = [result(5, json!({"error": "délai dépassé"}))];
+    for _ in 0..2 {
+        assert_taken(
+            &post_lines(&app, "database-check", &collect, &failed).await,
+            1,
+            &[],
+        );
+        let open = db_alerts_of(&app, &read, "status=open", id, "check_failed").await;
+        let ours: Vec<_> = open.iter().filter(|a| a.2 == t(5)).collect();
+        assert_eq!(ours.len(), 1, "{open:?}");
+    }
+    assert_taken(
+        &post_lines(
+            &app,
+            "database-check",
+            &collect,
+            &[result(6, json!({"value": good}))],
+        )
+        .await,
+        1,
+        &[],
+    );
+    let open = db_alerts_of(&app, &read, "status=open", id, "check_failed").await;
+    assert!(open.iter().all(|a| a.2 != t(5)), "{open:?}");
+    let all = db_alerts_of(&app, &read, "status=all", id, "check_failed").await;
+    let ours: Vec<_> = all.iter().filter(|a| a.2 == t(5)).collect();
+    assert_eq!(ours.len(), 1, "{all:?}");
+    assert_eq!((ours[0].1.as_str(), time(&ours[0].3)), ("resolved", t(6)));
+    // Another tenant sees none of it.
+    let globex = app.token("globex", &[Scope::ReadDatabases]).await;
+    let theirs = data_of(&app, "/databases/alerts?status=all", &globex).await;
+    assert!(
+        theirs
+            .as_array()
+            .expect("alerts")
+            .iter()
+            .all(|a| a["instance_id"] != id),
+        "{theirs}"
+    );
 }
 
 #[tokio::test]

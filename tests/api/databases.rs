@@ -572,3 +572,54 @@ async fn a_store_seeded_two_days_ago_shows_recent_database_alerts_after_its_catc
     )
     .await;
 }
+
+/// The demo's instance states and sample alerts are derived from its samples by the
+/// collection's rules: an instance is degraded exactly while a `cpu_high` or
+/// `memory_pressure` alert of its is open, and each such alert opened at the first of three
+/// samples in a row at its bound.
+#[tokio::test]
+async fn the_demo_instance_states_and_sample_alerts_are_derived_from_its_samples() {
+    let app = TestApp::shared();
+    let t = token(app).await;
+    let open = app
+        .get("/databases/alerts?status=open", &t)
+        .await
+        .items()
+        .clone();
+    let derived: Vec<&Value> = open
+        .iter()
+        .filter(|a| a["kind"] == "cpu_high" || a["kind"] == "memory_pressure")
+        .collect();
+    let mut degraded = 0;
+    for inst in instances(app, &t).await {
+        if inst["state"] == "offline" {
+            continue;
+        }
+        let alerting = derived.iter().any(|a| a["instance_id"] == inst["id"]);
+        assert_eq!(inst["state"] == "degraded", alerting, "{inst}");
+        degraded += usize::from(alerting);
+    }
+    assert!(degraded > 0, "a degraded instance: {open:?}");
+    for a in derived {
+        let opened = time(&a["opened_at"]);
+        let path = format!(
+            "/databases/instances/{}/metrics?from={}&to={}",
+            a["instance_id"],
+            crate::helpers::stamp(opened),
+            crate::helpers::stamp(opened + Duration::minutes(15)),
+        );
+        let points = app.get(&path, &t).await.items().clone();
+        let (measure, bound) = if a["kind"] == "cpu_high" {
+            ("cpu_pct", 90.0)
+        } else {
+            ("memory_pct", 95.0)
+        };
+        assert!(points.len() >= 3, "{points:?}");
+        assert!(
+            points[points.len() - 3..]
+                .iter()
+                .all(|p| p[measure].as_f64().is_some_and(|v| v >= bound)),
+            "{a}: {points:?}"
+        );
+    }
+}

@@ -570,3 +570,34 @@ fn live_threats_are_the_same_however_time_is_cut_and_come_every_day() {
         end += Duration::minutes(30);
     }
 }
+
+/// The demo's threats are derived from its resolutions by the collection's rules: each of
+/// the last day's is one machine, domain and UTC day, whose queries are the machine's
+/// resolutions of the domain from its first to its last sighting.
+#[tokio::test]
+async fn the_demo_threats_are_derived_from_its_resolutions() {
+    let app = TestApp::shared();
+    let t = token(app).await;
+    let threats = app.get("/dns/threats", &t).await;
+    assert!(!threats.items().is_empty(), "{}", threats.body);
+    for x in threats.items() {
+        let (first, last) = (time(&x["first_seen_at"]), time(&x["last_seen_at"]));
+        assert_eq!(first.date_naive(), last.date_naive(), "one UTC day: {x}");
+        let path = format!(
+            "/dns/resolutions?machine={}&domain={}&from={}&to={}&limit=1000",
+            x["machine"].as_str().expect("machine"),
+            x["domain"].as_str().expect("domain"),
+            stamp(first),
+            stamp(last + Duration::seconds(1)),
+        );
+        let resolutions = app.get(&path, &t).await;
+        assert_eq!(resolutions.status, StatusCode::OK, "{}", resolutions.body);
+        assert_eq!(
+            resolutions.items().len() as u64,
+            x["queries"].as_u64().expect("queries"),
+            "{x}"
+        );
+        let sinkholed = resolutions.items()[0]["answers"] == json!(["0.0.0.0"]);
+        assert_eq!(x["blocked"], sinkholed, "{x}");
+    }
+}

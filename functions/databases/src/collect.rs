@@ -11,14 +11,15 @@ use netops_shared::collect::{
     Batch, CollectKind, LineError, bad_measure, bad_text, content_id, schema_of,
 };
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
+use netops_shared::store::{Doc, Expect, LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::derive::{
-    HourSums, QueryStats, add_sample, check_message, check_status, metric_rollups, query_rollup,
+    CheckRef, CheckRun, HourSums, MetricRuns, QueryStats, Sample, add_sample, alert_record,
+    apply_results, apply_samples, check_message, check_status, metric_rollups, query_rollup,
     sample_record,
 };
 use crate::model::*;
@@ -103,8 +104,15 @@ const COUNT_MAX: f64 = 1e15;
 /// configuration du compte, jamais créées par la collecte. Pourcentages de 0 à 100, autres
 /// mesures positives ou nulles (`invalid_observation` sinon). Un échantillon par instance et
 /// par milliseconde : renvoyé, il est compté une fois. Le produit en dérive les agrégats
-/// horaires (au-delà de 2 jours, `/metrics` les lit) et le `last_collected_at` de l'instance.
-/// Alimente `/databases/instances/{id}/metrics`.
+/// horaires (au-delà de 2 jours, `/metrics` les lit), le `last_collected_at` de l'instance,
+/// ses alertes et son état, jamais envoyés : `cpu_high` (gravité `high`) à 90 % de CPU ou
+/// plus, `memory_pressure` (`medium`) à 95 % de mémoire ou plus, ouverte au troisième
+/// échantillon de suite au seuil (depuis le premier d'entre eux), résolue par un échantillon
+/// sous le seuil ; l'instance est `degraded` tant qu'une de ces alertes est ouverte, sinon
+/// `online`. Les échantillons plus récents que le dernier appliqué le sont dans l'ordre du
+/// temps ; un plus ancien (en retard, ou renvoyé) ne change ni les alertes ni l'état.
+/// Alimente `/databases/instances/{id}/metrics`, `/databases/instances` et
+/// `/databases/alerts`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CollectDatabaseMetrics)]
@@ -234,8 +242,11 @@ pub struct BlockingLine {
 /// jamais envoyés : `error` sans valeur, `failed` quand la valeur ne satisfait pas l'attente,
 /// `warning` quand elle la satisfait à 10 % près de son seuil (`<`, `<=`, `>`, `>=`), `ok`
 /// sinon. Le contrôle prend le dernier résultat ; un plus ancien (en retard, ou renvoyé) est
-/// enregistré et ne change pas le dernier. Alimente `/databases/checks` et
-/// `/databases/checks/{id}/results`.
+/// enregistré et ne change pas le dernier. Un résultat `failed` ou `error` ouvre une alerte
+/// `check_failed` (gravité `medium`) sur l'instance du contrôle, sauf s'il en a une ouverte ;
+/// un résultat `ok` ou `warning` la résout (résultats plus récents que le dernier appliqué,
+/// dans l'ordre du temps). Alimente `/databases/checks`, `/databases/checks/{id}/results` et
+/// `/databases/alerts`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CollectDatabaseCheck)]
@@ -356,12 +367,14 @@ async fn metrics(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         MetricsLine::bad,
     )
     .await?;
-    let mut latest: HashMap<i64, DateTime<Utc>> = HashMap::new();
+    let mut by_instance: HashMap<i64, Vec<Sample>> = HashMap::new();
     let mut items = Vec::with_capacity(lines.len());
     for (_, l) in &lines {
         let values = l.values();
-        let at = latest.entry(l.instance).or_insert(l.at);
-        *at = (*at).max(l.at);
+        by_instance
+            .entry(l.instance)
+            .or_default()
+            .push((l.at, values));
         items.push((
             sample_record(l.instance, l.at, &values),
             (l.instance, l.at, values),
@@ -379,26 +392,116 @@ async fn metrics(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
                 .collect()
         })
         .await?;
-    for (id, at) in latest {
-        batch
-            .update_doc(INSTANCES, &key(id), |stored| {
-                let Some(stored) = stored else {
-                    return Ok(None);
-                };
-                let last = stored
-                    .get("last_collected_at")
-                    .cloned()
-                    .and_then(|v| serde_json::from_value::<DateTime<Utc>>(v).ok());
-                if last.is_some_and(|t| t >= at) {
-                    return Ok(None);
-                }
-                let mut body = stored.clone();
-                body["last_collected_at"] = serde_json::to_value(at).map_err(data)?;
-                Ok(Some(body))
-            })
-            .await?;
+    for (id, samples) in by_instance {
+        derive_instance(batch, id, &samples).await?;
     }
     Ok(refused)
+}
+
+/// Applies the batch's samples of instance `id` to its rules ([`apply_samples`]): writes the
+/// alerts they open or resolve, then the instance, with its rules' runs (`metric_runs`, never
+/// returned), its derived `state` and its `last_collected_at` (its latest sample). The
+/// instance is put at the version read: two batches of one instance taken in at once cannot
+/// both apply, the second answers 503 and, sent again, is judged on the first's runs. The
+/// alerts are written first, so that a batch stopped in between makes the same changes when
+/// sent again.
+async fn derive_instance(batch: &Batch<'_>, id: i64, samples: &[Sample]) -> StoreResult<()> {
+    let Some((doc, mut runs)) = with_run::<MetricRuns>(batch, INSTANCES, id, "metric_runs").await?
+    else {
+        return Ok(());
+    };
+    let before = runs.at;
+    let name = doc.body["name"].as_str().unwrap_or_default().to_owned();
+    let alerts = apply_samples(&mut runs, id, &name, samples);
+    if runs.at == before {
+        return Ok(());
+    }
+    write_alerts(batch, alerts).await?;
+    let mut body = doc.body.clone();
+    let last = body
+        .get("last_collected_at")
+        .cloned()
+        .and_then(|v| serde_json::from_value::<DateTime<Utc>>(v).ok());
+    if let Some(at) = runs.at.filter(|at| last.is_none_or(|l| l < *at)) {
+        body["last_collected_at"] = serde_json::to_value(at).map_err(data)?;
+    }
+    body["state"] = serde_json::to_value(runs.state()).map_err(data)?;
+    body["metric_runs"] = serde_json::to_value(&runs).map_err(data)?;
+    put_at(batch, INSTANCES, &doc, body).await
+}
+
+/// The document `id` of `collection` (an instance, a check) and the run it keeps in `field`
+/// (never returned; the default when it keeps none yet), if the document exists.
+async fn with_run<R: serde::de::DeserializeOwned + Default>(
+    batch: &Batch<'_>,
+    collection: &str,
+    id: i64,
+    field: &str,
+) -> StoreResult<Option<(Doc, R)>> {
+    let doc = batch
+        .stores
+        .docs
+        .get(batch.tenant, collection, &key(id))
+        .await?;
+    Ok(doc.map(|doc| {
+        let run = doc
+            .body
+            .get(field)
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        (doc, run)
+    }))
+}
+
+/// Puts `body` over `doc` of `collection` at the version read (else the store's
+/// [`StoreError::ConditionFailed`]: the batch answers 503).
+async fn put_at(batch: &Batch<'_>, collection: &str, doc: &Doc, body: Value) -> StoreResult<()> {
+    batch
+        .stores
+        .docs
+        .put_if(
+            batch.tenant,
+            collection,
+            &doc.key,
+            body,
+            Expect::Version(doc.version),
+        )
+        .await
+}
+
+/// Writes alerts opened or resolved: each in the alerts' history, an open one also among the
+/// open alerts, a resolved one over its entry there (which the open alerts' read then skips).
+async fn write_alerts(batch: &Batch<'_>, alerts: Vec<DbAlert>) -> StoreResult<()> {
+    let (open, resolved): (Vec<DbAlert>, Vec<DbAlert>) = alerts
+        .into_iter()
+        .partition(|a| a.status == AlertState::Open);
+    let stores = batch.stores;
+    if !resolved.is_empty() {
+        let records: Vec<Record> = resolved.iter().map(alert_record).collect();
+        let entries = records
+            .iter()
+            .map(|r| {
+                let body = serde_json::to_value(r).map_err(data)?;
+                Ok((format!("{:015}|{}", r.ts.max(0), r.id), body))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        stores.docs.put(batch.tenant, OPEN_ALERTS, entries).await?;
+        stores
+            .series_writes
+            .append(batch.tenant, ALERTS, records)
+            .await?;
+    }
+    if !open.is_empty() {
+        stores
+            .append_alerts(
+                batch.tenant,
+                ALERTS,
+                open.iter().map(alert_record).collect(),
+            )
+            .await?;
+    }
+    Ok(())
 }
 
 async fn sessions(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
@@ -761,7 +864,7 @@ async fn checks(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         )
         .await?;
     let mut events = Vec::new();
-    let mut latest: HashMap<i64, CheckResult> = HashMap::new();
+    let mut by_check: HashMap<i64, Vec<CheckResult>> = HashMap::new();
     for (line, l) in lines {
         let Some(check) = known.get(&key(l.check)) else {
             refused.push(LineError::UnknownReference.refuse(
@@ -782,9 +885,7 @@ async fn checks(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
             duration_ms: l.duration_ms,
             message: check_message(status, expectation, l.error.as_deref()),
         };
-        if latest.get(&l.check).is_none_or(|r| r.at < l.at) {
-            latest.insert(l.check, result.clone());
-        }
+        by_check.entry(l.check).or_default().push(result.clone());
         events.push((
             l.check.to_string(),
             l.at,
@@ -792,24 +893,43 @@ async fn checks(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         ));
     }
     batch.store_events(CHECK_RESULTS, "r", events).await?;
-    for (id, result) in latest {
-        batch
-            .update_doc(CHECKS, &key(id), |stored| {
-                let Some(stored) = stored else {
-                    return Ok(None);
-                };
-                let last = stored["last_result"]
-                    .get("at")
-                    .cloned()
-                    .and_then(|v| serde_json::from_value::<DateTime<Utc>>(v).ok());
-                if last.is_some_and(|t| t >= result.at) {
-                    return Ok(None);
-                }
-                let mut body = stored.clone();
-                body["last_result"] = serde_json::to_value(&result).map_err(data)?;
-                Ok(Some(body))
-            })
-            .await?;
+    for (id, results) in by_check {
+        derive_check(batch, id, &results).await?;
     }
     Ok(refused)
+}
+
+/// Applies the batch's results of check `id` to its alert ([`apply_results`]): writes the
+/// alert opened or resolved, then the check, with its `last_result` (its latest result; an
+/// older one changes nothing) and its alert's run (`alert_run`, never returned), at the
+/// version read (as [`derive_instance`]).
+async fn derive_check(batch: &Batch<'_>, id: i64, results: &[CheckResult]) -> StoreResult<()> {
+    let Some((doc, mut run)) = with_run::<CheckRun>(batch, CHECKS, id, "alert_run").await? else {
+        return Ok(());
+    };
+    let body = &doc.body;
+    let check = CheckRef {
+        id,
+        name: body["name"].as_str().unwrap_or_default(),
+        instance_id: body["instance_id"].as_i64().unwrap_or_default(),
+        instance: body["instance"].as_str().unwrap_or_default(),
+    };
+    let before = run.at;
+    let alerts = apply_results(&mut run, &check, results);
+    let latest = results.iter().max_by_key(|r| r.at);
+    let last = body["last_result"]
+        .get("at")
+        .cloned()
+        .and_then(|v| serde_json::from_value::<DateTime<Utc>>(v).ok());
+    let newer = latest.filter(|r| last.is_none_or(|t| t < r.at));
+    if newer.is_none() && run.at == before {
+        return Ok(());
+    }
+    write_alerts(batch, alerts).await?;
+    let mut body = body.clone();
+    if let Some(result) = newer {
+        body["last_result"] = serde_json::to_value(result).map_err(data)?;
+    }
+    body["alert_run"] = serde_json::to_value(&run).map_err(data)?;
+    put_at(batch, CHECKS, &doc, body).await
 }

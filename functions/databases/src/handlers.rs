@@ -427,7 +427,11 @@ pub async fn list_blocking_chains(
 ///
 /// `status=open` : les alertes ouvertes maintenant, quelle que soit la fenêtre ;
 /// `status=all` (défaut) : les alertes ouvertes dans la fenêtre W (24 h par défaut). Des
-/// plus récentes aux plus anciennes, au plus 1000 (`meta.truncated` au-delà).
+/// plus récentes aux plus anciennes, au plus 1000 (`meta.truncated` au-delà). `cpu_high`,
+/// `memory_pressure` et `check_failed` sont dérivées des échantillons et des résultats de
+/// contrôle collectés (voir les schémas `CollectDatabaseMetrics` et `CollectDatabaseCheck`) ;
+/// l'état d'une instance (`degraded` tant qu'une alerte de ses échantillons est ouverte)
+/// aussi.
 #[route(list_database_alerts,
     params(AlertsQuery),
     responses((status = 200, description = "Alertes", body = Envelope<Vec<DbAlert>>)))]

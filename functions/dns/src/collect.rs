@@ -2,18 +2,23 @@
 //! each stored as a resolution of its machine and counted into the top domains' aggregates
 //! ([`crate::domains::Queries`]), once however often it is sent.
 
+use std::collections::{BTreeSet, HashMap};
+
 use chrono::{DateTime, Utc};
 use netops_shared::collect::{Batch, CollectKind, LineError, bad_text, content_id, schema_of};
 use netops_shared::module::BoxFuture;
-use netops_shared::store::{LineRefusal, Record, StoreError, StoreResult};
+use netops_shared::store::daily::DAY_MS;
+use netops_shared::store::{Filter, LineRefusal, Record, StoreError, StoreResult};
 use netops_shared::{Msg, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domains::Queries;
 use crate::model::{
-    COLLECTION, Collection, RESOLUTIONS, Resolution, SERVER_QUERIES, ServerQuery, SuspicionReason,
+    COLLECTION, Collection, DnsThreat, RESOLUTIONS, Resolution, SERVER_QUERIES, ServerQuery,
+    THREATS,
 };
+use crate::threats::{self, suspicion};
 
 /// `POST /collect/dns-resolution`.
 pub const RESOLUTION: CollectKind = CollectKind {
@@ -88,8 +93,20 @@ impl ResponseCode {
 /// Une résolution DNS faite par une machine, telle que son agent l'a vue. La machine doit
 /// être connue du compte (ses battements de cœur la créent) : une résolution
 /// d'une machine inconnue est refusée (`unknown_reference`). Alimente `/dns/resolutions` et
-/// les domaines les plus demandés (`/dns/top-domains`, par compte et par machine) ; les
-/// menaces DNS ne sont pas encore dérivées des résolutions collectées.
+/// les domaines les plus demandés (`/dns/top-domains`, par compte et par machine) et les
+/// menaces (`/dns/threats`), dérivées, jamais envoyées : une menace est une machine, une
+/// règle et un jour UTC, ouverte quand les résolutions de la machine retenues par la règle ce
+/// jour-là atteignent son seuil. Règles : un domaine listé (le nom ou l'un de ses
+/// sous-domaines ; catégorie, gravité et source de la liste), seuil 1 ; un tunnel DNS
+/// (étiquette de 40 caractères ou plus, ou nom de plus de 120), compté par domaine
+/// enregistré (ses deux dernières étiquettes), seuil 10, gravité `high` ; un DGA (NXDOMAIN
+/// pour un nom dont l'étiquette de second niveau a 12 caractères ou plus et une entropie
+/// d'au moins 3,7 bits par caractère), seuil 5, gravité `high`, le domaine de la menace
+/// étant le nom le plus demandé. `queries` compte les résolutions retenues du jour,
+/// `first_seen_at`/`last_seen_at` la première et la dernière ; l'adresse, l'utilisateur et
+/// `blocked` (réponse d'un puits : `0.0.0.0`, `::`, `127.0.0.1`, `::1`, ou `REFUSED`) sont
+/// ceux de la dernière. Refaite à partir des résolutions stockées : renvoyée, une résolution
+/// ne change rien ; en retard, elle réévalue son jour. Une menace garde son acquittement.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CollectDnsResolution)]
@@ -151,33 +168,6 @@ pub struct ServerQueryLine {
     pub query_type: QueryType,
     #[schema(inline)]
     pub response_code: ResponseCode,
-}
-
-/// Why a queried name is suspicious, from the name alone: `tunneling` (data in its labels),
-/// `dga` (a generated second-level label), or none.
-fn suspicion(domain: &str) -> Option<SuspicionReason> {
-    if domain.len() > 120 || domain.split('.').any(|l| l.len() >= 40) {
-        return Some(SuspicionReason::Tunneling);
-    }
-    let labels: Vec<&str> = domain.split('.').collect();
-    let second = labels.len().checked_sub(2).map(|i| labels[i])?;
-    (second.len() >= 12 && entropy(second) >= 3.7).then_some(SuspicionReason::Dga)
-}
-
-/// The Shannon entropy of `s`'s characters, in bits per character.
-fn entropy(s: &str) -> f64 {
-    let mut counts = std::collections::HashMap::new();
-    for c in s.chars() {
-        *counts.entry(c).or_insert(0u32) += 1;
-    }
-    let n = s.chars().count() as f64;
-    counts
-        .values()
-        .map(|&k| {
-            let p = f64::from(k) / n;
-            -p * p.log2()
-        })
-        .sum()
 }
 
 fn write_server_queries<'a>(batch: &'a Batch<'a>) -> BoxFuture<'a, StoreResult<Vec<LineRefusal>>> {
@@ -303,6 +293,7 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         .known_machines(lines.iter().map(|(_, l)| l.machine.as_str()))
         .await?;
     let mut records: Vec<(Record, Counted)> = Vec::new();
+    let mut hits = Vec::new();
     for (line, l) in lines {
         let Some(machine) = machines.get(&l.machine) else {
             refused.push(batch.unknown_machine(line, &l.machine));
@@ -355,6 +346,9 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         let body =
             serde_json::to_value(&resolution).map_err(|e| StoreError::Data(e.to_string()))?;
         resolution.id = content_id("dns", l.at, &body)?;
+        if let Some(hit) = threats::hit(&resolution) {
+            hits.push(threats::hit_record(&hit, &resolution.id)?);
+        }
         let counted = Counted {
             at: l.at,
             machine: resolution.machine.clone(),
@@ -381,7 +375,88 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
             queries.series()
         })
         .await?;
+    derive_threats(batch, hits).await?;
     Ok(refused)
+}
+
+/// Stores the batch's `hits` (each under its resolution's id: sent again, it replaces itself)
+/// and derives again the threats of each machine, key and day they fall in, from all the
+/// hits stored for it ([`threats::threats`]). A threat keeps its acknowledgement; one that
+/// did not change is not written.
+async fn derive_threats(batch: &Batch<'_>, hits: Vec<Record>) -> StoreResult<()> {
+    if hits.is_empty() {
+        return Ok(());
+    }
+    let touched: BTreeSet<(String, i64)> = hits
+        .iter()
+        .map(|r| (r.partition.clone(), r.ts.div_euclid(DAY_MS) * DAY_MS))
+        .collect();
+    batch
+        .stores
+        .series_writes
+        .append(batch.tenant, threats::HITS, hits)
+        .await?;
+    let mut all = Vec::new();
+    for (partition, day) in &touched {
+        let stored = batch
+            .stores
+            .series
+            .read_all(
+                batch.tenant,
+                threats::HITS,
+                Some(partition),
+                *day,
+                day + DAY_MS,
+                &Filter::all(),
+            )
+            .await?;
+        for r in stored.items {
+            all.push(serde_json::from_value::<threats::Hit>(r.body).map_err(data)?);
+        }
+    }
+    let derived = threats::threats(&all)?;
+    let days: BTreeSet<i64> = touched.iter().map(|(_, day)| *day).collect();
+    let mut known: HashMap<String, DnsThreat> = HashMap::new();
+    for day in days {
+        let stored = batch
+            .stores
+            .series
+            .read_all(
+                batch.tenant,
+                THREATS,
+                Some("all"),
+                day,
+                day + 1,
+                &Filter::all(),
+            )
+            .await?;
+        for r in stored.items {
+            known.insert(r.id, serde_json::from_value(r.body).map_err(data)?);
+        }
+    }
+    let mut records = Vec::new();
+    for mut threat in derived {
+        if let Some(before) = known.get(&threat.id) {
+            threat.acknowledged = before.acknowledged;
+            threat.acknowledged_at = before.acknowledged_at;
+            if serde_json::to_value(before).ok() == serde_json::to_value(&threat).ok() {
+                continue;
+            }
+        }
+        records.push(threats::threat_record(&threat)?);
+    }
+    if records.is_empty() {
+        return Ok(());
+    }
+    batch
+        .stores
+        .series_writes
+        .append(batch.tenant, THREATS, records)
+        .await
+}
+
+fn data(e: serde_json::Error) -> StoreError {
+    StoreError::Data(e.to_string())
 }
 
 #[cfg(test)]
@@ -401,20 +476,5 @@ mod tests {
         for bad in ["", ".", "a..b", "exa mple.com", &"a".repeat(64)] {
             assert_eq!(domain_name(bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn names_carrying_data_or_generated_are_suspicious() {
-        assert_eq!(suspicion("login.microsoftonline.com"), None);
-        assert_eq!(suspicion("www.google.com"), None);
-        assert_eq!(
-            suspicion(&format!("{}.t.example.net", "a1b2c3d4e5".repeat(5))),
-            Some(SuspicionReason::Tunneling)
-        );
-        assert_eq!(
-            suspicion("xkq7vz3mpw9tb2hr.com"),
-            Some(SuspicionReason::Dga)
-        );
-        assert_eq!(suspicion("localhost"), None);
     }
 }

@@ -5,7 +5,7 @@ use netops_shared::lookup::Lookup;
 use netops_shared::lookup::decode;
 use netops_shared::paging::{SeriesSpec, series_list};
 use netops_shared::route;
-use netops_shared::store::daily::Span;
+use netops_shared::store::daily::{DAY_MS, Span};
 use netops_shared::store::{Filter, Pred, SeriesQuery};
 use netops_shared::{ApiResult, AppState, Caller, Envelope, Meta, Page, Query, Window};
 use serde_json::json;
@@ -94,7 +94,11 @@ pub async fn list_top_domains(
 ///
 /// Les machines qui ont résolu un domaine listé (logiciel malveillant, hameçonnage, C2,
 /// DGA, minage, tunnel DNS, domaine récent), actives dans la fenêtre : vues pour la
-/// dernière fois après son début et pour la première fois avant sa fin. `acknowledged=1` ne
+/// dernière fois après son début et pour la première fois avant sa fin, les plus récentes
+/// d'abord. Dérivées des résolutions : une menace est une machine, une règle et un jour UTC
+/// (domaine listé, seuil 1 ; tunnel DNS, 10 résolutions de noms porteurs de données sous un
+/// même domaine ; DGA, 5 NXDOMAIN pour des noms générés ; voir le schéma
+/// `CollectDnsResolution`). `acknowledged=1` ne
 /// garde que les menaces acquittées, `0` celles qui ne le sont pas. Fenêtre W, 24 h par
 /// défaut ; les 500 plus récentes au plus.
 #[route(list_dns_threats,
@@ -109,9 +113,10 @@ pub async fn list_threats(
     let filter = Filter::all().and_some(q.acknowledged, |f| {
         Pred::Eq("acknowledged", json!(f == Flag::Yes))
     });
-    // A threat is stored at its last sighting: those seen since the window's start, newest
-    // first, page after page until one more than the list holds were first seen before the
-    // window's end (a read that stops with its answer, not at the start of time).
+    // A threat is stored at the start of its day (its sightings are within that day): those
+    // stored since the day before the window's start, newest first, page after page until
+    // one more than the list holds were seen in the window (a read that stops with its
+    // answer, not at the start of time).
     let spec = SeriesSpec {
         series: THREATS,
         partition: None,
@@ -122,7 +127,7 @@ pub async fn list_threats(
     loop {
         let query = spec.query(
             &caller.tenant,
-            window.from_ms(),
+            window.from_ms() - DAY_MS,
             i64::MAX,
             after.as_ref(),
             LIST_CAP + 1,
@@ -130,7 +135,7 @@ pub async fn list_threats(
         let page = state.stores.series.scan(&query).await?;
         for record in page.records {
             let threat: DnsThreat = decode(record.body)?;
-            if threat.first_seen_at < window.to {
+            if threat.first_seen_at < window.to && threat.last_seen_at >= window.from {
                 data.push(threat);
             }
         }
@@ -139,6 +144,11 @@ pub async fn list_threats(
             _ => break,
         }
     }
+    data.sort_by(|a, b| {
+        b.last_seen_at
+            .cmp(&a.last_seen_at)
+            .then_with(|| b.id.cmp(&a.id))
+    });
     let truncated = data.len() > LIST_CAP;
     data.truncate(LIST_CAP);
     Ok(Envelope::new(

@@ -1,11 +1,13 @@
 //! DNS module (docs/modules.md#dns): resolutions seen by the agents, most-asked domains, threat
 //! domains, and the query logs of the DNS servers where their collection is active; how the
-//! resolutions collected are written ([`collect`]).
+//! resolutions collected are written ([`collect`]) and the threats derived from them
+//! ([`threats`]).
 
 pub mod collect;
 pub mod domains;
 mod handlers;
 pub mod model;
+pub mod threats;
 
 use netops_shared::Module;
 use netops_shared::routes::Function;

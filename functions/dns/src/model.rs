@@ -53,7 +53,8 @@ pub struct TopDomain {
     pub last_seen_hour: DateTime<Utc>,
 }
 
-/// A machine that resolved a threat domain.
+/// A machine that resolved a threat domain: one machine, rule and UTC day, derived from its
+/// resolutions (see `CollectDnsResolution`).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct DnsThreat {
     pub id: String,
@@ -65,6 +66,7 @@ pub struct DnsThreat {
     pub machine: String,
     pub machine_ip: String,
     pub user: Option<String>,
+    /// The machine's resolutions the rule retained that day.
     pub queries: u32,
     /// True when the resolver answered with the sinkhole instead of the real address.
     pub blocked: bool,
