@@ -478,18 +478,12 @@ async fn write_alerts(batch: &Batch<'_>, alerts: Vec<DbAlert>) -> StoreResult<()
         .partition(|a| a.status == AlertState::Open);
     let stores = batch.stores;
     if !resolved.is_empty() {
-        let records: Vec<Record> = resolved.iter().map(alert_record).collect();
-        let entries = records
-            .iter()
-            .map(|r| {
-                let body = serde_json::to_value(r).map_err(data)?;
-                Ok((format!("{:015}|{}", r.ts.max(0), r.id), body))
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
-        stores.docs.put(batch.tenant, OPEN_ALERTS, entries).await?;
         stores
-            .series_writes
-            .append(batch.tenant, ALERTS, records)
+            .resolve_alerts(
+                batch.tenant,
+                ALERTS,
+                resolved.iter().map(alert_record).collect(),
+            )
             .await?;
     }
     if !open.is_empty() {

@@ -19,9 +19,6 @@ pub const SLOW_QUERIES: &str = "db_slow_queries";
 pub const SESSIONS: &str = "db_sessions";
 pub const BLOCKING: &str = "db_blocking";
 pub const ALERTS: &str = "db_alerts";
-/// The open alerts of [`ALERTS`] (the collection `Stores::append_alerts` keeps them in, keyed
-/// by opening time and id): a resolved alert is written over its entry.
-pub const OPEN_ALERTS: &str = "db_alerts.open";
 pub const CHECKS: &str = "db_checks";
 pub const CHECK_RESULTS: &str = "db_check_results";
 

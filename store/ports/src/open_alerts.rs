@@ -29,16 +29,38 @@ impl Stores {
         let open = alerts
             .iter()
             .filter(|r| is_open(&r.body))
-            .map(|r| {
-                let body = serde_json::to_value(r).map_err(|e| StoreError::Data(e.to_string()))?;
-                Ok((format!("{:015}|{}", r.ts.max(0), r.id), body))
-            })
+            .map(open_entry)
             .collect::<StoreResult<Vec<_>>>()?;
         self.docs
             .put(tenant, &open_collection(series), open)
             .await?;
         self.series_writes.append(tenant, series, alerts).await
     }
+
+    /// Writes alerts of `series` that were open and are now resolved (same opening time and
+    /// id): in the history, and over their entries in the open collection, which the read of
+    /// the open alerts then skips.
+    pub async fn resolve_alerts(
+        &self,
+        tenant: &str,
+        series: &str,
+        alerts: Vec<Record>,
+    ) -> StoreResult<()> {
+        let entries = alerts
+            .iter()
+            .map(open_entry)
+            .collect::<StoreResult<Vec<_>>>()?;
+        self.docs
+            .put(tenant, &open_collection(series), entries)
+            .await?;
+        self.series_writes.append(tenant, series, alerts).await
+    }
+}
+
+/// An alert's entry in the open collection: keyed by its opening time and id.
+fn open_entry(r: &Record) -> StoreResult<(String, serde_json::Value)> {
+    let body = serde_json::to_value(r).map_err(|e| StoreError::Data(e.to_string()))?;
+    Ok((format!("{:015}|{}", r.ts.max(0), r.id), body))
 }
 
 impl dyn Documents {
