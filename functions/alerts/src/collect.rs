@@ -2,7 +2,7 @@
 //! once and counted once in the hourly and daily counts behind the availability of
 //! `/monitors`; then, from the checks newer than the monitor's last one, its state, its last
 //! check and its incidents `hm-<n>`, opened and resolved by the rule of
-//! [`crate::derive::apply_checks`]. Monitors are the tenant's configuration: never created
+//! [`netops_domain::runs::apply_checks`]. Monitors are the tenant's configuration: never created
 //! by a probe.
 
 use std::collections::{BTreeMap, HashMap};
@@ -17,9 +17,10 @@ use utoipa::ToSchema;
 
 use chrono::{DateTime, Utc};
 
+use netops_domain::runs::{Change, apply_checks};
+
 use crate::derive::{
-    Change, WideRows, apply_checks, check_status, count_check, incident_number, incident_severity,
-    resolve, wide,
+    WideRows, check_status, count_check, incident_number, incident_severity, resolve, wide,
 };
 use crate::model::{
     CHECKS_DAILY, CHECKS_HOURLY, LastCheck, LinkStatus, MONITOR_INCIDENTS, MONITORS, MonitorDoc,
@@ -208,7 +209,15 @@ async fn write(batch: &Batch<'_>) -> StoreResult<Vec<LineRefusal>> {
         // monitor as it was and makes the same changes when sent again.
         for change in changes {
             match change {
-                Change::Open { since, kind, error } => {
+                Change::Open {
+                    since,
+                    status,
+                    error,
+                } => {
+                    let kind = match status {
+                        LinkStatus::Down => MonitorIncidentKind::Down,
+                        _ => MonitorIncidentKind::Degraded,
+                    };
                     let inc = opened(doc, since, kind, error);
                     let body = serde_json::to_value(&inc).map_err(data)?;
                     batch

@@ -1,7 +1,8 @@
 //! What the product derives from the availability checks, for the collection's writer and the
 //! demo alike: a check's result from what the probe saw, the check counts behind the
-//! availability of `/monitors`, the severity of a monitor incident, its resolution, and the
-//! rule that opens and resolves incidents from consecutive checks.
+//! availability of `/monitors`, the severity of a monitor incident and its resolution. The
+//! rule that opens and resolves incidents from consecutive checks is the domain's
+//! ([`netops_domain::runs`]), which the databases' sample alerts follow too.
 
 use std::collections::BTreeMap;
 
@@ -9,15 +10,11 @@ use chrono::{DateTime, Utc};
 use netops_shared::store::Rollup;
 use serde_json::json;
 
-use crate::model::{
-    LinkStatus, MonitorIncident, MonitorIncidentKind, MonitorIncidentStatus, MonitorType, Severity,
-};
+use crate::model::{LinkStatus, MonitorIncident, MonitorIncidentStatus, MonitorType, Severity};
 use crate::monitors::{floor_day, floor_hour};
 
 /// A check answered in this many milliseconds or more is `degraded`.
 pub const SLOW_MS: u32 = 1000;
-/// This many failed checks in a row (down or degraded) open an incident.
-pub const FAILURES_TO_OPEN: u32 = 3;
 
 /// The result of a check: `down` when the target did not answer as expected, `degraded` when
 /// it answered in [`SLOW_MS`] or more, else `up`.
@@ -98,71 +95,11 @@ pub fn incident_number(monitor: i64, since: DateTime<Utc>) -> i64 {
     since.timestamp().div_euclid(60) * 1000 + monitor.rem_euclid(1000)
 }
 
-/// What the checks of a monitor did to its incidents, in order.
-#[derive(Debug, PartialEq)]
-pub enum Change {
-    /// Open incident `n`, failing since then, of this kind, with what the check said.
-    Open {
-        since: DateTime<Utc>,
-        kind: MonitorIncidentKind,
-        error: String,
-    },
-    /// Resolve the ongoing incident at this time.
-    Resolve(DateTime<Utc>),
-}
-
-/// A monitor's failing checks in a row: since when, and how many.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Failing {
-    pub since: DateTime<Utc>,
-    pub checks: u32,
-}
-
-/// The rule: [`FAILURES_TO_OPEN`] failed checks in a row open an incident (started at the
-/// first of them, `down` or `degraded` as the check that opens it), a good check resolves the
-/// ongoing one. Given the monitor's failing run and whether an incident is going on, applies
-/// `checks` (newer than the last applied, in time order) and returns the run, whether an
-/// incident is going on, and the changes.
-pub fn apply_checks<'a>(
-    mut failing: Option<Failing>,
-    mut ongoing: bool,
-    checks: impl IntoIterator<Item = (DateTime<Utc>, LinkStatus, &'a str)>,
-) -> (Option<Failing>, bool, Vec<Change>) {
-    let mut changes = Vec::new();
-    for (at, status, message) in checks {
-        if status == LinkStatus::Up {
-            failing = None;
-            if ongoing {
-                changes.push(Change::Resolve(at));
-                ongoing = false;
-            }
-            continue;
-        }
-        let run = failing.get_or_insert(Failing {
-            since: at,
-            checks: 0,
-        });
-        run.checks += 1;
-        if !ongoing && run.checks >= FAILURES_TO_OPEN {
-            changes.push(Change::Open {
-                since: run.since,
-                kind: if status == LinkStatus::Down {
-                    MonitorIncidentKind::Down
-                } else {
-                    MonitorIncidentKind::Degraded
-                },
-                error: message.to_owned(),
-            });
-            ongoing = true;
-        }
-    }
-    (failing, ongoing, changes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::Duration;
+    use netops_domain::runs::{Change, apply_checks};
 
     #[test]
     fn three_failed_checks_in_a_row_open_an_incident_and_a_good_one_resolves_it() {
@@ -186,7 +123,7 @@ mod tests {
             changes,
             [Change::Open {
                 since: at(3),
-                kind: MonitorIncidentKind::Down,
+                status: LinkStatus::Down,
                 error: "b".into()
             }]
         );

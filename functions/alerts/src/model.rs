@@ -61,7 +61,7 @@ pub struct MonitorDoc {
     /// The failed checks in a row since the last good one, of the collected checks
     /// (docs/collect.md#monitor-check); never returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failing: Option<crate::derive::Failing>,
+    pub failing: Option<netops_domain::runs::Failing>,
 }
 
 /// What a monitor checks with.

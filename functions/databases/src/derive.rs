@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use netops_alerts::derive::{Change, Failing, apply_checks};
 use netops_domain::network::LinkStatus;
+use netops_domain::runs::{Change, Failing, apply_checks};
 use netops_shared::store::{Record, Rollup};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

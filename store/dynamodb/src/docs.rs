@@ -18,7 +18,9 @@ use super::client::backend;
 use super::item::{Item, doc_pk, get_json, get_n, get_s, n, s, ts_key};
 use super::requests::{each_item, take_in_order};
 use netops_store::ports::docs::{aging, aging_or_refused, distinct, ended_at};
-use netops_store::{All, Doc, DocText, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
+use netops_store::{
+    All, Doc, DocText, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult,
+};
 
 impl DynamoStore {
     /// The TTL (s) of a document of a collection that ages out, once it has ended.
@@ -208,7 +210,15 @@ impl Documents for DynamoStore {
             }),
             None => doc_of(item),
         };
-        let read = self.read_docs(tenant, collection, filter, after, limit, usize::MAX, of_item);
+        let read = self.read_docs(
+            tenant,
+            collection,
+            filter,
+            after,
+            limit,
+            usize::MAX,
+            of_item,
+        );
         Ok(read.await?.0)
     }
 
@@ -226,8 +236,16 @@ impl Documents for DynamoStore {
                 body: get_s(item, "b")?.to_owned(),
             })
         };
-        self.read_docs(tenant, collection, filter, after, limit, self.scan_budget, text_of)
-            .await
+        self.read_docs(
+            tenant,
+            collection,
+            filter,
+            after,
+            limit,
+            self.scan_budget,
+            text_of,
+        )
+        .await
     }
 
     async fn live_since(

@@ -11,7 +11,9 @@ use super::conn::backend;
 use super::sql::{filter_sql, json_path, json_text, parse_json, sql_limit};
 
 use netops_store::ports::docs::{aging_or_refused, distinct};
-use netops_store::{All, Doc, DocText, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult};
+use netops_store::{
+    All, Doc, DocText, Documents, Expect, Filter, READ_ALL, StoreError, StoreResult,
+};
 
 /// Runs `sql`, which selects `key, version, body` from `docs`, into documents.
 fn read_docs(c: &Connection, sql: &str, args: Vec<SqlValue>) -> StoreResult<Vec<Doc>> {
