@@ -26,6 +26,7 @@ mod docs;
 mod ingest;
 mod item;
 mod once;
+mod packs;
 #[cfg(test)]
 mod read_costs;
 mod requests;
