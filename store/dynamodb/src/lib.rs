@@ -23,6 +23,8 @@ mod client;
 mod counters;
 mod deployment;
 mod docs;
+#[cfg(test)]
+mod former_layout;
 mod ingest;
 mod item;
 mod once;

@@ -33,7 +33,7 @@ use netops_store::{
 };
 
 #[derive(Debug, Default)]
-struct Reads {
+pub(super) struct Reads {
     queries: AtomicU64,
     items: AtomicU64,
     units: AtomicU64,
@@ -120,7 +120,7 @@ impl Intercept for Measuring {
 }
 
 /// A store over tables of its own, whose Queries `Reads` measures.
-async fn store() -> Option<(DynamoStore, Arc<Reads>)> {
+pub(super) async fn store() -> Option<(DynamoStore, Arc<Reads>)> {
     let endpoint = match std::env::var("NETOPS_TEST_DYNAMODB_ENDPOINT") {
         Ok(e) if !e.is_empty() => e,
         _ => {

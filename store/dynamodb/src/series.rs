@@ -35,10 +35,10 @@ use netops_store::{
 
 /// The days a series has records for, and the last one that may hold records of the former
 /// layout (`None`: every day, the series never having been written in packs; -1: none).
-struct Extent {
+pub(super) struct Extent {
     lo: i64,
     hi: i64,
-    old: Option<i64>,
+    pub(super) old: Option<i64>,
 }
 
 impl DynamoStore {
@@ -128,7 +128,7 @@ impl DynamoStore {
     }
 
     /// The days a series has records for, if it has any.
-    async fn extent(&self, tenant: &str, series: &str) -> StoreResult<Option<Extent>> {
+    pub(super) async fn extent(&self, tenant: &str, series: &str) -> StoreResult<Option<Extent>> {
         let out = self
             .client
             .get_item()
