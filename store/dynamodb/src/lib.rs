@@ -36,6 +36,8 @@ mod rollups;
 mod series;
 mod tables;
 mod tokens;
+#[cfg(test)]
+mod write_costs;
 mod writes;
 
 use std::sync::Arc;
