@@ -20,6 +20,7 @@ use std::ops::ControlFlow;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use serde_json::Value;
 
 use super::DynamoStore;
@@ -98,11 +99,7 @@ impl DynamoStore {
                 continue;
             }
             let out = self
-                .client
-                .update_item()
-                .table_name(self.data.as_ref())
-                .key("pk", s(extent_pk(tenant, series)))
-                .key("sk", s("extent"))
+                .extent_update(tenant, series)
                 .update_expression(format!("SET {attr} = :d"))
                 .condition_expression(format!("attribute_not_exists({attr}) OR {attr} {cmp} :d"))
                 .expression_attribute_values(":d", n(day))
@@ -113,11 +110,7 @@ impl DynamoStore {
         if stored.as_ref().is_none_or(|e| e.old.is_none()) {
             let old = stored.as_ref().map_or(-1, |e| e.hi);
             let out = self
-                .client
-                .update_item()
-                .table_name(self.data.as_ref())
-                .key("pk", s(extent_pk(tenant, series)))
-                .key("sk", s("extent"))
+                .extent_update(tenant, series)
                 .update_expression("SET ol = if_not_exists(ol, :o)")
                 .expression_attribute_values(":o", n(old))
                 .send()
@@ -125,6 +118,15 @@ impl DynamoStore {
             wrote(out)?;
         }
         Ok(())
+    }
+
+    /// An update of the extent item of a series.
+    fn extent_update(&self, tenant: &str, series: &str) -> UpdateItemFluentBuilder {
+        self.client
+            .update_item()
+            .table_name(self.data.as_ref())
+            .key("pk", s(extent_pk(tenant, series)))
+            .key("sk", s("extent"))
     }
 
     /// The days a series has records for, if it has any.
