@@ -25,6 +25,14 @@ GetItem report that, so the read units the adapters count per request are the on
 would bill. The adapters send no FilterExpression on these calls, so the items a Query
 returns are the items it read.
 
+Writes too: moto answers 1 unit a write whatever it wrote (and nothing for a transaction),
+where DynamoDB bills each item written by its size, the larger of before and after, rounded
+up to 1 KB, once in the table and once in each global secondary index holding it (its
+projection's size), twice in a transaction. Here PutItem, UpdateItem, DeleteItem,
+BatchWriteItem and TransactWriteItems report that, so the write units the adapters count
+are the ones DynamoDB would bill (a write refused by its condition, which DynamoDB bills
+too, reports nothing: it answers an error).
+
 Usage: python tests/moto_server.py -H 127.0.0.1 -p PORT (the arguments of moto_server).
 """
 
@@ -37,7 +45,7 @@ import threading
 import moto.dynamodb.models as backend_module
 
 from moto.dynamodb.models import DynamoDBBackend
-from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import main
@@ -164,6 +172,96 @@ def _billed_reads(read):
     return billed
 
 
+def _units(size, block):
+    return max(1, -(-size // block))
+
+
+def _key(table, item):
+    keys = {table.hash_key_attr: item[table.hash_key_attr]}
+    if table.range_key_attr is not None:
+        keys[table.range_key_attr] = item[table.range_key_attr]
+    return keys
+
+
+def _stored(handler, table_name, keys):
+    item = handler.dynamodb_backend.get_item(table_name, keys)
+    return item.to_json()["Attributes"] if item is not None else None
+
+
+def _written_units(table, before, after):
+    """The write units of one item's change, by DynamoDB's rules (see the top)."""
+    sizes = [_item_size(i) for i in (before, after) if i is not None]
+    units = _units(max(sizes, default=0), 1024)
+    for index in table.global_indexes:
+        held = []
+        for item in (before, after):
+            if item is not None and all(k in item for k in index.schema_key_attrs):
+                projected = index.project(Item(None, None, item))
+                held.append(_item_size(projected.to_json()["Attributes"]))
+        if held:
+            units += _units(max(held), 1024)
+    return units
+
+
+def _changes(body, action):
+    """(table name, key or item, whether it is a whole item) of each item a write names."""
+    if action in ("put_item",):
+        return [(body["TableName"], body["Item"], True)]
+    if action in ("update_item", "delete_item"):
+        return [(body["TableName"], body["Key"], False)]
+    if action == "batch_write_item":
+        out = []
+        for name, requests in body["RequestItems"].items():
+            for request in requests:
+                if "PutRequest" in request:
+                    out.append((name, request["PutRequest"]["Item"], True))
+                else:
+                    out.append((name, request["DeleteRequest"]["Key"], False))
+        return out
+    out = []
+    for entry in body["TransactItems"]:
+        for kind in ("Put", "Update", "Delete"):
+            if kind in entry:
+                op = entry[kind]
+                whole = kind == "Put"
+                out.append((op["TableName"], op["Item"] if whole else op["Key"], whole))
+    return out
+
+
+def _billed_writes(action):
+    """`action` (a handler's write) reporting the write units DynamoDB bills."""
+    write = getattr(DynamoHandler, action)
+
+    @functools.wraps(write)
+    def billed(self):
+        named = []
+        for table_name, key_or_item, whole in _changes(self.body, action):
+            table = self.dynamodb_backend.get_table(table_name)
+            keys = _key(table, key_or_item) if whole else key_or_item
+            named.append((table_name, table, keys, _stored(self, table_name, keys)))
+        result = write(self)
+        body = result.result
+        if not isinstance(body, dict) or self.body.get("ReturnConsumedCapacity", "NONE") == "NONE":
+            return result
+        factor = 2 if action == "transact_write_items" else 1
+        per_table = {}
+        for table_name, table, keys, before in named:
+            after = _stored(self, table_name, keys)
+            units = factor * _written_units(table, before, after)
+            per_table[table_name] = per_table.get(table_name, 0) + units
+        capacity = [
+            {"TableName": name, "CapacityUnits": float(units), "Table": {"CapacityUnits": float(units)}}
+            for name, units in per_table.items()
+        ]
+        if action in ("batch_write_item", "transact_write_items"):
+            body["ConsumedCapacity"] = capacity
+        elif capacity:
+            body["ConsumedCapacity"] = {"TableName": capacity[0]["TableName"], "CapacityUnits": capacity[0]["CapacityUnits"]}
+        return result
+
+    return billed
+
+
 _one_call = threading.Lock()
 _call_action = DynamoHandler.call_action
 
@@ -179,6 +277,8 @@ DynamoHandler.call_action = call_action
 DynamoDBBackend.transact_write_items = transact_write_items
 DynamoHandler.query = _billed_reads(DynamoHandler.query)
 DynamoHandler.get_item = _billed_reads(DynamoHandler.get_item)
+for _action in ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items"):
+    setattr(DynamoHandler, _action, _billed_writes(_action))
 
 if __name__ == "__main__":
     main()

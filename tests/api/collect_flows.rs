@@ -6,6 +6,7 @@ use chrono::{Duration, Utc};
 use http::StatusCode;
 use netops_shared::routes::Function;
 use netops_shared::scope::Scope;
+use netops_shared::store::usage::Usage;
 use serde_json::{Value, json};
 
 use crate::collect::{post, refusals};
@@ -404,4 +405,81 @@ async fn failed_connections_collected_appear_in_the_blocked_list_once() {
         ),
         (&json!(REMOTE), &json!(8443), &json!("inconnu"))
     );
+}
+
+/// What a gateway's flows cost to store on DynamoDB, every write of the request counted
+/// (the records' packs and their index copies, the rollups and their batch marker, the
+/// series' extent, the ingestion log), as DynamoDB bills them by item size (the test
+/// command's moto server reports that). The records cost a few hundredths of a unit each in
+/// packs; the rollups cost 2 units per row a batch touches (a transaction), and the flows
+/// module adds about four rows per distinct pair of outside endpoint and inside machine of
+/// an hour: a batch whose flows share their pairs (a site's hosts reaching a few services)
+/// stays under half a unit a flow (issue 34), one whose every flow is a new pair costs
+/// 8 to 15. The figures are printed for `docs/cost-model.md`.
+#[tokio::test]
+async fn a_gateways_flows_cost_at_most_half_a_write_unit_each_on_dynamodb_when_they_share_endpoints()
+ {
+    let Some(endpoint) = crate::aws::endpoint() else {
+        return;
+    };
+    // The firewall's devices alone: the gateway's exporter (the flows' own demo data would
+    // take moto minutes to load).
+    let app = TestApp::over_dynamodb(&endpoint, &[Function::Firewall]).await;
+    let read = app.token("acme", &[Scope::ReadFirewall]).await;
+    let collect = app.token("acme", &[Scope::CollectFlows]).await;
+    let devices = app.get("/firewall/devices", &read).await;
+    assert_eq!(devices.status, StatusCode::OK, "{}", devices.body);
+    let exporter = devices.items()[0]["ip"].as_str().expect("ip").to_owned();
+    const PORTS: [u32; 4] = [443, 80, 53, 22];
+    let now = Utc::now();
+    // Two seconds of a busy gateway sent in one batch (whole seconds, as exporters stamp
+    // them): 3,000 flows of 20 inside addresses reaching 10 outside services, or 600 of 200
+    // reaching 97 on four ports (every flow a pair of its own; fewer, so that its hundreds
+    // of rollup transactions stay within moto's time beside the other tests).
+    let batch = |minute: i64, count: u32, inside: u32, outside: u32| -> Vec<Value> {
+        (0..count)
+            .map(|i| {
+                let start = now - Duration::seconds(60 * minute + i64::from(i % 2));
+                json!({"start": stamp(start), "end": stamp(start + Duration::seconds(30)),
+                    "exporter": exporter, "input_if": 1, "output_if": 2,
+                    "src_ip": format!("10.99.{}.{}", i % inside % 50, 1 + i % inside / 50),
+                    "src_port": 40_000 + i % 20_000,
+                    "dst_ip": format!("203.0.113.{}", i % outside), "dst_port": PORTS[(i % 4) as usize],
+                    "protocol": 6, "bytes": 1000 + i * 37, "packets": 1 + i % 90})
+            })
+            .collect()
+    };
+    let mut per_flow = Vec::new();
+    for (name, flows) in [
+        ("shared pairs", batch(2, 3000, 20, 10)),
+        ("a pair each", batch(3, 600, 200, 97)),
+    ] {
+        let ((res, counted), calls) = Usage::tracing(Usage::measure(post(
+            &app,
+            "gateway-flow",
+            &collect,
+            NDJSON,
+            lines(&flows),
+            &[],
+        )))
+        .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        assert_eq!(res.body["data"]["accepted"], flows.len(), "{}", res.body);
+        let mut ops = std::collections::BTreeMap::<&str, usize>::new();
+        for call in &calls {
+            *ops.entry(call.operation.as_str()).or_default() += 1;
+        }
+        let each = counted.write_units / flows.len() as f64;
+        eprintln!(
+            "{} gateway flows, {name}: {} write units ({each:.3} a flow), {} read units, \
+             calls {ops:?}",
+            flows.len(),
+            counted.write_units,
+            counted.read_units
+        );
+        per_flow.push(each);
+    }
+    assert!(per_flow[0] <= 0.5, "{per_flow:?} write units a flow");
+    // The rollups' rows are what the second batch pays for: its records cost the first's.
+    assert!(per_flow[1] > 4.0 * per_flow[0], "{per_flow:?}");
 }

@@ -5,13 +5,15 @@
 //!
 //! - `{prefix}control`: tokens (by hash; GSI `by_tenant` lists them), token-name guards,
 //!   rate-limit counters (atomic `ADD`, TTL), deployment secrets.
-//! - `{prefix}data`: documents, time-bucketed series (one item collection per series and
-//!   UTC day; GSI `by_partition` reads one partition), hourly rollups, the write log.
+//! - `{prefix}data`: documents, time-bucketed series (records packed several to a compressed
+//!   item, [`packs`], in four item collections per series and UTC day; GSI `by_partition`
+//!   reads one partition), hourly rollups, the write log.
 //!
 //! Predicates are evaluated here with [`netops_store::Filter::matches`] on the decoded body,
 //! page by page, so their semantics are exactly the embedded adapter's. Pages follow
-//! `LastEvaluatedKey` inside a call ([`requests::each_item`], and [`requests::take_in_order`]
-//! for reads that want a page: each Query asks for about what the page still needs); the
+//! `LastEvaluatedKey` inside a call ([`requests::each_item`], [`requests::take_in_order`]
+//! for reads of documents that want a page, [`requests::Lane`] for the merged Queries of a
+//! series read: each Query asks for about what the page still needs); the
 //! position handed back ([`netops_store::Position`] or the document key) is the last item
 //! returned, from which the next call rebuilds an `ExclusiveStartKey`.
 //!
@@ -23,9 +25,12 @@ mod client;
 mod counters;
 mod deployment;
 mod docs;
+#[cfg(test)]
+mod former_layout;
 mod ingest;
 mod item;
 mod once;
+mod packs;
 #[cfg(test)]
 mod read_costs;
 mod requests;
@@ -33,6 +38,8 @@ mod rollups;
 mod series;
 mod tables;
 mod tokens;
+#[cfg(test)]
+mod write_costs;
 mod writes;
 
 use std::sync::Arc;

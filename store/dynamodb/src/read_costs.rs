@@ -25,6 +25,7 @@ use serde_json::json;
 
 use super::DynamoStore;
 use super::item::Item;
+use super::packs::SHARDS;
 use netops_store::config::DynamoConfig;
 use netops_store::usage::Usage;
 use netops_store::{
@@ -32,7 +33,7 @@ use netops_store::{
 };
 
 #[derive(Debug, Default)]
-struct Reads {
+pub(super) struct Reads {
     queries: AtomicU64,
     items: AtomicU64,
     units: AtomicU64,
@@ -119,7 +120,7 @@ impl Intercept for Measuring {
 }
 
 /// A store over tables of its own, whose Queries `Reads` measures.
-async fn store() -> Option<(DynamoStore, Arc<Reads>)> {
+pub(super) async fn store() -> Option<(DynamoStore, Arc<Reads>)> {
     let endpoint = match std::env::var("NETOPS_TEST_DYNAMODB_ENDPOINT") {
         Ok(e) if !e.is_empty() => e,
         _ => {
@@ -274,17 +275,21 @@ async fn a_filtered_page_reads_about_what_it_returns() {
         );
         figures.insert(name, (usage.calls, queries, items, units));
     }
-    // Unfiltered: the 11 records the page needs (one more tells that more follow).
-    assert_eq!(figures["none"], (2, 1, 11, 3));
-    // One record in two matches: one Query of 50 items, not a page of 1 MB (256 units).
+    // Unfiltered: the 11 records the page needs (one more tells that more follow), shared
+    // by the day's shards, each read a page ahead (the item after tells whether the
+    // shard's next record is newer than another's), one shard read again: 19 packs of one
+    // record (these records are 72 seconds apart).
+    assert_eq!(figures["none"], (6, 5, 19, 5));
+    // One record in two matches: a Query of 14 items per shard, not a page of 1 MB (256
+    // units).
     let (calls, queries, items, units) = figures["common"];
-    assert_eq!((calls, queries), (2, 1));
-    assert!(items <= 50 && units <= 16, "{:?}", figures["common"]);
+    assert_eq!((calls, queries), (5, 4));
+    assert!(items <= 60 && units <= 16, "{:?}", figures["common"]);
     // One in 97: 11 matches need about 1,070 records. Pages sized from the rate of matches
-    // so far read little more than that, in a few more Queries than two pages of 1 MB (which
-    // read 1,200 records, 312 units, in 2 Queries).
+    // so far read little more than that, in a few more Queries per shard than two pages of
+    // 1 MB (which read 1,200 records, 312 units, in 2 Queries).
     let (_, queries, items, units) = figures["rare"];
-    assert!(queries <= 6, "{:?}", figures["rare"]);
+    assert!(queries <= 6 * SHARDS, "{:?}", figures["rare"]);
     assert!(items <= 1150 && units <= 300, "{:?}", figures["rare"]);
 }
 
@@ -325,8 +330,8 @@ async fn a_sparse_filter_over_many_days_pages_as_before() {
             }
         }
     }
-    // A sparse first page: the day buckets are read a few at a time, never more than 4
-    // (once the Queries the walks above sent ahead have ended).
+    // A sparse first page: the day buckets are read one after another, the shards of each
+    // together: never more than 4 Queries in flight.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     reads.take();
     let page = store
@@ -342,7 +347,7 @@ async fn a_sparse_filter_over_many_days_pages_as_before() {
         "sparse rare: {queries} Queries, {items} items read, {units} read units, \
          at most {most} in flight"
     );
-    assert!((2..=4).contains(&most), "{most} Queries in flight");
+    assert_eq!(most as u64, SHARDS, "{most} Queries in flight");
 }
 
 #[tokio::test]
@@ -364,11 +369,13 @@ async fn a_bounded_read_stops_at_its_budget_and_the_next_page_goes_on_from_there
             let want = expected(&all, partition, window, filter);
             reads.take();
             let pages = walk(&store, "budget", partition, window, filter, limit, true).await;
-            // Whatever the filter, a page reads at most the budget: the read of every page
-            // together reads the window once, never more than 150 items a page.
+            // Whatever the filter, a page reads at most the budget and a few items per shard
+            // (the item after, which tells whether a shard's next record is newer, read one
+            // at a time once the budget is spent): the read of every page together reads the
+            // window once, never more than that a page.
             let (_, items, _) = reads.take();
             assert!(
-                items as usize <= 150 * pages.len(),
+                items <= (150 + 2 * SHARDS) * pages.len() as u64,
                 "{items} items for {} pages",
                 pages.len()
             );
@@ -396,7 +403,7 @@ async fn a_bounded_read_stops_at_its_budget_and_the_next_page_goes_on_from_there
             .expect("scan");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         let (_, items, _) = reads.take();
-        assert!(items <= 150, "{items} items for one page");
+        assert!(items <= 150 + 2 * SHARDS, "{items} items for one page");
         after = page.next;
     }
     // An unbounded read of the same page is not cut.

@@ -192,6 +192,75 @@ pub(super) async fn take_in_order(
     Ok(short)
 }
 
+/// One newest-first Query read page by page as a merge pulls its items
+/// ([`super::series`]): the items read and not yet taken, and the Query of its next page.
+pub(super) struct Lane {
+    items: VecDeque<Item>,
+    next: Option<QueryFluentBuilder>,
+    /// The `Limit` its last page asked for.
+    last: Option<usize>,
+}
+
+impl Lane {
+    pub(super) fn new(query: QueryFluentBuilder) -> Self {
+        Lane {
+            items: VecDeque::new(),
+            next: Some(query),
+            last: None,
+        }
+    }
+
+    /// Its next item, when read.
+    pub(super) fn front(&self) -> Option<&Item> {
+        self.items.front()
+    }
+
+    pub(super) fn pop(&mut self) -> Option<Item> {
+        self.items.pop_front()
+    }
+
+    /// Whether it has no item at hand but more to read.
+    pub(super) fn wants_page(&self) -> bool {
+        self.items.is_empty() && self.next.is_some()
+    }
+
+    /// Reads the next page of every lane out of items with more to read, at once, each
+    /// asking for what `limit` says from the `Limit` of its last page. Answers how many
+    /// items they brought.
+    pub(super) async fn refill(
+        lanes: &mut [Lane],
+        limit: impl Fn(Option<usize>) -> usize,
+    ) -> StoreResult<usize> {
+        let mut reads = Vec::new();
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            if lane.wants_page()
+                && let Some(query) = lane.next.take()
+            {
+                let asked = limit(lane.last).clamp(1, PAGE_MOST);
+                lane.last = Some(asked);
+                reads.push((
+                    i,
+                    tokio::spawn(Usage::carried(Page::read(query, Some(asked)))),
+                ));
+            }
+        }
+        // Every page is awaited, even after an error: none is left in flight.
+        let (mut failed, mut brought) = (None, 0);
+        for (i, read) in reads {
+            match read.await {
+                Ok(Ok(page)) => {
+                    brought += page.items.len();
+                    lanes[i].items.extend(page.items);
+                    lanes[i].next = page.next;
+                }
+                Ok(Err(e)) => failed = Some(e),
+                Err(e) => failed = Some(StoreError::Backend(e.to_string())),
+            }
+        }
+        failed.map_or(Ok(brought), Err)
+    }
+}
+
 /// The timeouts of a batch write. Batch writes load data in bulk (the seed, the day's rollups)
 /// rather than answer a caller, and a loaded table may take seconds for 25 items: each
 /// attempt gets 30 s and the operation a minute, in place of a request's 3 and 6 s

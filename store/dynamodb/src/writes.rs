@@ -71,11 +71,9 @@ impl WriteLog for DynamoStore {
                     items.push(TransactWriteItem::builder().update(update).build());
                 }
                 Change::Append { series, record } => {
-                    items.push(tx_put(
-                        &self.data,
-                        self.series_item(&log.tenant, &series, &record)?,
-                        None,
-                    )?);
+                    for item in self.series_items(&log.tenant, &series, vec![record])? {
+                        items.push(tx_put(&self.data, item, None)?);
+                    }
                 }
                 Change::Remember { key, claim, answer } => {
                     let answer = serde_json::to_string(&answer)
