@@ -202,24 +202,20 @@ impl Documents for DynamoStore {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Doc>> {
-        let of_item = |item: &Item, body: Option<Value>| match body {
-            Some(body) => Ok(Doc {
-                key: get_s(item, "sk")?.to_owned(),
-                version: get_n(item, "v")?,
-                body,
-            }),
-            None => doc_of(item),
-        };
-        let read = self.read_docs(
-            tenant,
-            collection,
-            filter,
-            after,
-            limit,
-            usize::MAX,
-            of_item,
-        );
-        Ok(read.await?.0)
+        let (items, _) = self
+            .read_docs(tenant, collection, filter, after, limit, usize::MAX)
+            .await?;
+        items
+            .into_iter()
+            .map(|(item, body)| match body {
+                Some(body) => Ok(Doc {
+                    key: get_s(&item, "sk")?.to_owned(),
+                    version: get_n(&item, "v")?,
+                    body,
+                }),
+                None => doc_of(&item),
+            })
+            .collect()
     }
 
     async fn list_bounded(
@@ -230,22 +226,19 @@ impl Documents for DynamoStore {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<(Vec<DocText>, Option<String>)> {
-        let text_of = |item: &Item, _: Option<Value>| {
-            Ok(DocText {
-                key: get_s(item, "sk")?.to_owned(),
-                body: get_s(item, "b")?.to_owned(),
+        let (items, stopped) = self
+            .read_docs(tenant, collection, filter, after, limit, self.scan_budget)
+            .await?;
+        let texts = items
+            .iter()
+            .map(|(item, _)| {
+                Ok(DocText {
+                    key: get_s(item, "sk")?.to_owned(),
+                    body: get_s(item, "b")?.to_owned(),
+                })
             })
-        };
-        self.read_docs(
-            tenant,
-            collection,
-            filter,
-            after,
-            limit,
-            self.scan_budget,
-            text_of,
-        )
-        .await
+            .collect::<StoreResult<_>>()?;
+        Ok((texts, stopped))
     }
 
     async fn live_since(
@@ -356,7 +349,7 @@ impl Documents for DynamoStore {
 impl DynamoStore {
     /// Documents in key order after `after` matching `filter`, at most `limit`, from at most
     /// `budget` items read; with the last key examined when the budget stopped the read short.
-    async fn read_docs<T>(
+    async fn read_docs(
         &self,
         tenant: &str,
         collection: &str,
@@ -364,8 +357,7 @@ impl DynamoStore {
         after: Option<&str>,
         limit: usize,
         budget: usize,
-        of_item: impl Fn(&Item, Option<Value>) -> StoreResult<T> + Send,
-    ) -> StoreResult<(Vec<T>, Option<String>)> {
+    ) -> StoreResult<(Vec<(Item, Option<Value>)>, Option<String>)> {
         let mut out = Vec::new();
         if limit == 0 {
             return Ok((out, None));
@@ -388,7 +380,7 @@ impl DynamoStore {
             let matches = body.as_ref().is_none_or(|b| filter.matches(b));
             examined = Some(get_s(&item, "sk")?.to_owned());
             if matches {
-                out.push(of_item(&item, body)?);
+                out.push((item, body));
             }
             Ok(matches)
         })
